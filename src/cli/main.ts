@@ -1,0 +1,27 @@
+import { Command, CommanderError } from "commander";
+import { ReflectkitError, UsageError } from "../errors.js";
+import { registerEval } from "./eval.js";
+import { registerModels } from "./models.js";
+import { registerVerify } from "./verify.js";
+
+/** Flags → library calls, nothing else. Exit codes: 0 ok, 1 failure, 2 bad usage or input. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command("reflect")
+    .description("verifier-anchored self-reflection for language models")
+    .exitOverride()
+    .showHelpAfterError();
+  registerEval(program);
+  registerVerify(program);
+  registerModels(program);
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (ReflectkitError.isInstance(error)) {
+      process.stderr.write(`reflect: ${error.message}\n`);
+      return error instanceof UsageError || error.name === "InputError" ? 2 : 1;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,49 @@
+const MARKER = Symbol.for("reflectkit.error");
+
+/** Base of every error reflectkit throws on purpose. `isInstance` works across package copies. */
+export class ReflectkitError extends Error {
+  readonly [MARKER] = true;
+  override name = "ReflectkitError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+  static isInstance(error: unknown): error is ReflectkitError {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+  }
+}
+
+/** Bad input in a file: names the file and the 1-based line. */
+export class InputError extends ReflectkitError {
+  override name = "InputError";
+  constructor(
+    message: string,
+    readonly path: string,
+    readonly line?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`${path}${line === undefined ? "" : `:${line}`}: ${message}`, options);
+  }
+}
+
+/** A configuration or usage mistake (bad flag, bad model spec). */
+export class UsageError extends ReflectkitError {
+  override name = "UsageError";
+}
+
+/** A model could not be found or fetched; the message says how to get it. */
+export class ModelNotFoundError extends ReflectkitError {
+  override name = "ModelNotFoundError";
+}
+
+/** A model backend failed a request. `isRetryable` follows the HTTP status (408/409/429/5xx) or network failure. */
+export class ModelCallError extends ReflectkitError {
+  override name = "ModelCallError";
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly isRetryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,131 @@
+import { existsSync } from "node:fs";
+import { mkdir, open, readFile, truncate, writeFile } from "node:fs/promises";
+import path from "node:path";
+import pLimit from "p-limit";
+import { InputError, UsageError } from "../errors.js";
+import { reflectRetry, type ReflectRetryOptions } from "../loops/reflect-retry.js";
+import type { Episode } from "../loops/types.js";
+import type { TaskItem } from "../tasks/task.js";
+import { summarize, type Summary } from "./metrics.js";
+
+export interface EvalRunOptions<R> extends Omit<ReflectRetryOptions<R>, "item" | "signal" | "now"> {
+  items: readonly TaskItem<R>[];
+  /** Episodes in flight at once. */
+  concurrency: number;
+  outDir: string;
+  /** The resolved configuration, written to `config.json`. */
+  config: Record<string, unknown>;
+  /**
+   * The part of the configuration that determines results. A run folder is resumed only when it matches;
+   * concurrency and threads may change between a killed run and its continuation.
+   */
+  fingerprint: Record<string, unknown>;
+  onEpisode?: (episode: Episode<R>, resumed: boolean) => void;
+  signal?: AbortSignal;
+}
+
+export interface EvalRunResult<R> {
+  summary: Summary;
+  episodes: Episode<R>[];
+  /** Episodes found on disk from an earlier, interrupted run of the same configuration. */
+  resumed: number;
+}
+
+/**
+ * Runs the reflect-retry loop over the items and appends each finished episode to `<out>/episodes.jsonl`, synced
+ * to disk. Killed at any moment, the same call continues where it stopped: finished episodes are read back, a line
+ * cut off by the kill is dropped, and only the missing items run.
+ */
+export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunResult<R>> {
+  const started = performance.now();
+  const ids = new Set<string>();
+  for (const item of options.items) {
+    if (ids.has(item.id)) throw new UsageError(`item id "${item.id}" appears twice in the input; ids must be unique`);
+    ids.add(item.id);
+  }
+  await mkdir(options.outDir, { recursive: true });
+  const episodesPath = path.join(options.outDir, "episodes.jsonl");
+  await checkFingerprint(options.outDir, options.fingerprint);
+  await writeFile(path.join(options.outDir, "config.json"), `${JSON.stringify({ ...options.config, fingerprint: options.fingerprint }, null, 2)}\n`);
+
+  const done = new Map<string, Episode<R>>();
+  for (const episode of await readEpisodes<R>(episodesPath)) if (ids.has(episode.id)) done.set(episode.id, episode);
+  const resumed = done.size;
+  for (const episode of done.values()) options.onEpisode?.(episode, true);
+
+  const file = await open(episodesPath, "a");
+  const limit = pLimit(Math.max(1, options.concurrency));
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener("abort", onAbort);
+  let failure: unknown;
+  try {
+    await Promise.all(
+      options.items
+        .filter((item) => !done.has(item.id))
+        .map((item) =>
+          limit(async () => {
+            if (controller.signal.aborted) return;
+            try {
+              const episode = await reflectRetry({ ...options, item, signal: controller.signal });
+              await file.write(`${JSON.stringify(episode)}\n`);
+              await file.datasync();
+              done.set(item.id, episode);
+              options.onEpisode?.(episode, false);
+            } catch (error) {
+              failure ??= error;
+              controller.abort(error);
+            }
+          }),
+        ),
+    );
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
+    await file.close();
+  }
+  if (failure !== undefined) throw failure;
+
+  const episodes = options.items.map((item) => done.get(item.id)).filter((e): e is Episode<R> => e !== undefined);
+  const turns = typeof options.turns === "number" ? options.turns : 2;
+  const summary: Summary = { ...summarize(episodes, turns), wall_seconds: (performance.now() - started) / 1000 };
+  await writeFile(path.join(options.outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  return { summary, episodes, resumed };
+}
+
+async function checkFingerprint(outDir: string, fingerprint: Record<string, unknown>): Promise<void> {
+  const configPath = path.join(outDir, "config.json");
+  if (!existsSync(configPath)) return;
+  let previous: Record<string, unknown>;
+  try {
+    previous = (JSON.parse(await readFile(configPath, "utf8")) as { fingerprint?: Record<string, unknown> }).fingerprint ?? {};
+  } catch (error) {
+    throw new InputError(`not a readable run configuration (${(error as Error).message}) — pass another --out`, configPath);
+  }
+  const keys = new Set([...Object.keys(previous), ...Object.keys(fingerprint)]);
+  const differences = [...keys].filter((key) => JSON.stringify(previous[key]) !== JSON.stringify(fingerprint[key]));
+  if (differences.length > 0) {
+    const shown = differences.map((key) => `${key}: ${JSON.stringify(previous[key])} then, ${JSON.stringify(fingerprint[key])} now`).join("; ");
+    throw new UsageError(`${outDir} holds a run with another configuration (${shown}) — pass another --out to start a new run, or the same flags to resume it`);
+  }
+}
+
+/** Reads finished episodes; drops a last line cut off by a kill (and truncates it away); any other bad line is an error. */
+export async function readEpisodes<R>(episodesPath: string): Promise<Episode<R>[]> {
+  if (!existsSync(episodesPath)) return [];
+  const text = await readFile(episodesPath, "utf8");
+  const lastNewline = text.lastIndexOf("\n");
+  if (lastNewline < text.length - 1) await truncate(episodesPath, Buffer.byteLength(text.slice(0, lastNewline + 1)));
+  const lines = text.slice(0, lastNewline + 1).split("\n");
+  const episodes: Episode<R>[] = [];
+  lines.forEach((line, index) => {
+    if (line.trim() === "") return;
+    try {
+      const episode = JSON.parse(line) as Episode<R>;
+      if (typeof episode.id !== "string" || !Array.isArray(episode.attempts)) throw new Error("not an episode (no id or attempts)");
+      episodes.push(episode);
+    } catch (error) {
+      throw new InputError(`bad episode line (${(error as Error).message}) — the run folder is damaged; move the file away or pass another --out`, episodesPath, index + 1);
+    }
+  });
+  return episodes;
+}

@@ -1,0 +1,17 @@
+export * from "./errors.js";
+export type * from "./models/language-model.js";
+export { loadEmbeddedModel, type EmbeddedModelOptions } from "./models/embedded.js";
+export { createHttpModel, defaultRetryPolicy, type HttpModelOptions, type RetryPolicy } from "./models/http.js";
+export { openModel, type OpenModelOptions } from "./models/open.js";
+export { parseModelSpec, type ModelSpec } from "./models/spec.js";
+export { registeredModels, findRegisteredModel, defaultModelName } from "./models/registry.js";
+export { resolveRegisteredModel, defaultCacheDir, type ResolveOptions, type ModelSource } from "./models/resolve.js";
+export type * from "./tasks/task.js";
+export { countdownTask, verifyCountdown, generateCountdown, loadCountdown, solveCountdown, type CountdownRecord } from "./tasks/countdown/index.js";
+export { arithmeticTask, verifyArithmetic, generateArithmetic, type ArithmeticRecord } from "./tasks/arithmetic/index.js";
+export { taskFamilies, findTaskFamily } from "./tasks/registry.js";
+export { reflectRetry, type ReflectRetryOptions, type FeedbackMode } from "./loops/reflect-retry.js";
+export { isAttemptCount, isVerified, type StopCondition } from "./loops/stop.js";
+export type * from "./loops/types.js";
+export { summarize, wilsonInterval, type Summary, type Flips } from "./eval/metrics.js";
+export { runEval, readEpisodes, type EvalRunOptions } from "./eval/run.js";

@@ -1,0 +1,173 @@
+import os from "node:os";
+import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
+import { ModelCallError } from "../errors.js";
+import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel } from "./language-model.js";
+
+export interface EmbeddedModelOptions {
+  /** Path to a GGUF file. */
+  modelPath: string;
+  /** Name used in `modelId`; defaults to the file name. */
+  name?: string;
+  /** Sequences decoded in parallel on one context (batched by llama.cpp). Default 1. */
+  sequences?: number;
+  /** Context tokens per sequence. Default 4096. */
+  contextSize?: number;
+  /** CPU threads for the context. Default: the machine's available parallelism. */
+  threads?: number;
+  /**
+   * Keep each sequence's KV cache between requests and re-evaluate only the part of the prompt that differs
+   * (turns of one episode share a growing prefix). Default true; false clears the sequence before every request,
+   * which exists to measure what reuse saves.
+   */
+  prefixReuse?: boolean;
+}
+
+export interface EmbeddedModelStats {
+  /** Prompt tokens evaluated on the model since load. */
+  evaluatedPromptTokens: number;
+  completionTokens: number;
+}
+
+interface Slot {
+  sequence: LlamaContextSequence;
+  chat: LlamaChat;
+  busy: boolean;
+  lastKey: string | undefined;
+  lastUsed: number;
+}
+
+/**
+ * A GGUF model run in-process by node-llama-cpp on its prebuilt CPU binaries (never a source build).
+ * A pool of sequences on one context: requests with the same `sessionKey` go back to the slot that served the
+ * key last, so llama.cpp keeps the shared prefix of a growing conversation in the KV cache.
+ */
+export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<LanguageModel & { stats(): EmbeddedModelStats }> {
+  const sequences = options.sequences ?? 1;
+  const contextSize = options.contextSize ?? 4096;
+  const threads = options.threads ?? os.availableParallelism();
+  const prefixReuse = options.prefixReuse ?? true;
+  const llama: Llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
+  const model: LlamaModel = await llama.loadModel({ modelPath: options.modelPath });
+  const context: LlamaContext = await model.createContext({
+    contextSize: contextSize * sequences,
+    sequences,
+    threads,
+    batchSize: Math.min(512, contextSize),
+  });
+  const slots: Slot[] = [];
+  for (let i = 0; i < sequences; i++) {
+    const sequence = context.getSequence();
+    slots.push({ sequence, chat: new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false }), busy: false, lastKey: undefined, lastUsed: 0 });
+  }
+  const waiters: Array<() => void> = [];
+  let clock = 0;
+  let closed = false;
+  const totals: EmbeddedModelStats = { evaluatedPromptTokens: 0, completionTokens: 0 };
+
+  function pickSlot(key: string | undefined): Slot | undefined {
+    const free = slots.filter((slot) => !slot.busy);
+    if (free.length === 0) return undefined;
+    return (key === undefined ? undefined : free.find((slot) => slot.lastKey === key)) ?? free.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
+  }
+
+  async function acquire(key: string | undefined, signal: AbortSignal | undefined): Promise<Slot> {
+    for (;;) {
+      signal?.throwIfAborted();
+      if (closed) throw new ModelCallError("the embedded model was closed", undefined, false);
+      const slot = pickSlot(key);
+      if (slot !== undefined) {
+        slot.busy = true;
+        return slot;
+      }
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  }
+
+  function release(slot: Slot, key: string | undefined): void {
+    slot.busy = false;
+    slot.lastKey = key;
+    slot.lastUsed = ++clock;
+    waiters.shift()?.();
+  }
+
+  const name = options.name ?? options.modelPath.split(/[\\/]/).pop() ?? options.modelPath;
+  return {
+    specificationVersion: "v1",
+    modelId: `embedded:${name}`,
+    maxConcurrency: sequences,
+    stats: () => ({ ...totals }),
+    async doGenerate(request: GenerateRequest): Promise<GenerateResult> {
+      const slot = await acquire(request.sessionKey, request.signal);
+      try {
+        if (!prefixReuse) await slot.sequence.clearHistory();
+        const meter = slot.sequence.tokenMeter;
+        const inputBefore = meter.usedInputTokens;
+        const outputBefore = meter.usedOutputTokens;
+        const result = await slot.chat.generateResponse(toHistory(request.messages), {
+          maxTokens: request.maxTokens,
+          temperature: request.temperature ?? 0,
+          ...(request.topP === undefined ? {} : { topP: request.topP }),
+          ...(request.topK === undefined ? {} : { topK: request.topK }),
+          ...(request.seed === undefined ? {} : { seed: request.seed }),
+          ...(request.stop === undefined || request.stop.length === 0 ? {} : { customStopTriggers: [...request.stop] }),
+          ...(request.signal === undefined ? {} : { signal: request.signal }),
+        });
+        const evaluatedPromptTokens = meter.usedInputTokens - inputBefore;
+        const completionTokens = meter.usedOutputTokens - outputBefore;
+        totals.evaluatedPromptTokens += evaluatedPromptTokens;
+        totals.completionTokens += completionTokens;
+        return {
+          text: result.response,
+          finishReason: finishReason(result.metadata.stopReason),
+          usage: {
+            promptTokens: Math.max(0, slot.sequence.contextTokens.length - completionTokens),
+            evaluatedPromptTokens,
+            completionTokens,
+          },
+        };
+      } catch (error) {
+        if (request.signal?.aborted) throw request.signal.reason;
+        throw new ModelCallError(`embedded model ${name} failed: ${(error as Error).message}`, undefined, false, { cause: error });
+      } finally {
+        release(slot, request.sessionKey);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const waiter of waiters.splice(0)) waiter();
+      await context.dispose();
+      await model.dispose();
+    },
+  };
+}
+
+function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
+  const history: ChatHistoryItem[] = messages.map((message): ChatHistoryItem => {
+    switch (message.role) {
+      case "system":
+        return { type: "system", text: message.content };
+      case "user":
+        return { type: "user", text: message.content };
+      case "assistant":
+        return { type: "model", response: [message.content] };
+    }
+  });
+  history.push({ type: "model", response: [] });
+  return history;
+}
+
+function finishReason(stopReason: string): FinishReason {
+  switch (stopReason) {
+    case "eogToken":
+    case "stopGenerationTrigger":
+    case "customStopTrigger":
+      return "stop";
+    case "maxTokens":
+      return "length";
+    case "abort":
+      return "abort";
+    default:
+      return "other";
+  }
+}

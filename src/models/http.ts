@@ -1,0 +1,343 @@
+/**
+ * A `LanguageModel` over any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, Ollama, llama.cpp's
+ * server, OpenAI). Non-streaming; retries only what is retryable; the API key is read from the environment at
+ * request time and is never stored on the model, logged, or put in an error.
+ */
+import { setTimeout as sleepFor } from "node:timers/promises";
+import pLimit from "p-limit";
+import { ModelCallError, UsageError } from "../errors.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage } from "./language-model.js";
+
+/** How failed attempts are retried: exponential backoff with jitter, or the server's `Retry-After` when it sends one. */
+export interface RetryPolicy {
+  /** Retries after the first attempt; 0 disables retrying. */
+  maxRetries: number;
+  /** Base wait before the first retry; it doubles with each further retry. */
+  initialDelayMs: number;
+  /** Upper bound on any one wait, `Retry-After` included. */
+  maxDelayMs: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = Object.freeze({ maxRetries: 4, initialDelayMs: 500, maxDelayMs: 20_000 });
+
+export interface HttpModelOptions {
+  /** Up to and including the API version, e.g. `http://127.0.0.1:8000/v1`; requests go to `<baseUrl>/chat/completions`. */
+  baseUrl: string;
+  /** The `model` field sent with every request. */
+  model: string;
+  /** Name of the environment variable holding the API key (default `OPENAI_API_KEY`); unset or empty sends no key. */
+  apiKeyEnv?: string;
+  /** Limit on one attempt, response body included (default 120 000 ms). */
+  timeoutMs?: number;
+  /** Most requests in flight at once (default 4); also the model's `maxConcurrency`. */
+  concurrency?: number;
+  retry?: RetryPolicy;
+  /** Where the API key is looked up (default `process.env`). */
+  env?: Record<string, string | undefined>;
+  /** Waits between attempts (default: a real timer); must reject or return early when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
+const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_CONCURRENCY = 4;
+const EXCERPT_CHARS = 200;
+
+/** The result of one attempt that failed in a way worth retrying. Other failures are thrown. */
+interface RetryableFailure {
+  status: number | undefined;
+  /** What went wrong, with the URL; never headers. */
+  detail: string;
+  retryAfterMs: number | undefined;
+  cause?: unknown;
+}
+
+export function createHttpModel(options: HttpModelOptions): LanguageModel {
+  const baseUrl = normaliseBaseUrl(options.baseUrl);
+  const model = options.model;
+  if (model.trim() === "") throw new UsageError("model must be a non-empty model name, e.g. `Qwen/Qwen2.5-0.5B-Instruct`");
+  const apiKeyEnv = options.apiKeyEnv ?? DEFAULT_API_KEY_ENV;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const retry = { ...(options.retry ?? defaultRetryPolicy) };
+  const env = options.env ?? process.env;
+  const sleep = options.sleep ?? defaultSleep;
+  validateOptions(timeoutMs, concurrency, retry);
+
+  const url = `${baseUrl}/chat/completions`;
+  const modelId = `http:${baseUrl}#${model}`;
+  const limit = pLimit(concurrency);
+  let closed = false;
+
+  /** Read per attempt so a rotated key is picked up and the key never lives on the model object. */
+  function readApiKey(): string | undefined {
+    const key = env[apiKeyEnv];
+    return key === undefined || key === "" ? undefined : key;
+  }
+
+  async function attempt(body: string, signal: AbortSignal | undefined): Promise<GenerateResult | RetryableFailure> {
+    const apiKey = readApiKey();
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+    if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+
+    // One controller per attempt: the caller's signal and the per-attempt timeout both end it.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const onAbort = (): void => controller.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetch(url, { method: "POST", headers, body, signal: controller.signal });
+        text = await response.text();
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        const detail = controller.signal.aborted
+          ? `POST ${url} timed out after ${timeoutMs} ms`
+          : `POST ${url} failed: ${describeNetworkError(error)}`;
+        return { status: undefined, detail, retryAfterMs: undefined, cause: error };
+      }
+
+      if (response.ok) return parseCompletion(text, url, apiKey);
+
+      const status = response.status;
+      const detail = `POST ${url} returned HTTP ${status}: ${excerpt(text, apiKey)}`;
+      if (isRetryableStatus(status)) {
+        return { status, detail, retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), Date.now()) };
+      }
+      throw new ModelCallError(detail + hintFor(status, apiKeyEnv, model), status, false);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async function generate(request: GenerateRequest): Promise<GenerateResult> {
+    const { signal } = request;
+    const body = JSON.stringify(toRequestBody(model, request));
+    for (let retriesDone = 0; ; retriesDone++) {
+      signal?.throwIfAborted();
+      const outcome = await attempt(body, signal);
+      if (!isFailure(outcome)) return outcome;
+      if (retriesDone >= retry.maxRetries) {
+        const attempts = retriesDone + 1;
+        throw new ModelCallError(
+          `${outcome.detail} (gave up after ${attempts} attempt${attempts === 1 ? "" : "s"}; ` +
+            "check that the server is up and not overloaded, or raise retry.maxRetries / timeoutMs)",
+          outcome.status,
+          true,
+          { cause: outcome.cause },
+        );
+      }
+      const delayMs =
+        outcome.retryAfterMs === undefined
+          ? backoffDelayMs(retry, retriesDone)
+          : Math.min(outcome.retryAfterMs, retry.maxDelayMs);
+      await raceAbort(sleep(delayMs, signal), signal);
+    }
+  }
+
+  const httpModel: LanguageModel & { toJSON(): unknown } = {
+    specificationVersion: "v1",
+    modelId,
+    maxConcurrency: concurrency,
+    async doGenerate(request: GenerateRequest): Promise<GenerateResult> {
+      if (closed) throw new UsageError(`${modelId} is closed; create a new model to send more requests`);
+      const { signal } = request;
+      signal?.throwIfAborted();
+      try {
+        // Racing the queue too, so a request aborted while waiting for a slot rejects at once.
+        return await raceAbort(limit(() => generate(request)), signal);
+      } catch (error) {
+        // Whatever broke while the caller was aborting (the default sleep's own AbortError, say), the caller's reason wins.
+        if (signal?.aborted) throw signal.reason;
+        throw error;
+      }
+    },
+    async close(): Promise<void> {
+      closed = true;
+    },
+    // No key, no env: only what identifies the model and reproduces its configuration.
+    toJSON() {
+      const maxConcurrency = concurrency;
+      return { specificationVersion: "v1", modelId, baseUrl, model, apiKeyEnv, timeoutMs, maxConcurrency, retry };
+    },
+  };
+  return httpModel;
+}
+
+function normaliseBaseUrl(raw: string): string {
+  const trimmed = raw.trim().replace(/\/+$/, "");
+  let parsed: URL;
+  try {
+    parsed = new URL(trimmed);
+  } catch {
+    throw new UsageError(`baseUrl ${JSON.stringify(raw)} is not a URL; pass e.g. http://127.0.0.1:8000/v1`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new UsageError(`baseUrl must be http:// or https://, got ${parsed.protocol}//`);
+  }
+  if (parsed.username !== "" || parsed.password !== "") {
+    // Never echo the URL here: the credentials are in it.
+    throw new UsageError("baseUrl must not contain credentials; put the key in the variable named by apiKeyEnv");
+  }
+  if (parsed.search !== "" || parsed.hash !== "") {
+    throw new UsageError(`baseUrl ${trimmed} must not have a query or fragment; pass e.g. http://127.0.0.1:8000/v1`);
+  }
+  return trimmed;
+}
+
+function validateOptions(timeoutMs: number, concurrency: number, retry: RetryPolicy): void {
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new UsageError(`timeoutMs must be a positive number, got ${timeoutMs}`);
+  }
+  if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
+    throw new UsageError(`concurrency must be an integer of at least 1, got ${concurrency}`);
+  }
+  if (!(Number.isInteger(retry.maxRetries) && retry.maxRetries >= 0)) {
+    throw new UsageError(`retry.maxRetries must be a non-negative integer, got ${retry.maxRetries}`);
+  }
+  if (!(retry.initialDelayMs >= 0 && retry.maxDelayMs >= 0)) {
+    throw new UsageError("retry.initialDelayMs and retry.maxDelayMs must be non-negative");
+  }
+}
+
+function toRequestBody(model: string, request: GenerateRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model,
+    messages: request.messages.map(({ role, content }) => ({ role, content })),
+    max_tokens: request.maxTokens,
+  };
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  // Not in OpenAI's API; vLLM, SGLang and llama.cpp's server accept it.
+  if (request.topK !== undefined) body.top_k = request.topK;
+  if (request.seed !== undefined) body.seed = request.seed;
+  if (request.stop !== undefined && request.stop.length > 0) body.stop = [...request.stop];
+  return body;
+}
+
+function parseCompletion(text: string, url: string, apiKey: string | undefined): GenerateResult {
+  const malformed = (what: string): ModelCallError =>
+    new ModelCallError(`POST ${url} returned a malformed completion (${what}): ${excerpt(text, apiKey)}`, undefined, false);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw malformed("body is not JSON");
+  }
+  const choice = isRecord(json) && Array.isArray(json.choices) ? (json.choices[0] as unknown) : undefined;
+  if (!isRecord(choice) || !isRecord(choice.message)) throw malformed("no choices[0].message");
+  const content = choice.message.content;
+  // `null` content happens (e.g. a reasoning model cut off before answering); it is empty text, not a broken body.
+  if (content !== null && content !== undefined && typeof content !== "string") {
+    throw malformed("choices[0].message.content is not a string");
+  }
+  return {
+    text: content ?? "",
+    finishReason: mapFinishReason(choice.finish_reason),
+    usage: isRecord(json) ? mapUsage(json.usage) : mapUsage(undefined),
+  };
+}
+
+function mapFinishReason(reason: unknown): FinishReason {
+  if (reason === "stop") return "stop";
+  if (reason === "length") return "length";
+  return "other";
+}
+
+/** Missing counts are reported as 0 rather than guessed. */
+function mapUsage(usage: unknown): TokenUsage {
+  if (!isRecord(usage)) return { promptTokens: 0, evaluatedPromptTokens: 0, completionTokens: 0 };
+  const promptTokens = tokenCount(usage.prompt_tokens);
+  const details = usage.prompt_tokens_details;
+  const cachedTokens = isRecord(details) ? tokenCount(details.cached_tokens) : 0;
+  return {
+    promptTokens,
+    evaluatedPromptTokens: Math.max(0, promptTokens - cachedTokens),
+    completionTokens: tokenCount(usage.completion_tokens),
+  };
+}
+
+function tokenCount(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || (status >= 500 && status <= 599);
+}
+
+function hintFor(status: number, apiKeyEnv: string, model: string): string {
+  if (status === 401 || status === 403) return ` — check the API key in $${apiKeyEnv}`;
+  if (status === 404) {
+    return ` — check that baseUrl ends with the API version (usually /v1) and the server serves "${model}"`;
+  }
+  return "";
+}
+
+/** `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unreadable. */
+function parseRetryAfter(header: string | null, nowMs: number): number | undefined {
+  if (header === null) return undefined;
+  const value = header.trim();
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const dateMs = Date.parse(value);
+  return Number.isNaN(dateMs) ? undefined : Math.max(0, dateMs - nowMs);
+}
+
+/** Exponential backoff with "equal jitter": a uniform wait in [cap/2, cap], cap = min(max, initial·2^n). */
+function backoffDelayMs(retry: RetryPolicy, retriesDone: number): number {
+  const cap = Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** retriesDone);
+  return Math.round(cap / 2 + Math.random() * (cap / 2));
+}
+
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause;
+  if (!(cause instanceof Error)) return error.message;
+  const code = (cause as { code?: unknown }).code;
+  return `${error.message} (${typeof code === "string" ? `${code}: ` : ""}${cause.message})`;
+}
+
+/** A one-line start of a response body, with the key blanked in case the server echoes request headers. */
+function excerpt(text: string, apiKey: string | undefined): string {
+  let line = text.replace(/\s+/g, " ").trim();
+  if (apiKey !== undefined) line = line.replaceAll(apiKey, "[redacted]");
+  if (line === "") return "(empty body)";
+  return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
+}
+
+function isFailure(outcome: GenerateResult | RetryableFailure): outcome is RetryableFailure {
+  return "detail" in outcome;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return sleepFor(ms, undefined, signal === undefined ? undefined : { signal });
+}
+
+/** Settles like `promise`, or rejects with the signal's reason as soon as it aborts. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

