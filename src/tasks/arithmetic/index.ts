@@ -1,6 +1,6 @@
 import type { ChatMessage } from "../../models/language-model.js";
-import { mulberry32 } from "../../util/hash.js";
-import { lastAnswerBlock } from "../answer-block.js";
+import { mulberry32 } from "../../util/random.js";
+import { extractAnswer } from "../extract-answer.js";
 import type { Task, TaskItem, Verdict } from "../task.js";
 
 /**
@@ -52,11 +52,11 @@ export function arithmeticPrompt(record: ArithmeticRecord): ChatMessage[] {
 
 export function verifyArithmetic(record: ArithmeticRecord, output: string): Verdict {
   const expected = arithmeticAnswer(record);
-  const block = lastAnswerBlock(output);
+  const extracted = extractAnswer(output);
   let value: number;
   let source: string;
-  if (block !== null) {
-    const text = block.trim().replace(/,/g, "");
+  if (extracted.found) {
+    const text = extracted.text.trim().replace(/,/g, "");
     if (text.length > 40 || !/^[-+]?\d+(\.0+)?$/.test(text)) {
       const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
       return { correct: false, score: 0, answer: shown, feedback: `The answer block holds "${shown}", which is not a single integer.` };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { UsageError } from "../../errors.js";
 import { generateCountdown } from "./generate.js";
-import { mulberry32 } from "./random.js";
+import { mulberry32 } from "../../util/random.js";
 import { solveCountdown } from "./solve.js";
 import { verifyCountdown } from "./verify.js";
 

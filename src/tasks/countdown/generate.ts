@@ -1,6 +1,6 @@
 import { UsageError } from "../../errors.js";
 import type { TaskItem } from "../task.js";
-import { mulberry32, randomInt } from "./random.js";
+import { mulberry32, randomInt } from "../../util/random.js";
 import type { CountdownRecord } from "./record.js";
 import { MAX_SOLVER_NUMBERS, solveCountdown } from "./solve.js";
 import { combineTerms, numberTerm, type Operator, type Term } from "./term.js";

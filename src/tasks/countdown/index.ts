@@ -13,12 +13,12 @@ export {
   type ParseOptions,
   type ParseResult,
 } from "./expression.js";
-export { extractAnswer, type ExtractedAnswer } from "./extract-answer.js";
+export { extractAnswer, type ExtractedAnswer } from "../extract-answer.js";
 export { parseCountdownRecord, type CountdownRecord } from "./record.js";
 export { verifyCountdown, type CountdownMode, type VerifyCountdownOptions } from "./verify.js";
 export { MAX_SOLVER_NUMBERS, solveCountdown } from "./solve.js";
 export { generateCountdown, type GenerateCountdownOptions } from "./generate.js";
-export { mulberry32 } from "./random.js";
+export { mulberry32 } from "../../util/random.js";
 export { loadCountdown } from "./load.js";
 export { countdownPrompt } from "./prompt.js";
 

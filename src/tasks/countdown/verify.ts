@@ -1,5 +1,5 @@
 import type { Verdict } from "../task.js";
-import { extractAnswer } from "./extract-answer.js";
+import { extractAnswer } from "../extract-answer.js";
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_LENGTH, parseExpression, type ExpressionError } from "./expression.js";
 import { Rational } from "./rational.js";
 import type { CountdownRecord } from "./record.js";
