@@ -11,8 +11,8 @@ reflect() { node bin/reflect.js "$@"; }
 mkdir -p "$out"
 
 # Throughput and prefix reuse on the same items, side by side.
-reflect eval --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 1 --out "$out/throughput-seq1" --json > /dev/null
-reflect eval --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 4 --out "$out/throughput-seq4" --json > /dev/null
+[ -f "$out/throughput-seq1/summary.json" ] || reflect eval --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 1 --out "$out/throughput-seq1" --json > /dev/null
+[ -f "$out/throughput-seq4/summary.json" ] || reflect eval --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 4 --out "$out/throughput-seq4" --json > /dev/null
 reflect eval --task countdown --data "$data/countdown/tinyzero_countdown_test.jsonl" --limit 16 --turns 4 --concurrency 4 --out "$out/prefix-reuse-on" --json > /dev/null
 reflect eval --task countdown --data "$data/countdown/tinyzero_countdown_test.jsonl" --limit 16 --turns 4 --concurrency 4 --no-prefix-reuse --out "$out/prefix-reuse-off" --json > /dev/null
 

@@ -47,3 +47,8 @@ export class ModelCallError extends ReflectkitError {
     super(message, options);
   }
 }
+
+/** The user interrupted a run (Ctrl-C); finished work is on disk and the same command resumes it. */
+export class InterruptedError extends ReflectkitError {
+  override name = "InterruptedError";
+}

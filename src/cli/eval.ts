@@ -1,7 +1,8 @@
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
-import { runEval } from "../eval/run.js";
+import { InterruptedError } from "../errors.js";
+import { checkFingerprint, runEval } from "../eval/run.js";
 import type { FeedbackMode } from "../loops/reflect-retry.js";
 import { openModel } from "../models/open.js";
 import { defaultModelName } from "../models/registry.js";
@@ -80,6 +81,7 @@ export function registerEval(program: Command): void {
         attempt,
         reflection,
       };
+      await checkFingerprint(outDir, fingerprint);
       const model = await openModel(flags.model, {
         parallel: flags.concurrency,
         contextSize: flags.contextSize,
@@ -103,8 +105,9 @@ export function registerEval(program: Command): void {
       };
       const bar = episodeProgressBar(items.length);
       const controller = new AbortController();
-      const onSignal = () => controller.abort(new Error("interrupted; run the same command again to resume"));
+      const onSignal = () => controller.abort(new InterruptedError(`interrupted — finished episodes are in ${outDir}; run the same command again to resume`));
       process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
       try {
         const { summary, resumed } = await runEval({
           model,
@@ -132,6 +135,7 @@ export function registerEval(program: Command): void {
       } finally {
         bar.stop();
         process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
         await model.close();
       }
     });

@@ -1,10 +1,10 @@
 import { Command, CommanderError } from "commander";
-import { ReflectkitError, UsageError } from "../errors.js";
+import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
 import { registerEval } from "./eval.js";
 import { registerModels } from "./models.js";
 import { registerVerify } from "./verify.js";
 
-/** Flags → library calls, nothing else. Exit codes: 0 ok, 1 failure, 2 bad usage or input. */
+/** Flags → library calls, nothing else. Exit codes: 0 ok, 1 failure, 2 bad usage or input, 130 interrupted. */
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command("reflect")
     .description("verifier-anchored self-reflection for language models")
@@ -20,6 +20,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (ReflectkitError.isInstance(error)) {
       process.stderr.write(`reflect: ${error.message}\n`);
+      if (error instanceof InterruptedError) return 130;
       return error instanceof UsageError || error.name === "InputError" ? 2 : 1;
     }
     throw error;

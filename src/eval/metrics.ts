@@ -43,8 +43,10 @@ export interface Summary {
   model_calls_per_episode: number;
   /** Sum of episode times (episodes overlap when concurrency > 1). */
   episode_seconds: number;
-  /** Set by the runner: elapsed time of the run. */
+  /** Set by the runner: elapsed time of this invocation (which covers only the new episodes when resumed). */
   wall_seconds?: number;
+  /** Set by the runner: episodes read back from an interrupted earlier invocation. */
+  resumed_episodes?: number;
 }
 
 export function summarize(episodes: readonly Episode[], turns: number): Summary {

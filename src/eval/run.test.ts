@@ -43,8 +43,10 @@ describe("runEval", () => {
     const before = readFileSync(path.join(outDir, "episodes.jsonl"), "utf8");
     appendFileSync(path.join(outDir, "episodes.jsonl"), '{"id":"gen-3-3","attem');
     const model = solver();
-    const { episodes, resumed } = await runEval({ model, task, items, turns: 2, concurrency: 2, outDir, config: {}, fingerprint });
+    const { episodes, resumed, summary } = await runEval({ model, task, items, turns: 2, concurrency: 2, outDir, config: {}, fingerprint });
     assert.equal(resumed, 3);
+    assert.equal(summary.resumed_episodes, 3);
+    assert.equal(summary.n, 6);
     assert.equal(model.calls.length, 3, "only the three missing items reach the model");
     assert.deepEqual(episodes.map((e) => e.id), items.map((i) => i.id));
     const after = readFileSync(path.join(outDir, "episodes.jsonl"), "utf8");

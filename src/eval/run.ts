@@ -87,12 +87,13 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
 
   const episodes = options.items.map((item) => done.get(item.id)).filter((e): e is Episode<R> => e !== undefined);
   const turns = typeof options.turns === "number" ? options.turns : 2;
-  const summary: Summary = { ...summarize(episodes, turns), wall_seconds: (performance.now() - started) / 1000 };
+  const summary: Summary = { ...summarize(episodes, turns), wall_seconds: (performance.now() - started) / 1000, resumed_episodes: resumed };
   await writeFile(path.join(options.outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { summary, episodes, resumed };
 }
 
-async function checkFingerprint(outDir: string, fingerprint: Record<string, unknown>): Promise<void> {
+/** Throws a UsageError when `outDir` holds a run made with another configuration; a new or matching folder passes. */
+export async function checkFingerprint(outDir: string, fingerprint: Record<string, unknown>): Promise<void> {
   const configPath = path.join(outDir, "config.json");
   if (!existsSync(configPath)) return;
   let previous: Record<string, unknown>;

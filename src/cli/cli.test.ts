@@ -1,0 +1,540 @@
+/**
+ * The `reflect` CLI end to end, as a user runs it: `node bin/reflect.js …` in a child process, against a real
+ * OpenAI-compatible server on 127.0.0.1 that answers by a fixed rule, so every figure below is known in advance.
+ * No test opens the embedded model: every eval names an http:// model, and REFLECTKIT_OFFLINE=1 forbids fetching.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it, type TestContext } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import type { Summary } from "../eval/metrics.js";
+import type { Episode } from "../loops/types.js";
+import { generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const BIN = path.join(REPO_ROOT, "bin", "reflect.js");
+const RUN_LIMIT_MS = 60_000;
+const TEST_TIMEOUT_MS = 180_000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The scripted server
+
+interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+interface SeenRequest {
+  at: number;
+  kind: "attempt" | "reflection";
+  /** 1-based attempt number (for a reflection: the attempt it reflects on). */
+  attempt: number;
+  /** The sampling seed reflectkit derives from the run seed, the item id, the turn and the role: one per call site. */
+  seed: number;
+  messages: ChatMessage[];
+}
+
+interface FakeServer {
+  /** `http://127.0.0.1:PORT/v1#fake` */
+  spec: string;
+  requests: SeenRequest[];
+}
+
+const QUESTION = /What is (-?\d+) ([-+*]) (-?\d+)\?/;
+const REFLECTION_MARK = "Reflect on what went wrong";
+const REFLECTION_TEXT = "I computed too quickly and was off by one; I will check the operation again.";
+
+function rightAnswer(a: number, op: string, b: number): number {
+  return op === "+" ? a + b : op === "-" ? a - b : a * b;
+}
+
+/** The rule: the first attempt is wrong (off by one) when A is even; every other attempt is right. */
+function scriptedReply(messages: readonly ChatMessage[]): { kind: "attempt" | "reflection"; attempt: number; text: string } {
+  const users = messages.filter((m) => m.role === "user");
+  const last = users.at(-1)?.content ?? "";
+  const attempt = users.filter((m) => QUESTION.test(m.content)).length;
+  if (last.includes(REFLECTION_MARK)) return { kind: "reflection", attempt, text: REFLECTION_TEXT };
+  const match = QUESTION.exec(last);
+  if (match === null) throw new Error(`no question in the last user message: ${JSON.stringify(last)}`);
+  const a = Number(match[1]);
+  const answer = rightAnswer(a, match[2]!, Number(match[3]));
+  const wrong = attempt === 1 && a % 2 === 0;
+  return { kind: "attempt", attempt, text: `Let me compute. <answer>${wrong ? answer + 1 : answer}</answer>` };
+}
+
+/** prompt_tokens = 10 per message; completion_tokens = 3 for an attempt, 7 for a reflection. */
+async function startServer(t: TestContext, options: { delayMs?: number } = {}): Promise<FakeServer> {
+  const requests: SeenRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      let status = 200;
+      let body: unknown;
+      try {
+        if (req.method !== "POST" || req.url !== "/v1/chat/completions") throw new Error(`unexpected ${req.method} ${req.url}`);
+        const request = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: ChatMessage[]; seed: number };
+        if (request.model !== "fake") throw new Error(`unexpected model ${request.model}`);
+        const reply = scriptedReply(request.messages);
+        requests.push({ at: Date.now(), kind: reply.kind, attempt: reply.attempt, seed: request.seed, messages: request.messages });
+        body = {
+          id: `cmpl-${requests.length}`,
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: reply.text }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 10 * request.messages.length, completion_tokens: reply.kind === "attempt" ? 3 : 7 },
+        };
+      } catch (error) {
+        // A 400 is not retried: a request the script cannot answer fails the run loudly.
+        status = 400;
+        body = { error: { message: (error as Error).message } };
+      }
+      const send = () => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      if (options.delayMs === undefined) send();
+      else {
+        const timer = setTimeout(send, options.delayMs);
+        res.on("close", () => clearTimeout(timer));
+      }
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(async () => {
+    server.closeAllConnections();
+    server.close();
+    await once(server, "close");
+  });
+  const { port } = server.address() as AddressInfo;
+  return { spec: `http://127.0.0.1:${port}/v1#fake`, requests };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running the CLI
+
+interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface CliRun {
+  child: ChildProcess;
+  done: Promise<CliResult>;
+}
+
+/** Environment of every run: no fetching, a cache of our own, no inherited key. */
+function cliEnv(cacheDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, REFLECTKIT_OFFLINE: "1", REFLECTKIT_CACHE: cacheDir, NO_COLOR: "1" };
+  delete env.OPENAI_API_KEY;
+  delete env.NODE_TEST_CONTEXT; // the child is a CLI, not a test file
+  return env;
+}
+
+let sharedCache: string | undefined;
+async function cacheDir(): Promise<string> {
+  sharedCache ??= await mkdtemp(path.join(os.tmpdir(), "reflectkit-cli-cache-"));
+  return sharedCache;
+}
+
+/** Spawns `node bin/reflect.js ...args` from the repository root; killed (and the promise rejected) after RUN_LIMIT_MS. */
+async function startCli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliRun> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cliEnv(await cacheDir()), stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stdin!.on("error", () => {}); // a child that exits before reading its input is judged by its exit code
+  child.stdin!.end(options.stdin ?? "");
+  const done = new Promise<CliResult>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`reflect ${args.join(" ")} ran past ${RUN_LIMIT_MS} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, RUN_LIMIT_MS);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, done };
+}
+
+async function cli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliResult> {
+  return (await startCli(args, options)).done;
+}
+
+function describeRun(result: CliResult): string {
+  return `exit ${result.code}${result.signal ? ` (${result.signal})` : ""}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
+}
+
+function assertExit(result: CliResult, code: number): void {
+  assert.equal(result.code, code, describeRun(result));
+}
+
+async function tempDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-cli-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function jsonLines<T>(text: string): T[] {
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as T);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What the rule predicts for the seeded arithmetic items
+
+interface Expected {
+  accuracy: [number, number];
+  wrongToRight: number;
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** A-even items: attempt (1 msg), reflection (3 msgs), attempt (5 msgs). A-odd items: one attempt (1 msg). */
+function expectedFor(records: readonly ArithmeticRecord[]): Expected {
+  const even = records.filter((r) => r.a % 2 === 0).length;
+  const odd = records.length - even;
+  return {
+    accuracy: [odd / records.length, 1],
+    wrongToRight: even,
+    calls: odd + 3 * even,
+    promptTokens: 10 * odd + (10 + 30 + 50) * even,
+    completionTokens: 3 * odd + (3 + 7 + 3) * even,
+  };
+}
+
+function evalArgs(server: FakeServer, out: string, extra: readonly string[] = []): string[] {
+  return ["eval", "--task", "arithmetic", "--model", server.spec, "--out", out, ...extra];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe("reflect eval against an OpenAI-compatible server", { timeout: TEST_TIMEOUT_MS }, () => {
+  it("--json: summary, episodes and config match the scripted rule", async (t) => {
+    const server = await startServer(t);
+    const out = path.join(await tempDir(t), "run");
+    const items = generateArithmetic({ seed: 0, count: 6 });
+    const expected = expectedFor(items.map((i) => i.record));
+    assert.ok(expected.wrongToRight > 0 && expected.wrongToRight < 6, "the seeded items mix even and odd A");
+
+    const result = await cli(evalArgs(server, out, ["--limit", "6", "--turns", "2", "--json"]));
+    assertExit(result, 0);
+
+    const printed = JSON.parse(result.stdout) as Summary;
+    const summary = JSON.parse(await readFile(path.join(out, "summary.json"), "utf8")) as Summary;
+    assert.deepEqual(printed, summary, "stdout is summary.json");
+    assert.equal(summary.n, 6);
+    assert.equal(summary.turns, 2);
+    assert.deepEqual(summary.accuracy, expected.accuracy);
+    assert.equal(summary.accuracy_ci95.length, 2);
+    for (const [[lo, hi], acc] of summary.accuracy_ci95.map((ci, i) => [ci, summary.accuracy[i]!] as const)) {
+      assert.ok(lo >= 0 && lo <= acc && acc <= hi && hi <= 1, `CI [${lo}, ${hi}] around ${acc}`);
+    }
+    assert.ok(summary.accuracy_ci95[1]![0] < 1 && summary.accuracy_ci95[1]![1] === 1, "Wilson interval at 6/6 is [<1, 1]");
+    assert.equal(summary.delta, expected.accuracy[1] - expected.accuracy[0]);
+    assert.equal(summary.flips.length, 1);
+    assert.deepEqual(summary.flips[0], {
+      from: 1,
+      to: 2,
+      n: expected.wrongToRight,
+      wrong_to_right: expected.wrongToRight,
+      right_to_wrong: 0,
+      wrong_to_wrong: 0,
+      right_to_right: 0,
+      answer_changed: expected.wrongToRight,
+    });
+    assert.equal(summary.answer_change_rate, 1);
+    assert.equal(summary.unjudged_attempts, 0);
+    assert.equal(summary.tokens.prompt, expected.promptTokens);
+    assert.equal(summary.tokens.evaluated_prompt, expected.promptTokens, "the server reports no cached tokens");
+    assert.equal(summary.tokens.completion, expected.completionTokens);
+    assert.equal(summary.model_calls, expected.calls);
+    assert.equal(server.requests.length, expected.calls, "the server saw exactly the counted calls");
+    assert.equal(typeof summary.wall_seconds, "number");
+    assert.ok(summary.wall_seconds! > 0);
+
+    const episodes = jsonLines<Episode<ArithmeticRecord>>(await readFile(path.join(out, "episodes.jsonl"), "utf8"));
+    assert.equal(episodes.length, 6);
+    assert.deepEqual(new Set(episodes.map((e) => e.id)), new Set(items.map((i) => i.id)), "one episode per item, unique ids");
+    for (const episode of episodes) {
+      const record = items.find((i) => i.id === episode.id)!.record;
+      assert.deepEqual(episode.record, record);
+      const right = rightAnswer(record.a, record.op, record.b);
+      const first = episode.attempts[0]!;
+      assert.deepEqual(first.call.messages.map((m) => m.role), ["user"]);
+      assert.match(first.call.messages[0]!.content, new RegExp(`What is ${record.a} \\${record.op} ${record.b}\\?`));
+      if (record.a % 2 === 0) {
+        assert.equal(episode.attempts.length, 2, episode.id);
+        assert.equal(first.call.output, `Let me compute. <answer>${right + 1}</answer>`);
+        assert.equal(first.verdict.correct, false);
+        assert.equal(first.verdict.answer, String(right + 1));
+        assert.ok(first.reflection, `${episode.id}: a failed attempt carries its reflection`);
+        assert.equal(first.reflection.feedbackShown, "Your answer is incorrect.", "binary feedback by default");
+        assert.equal(first.reflection.call.output, REFLECTION_TEXT);
+        const second = episode.attempts[1]!;
+        assert.deepEqual(second.call.messages.map((m) => m.role), ["user", "assistant", "user", "assistant", "user"]);
+        assert.equal(second.call.messages[3]!.content, REFLECTION_TEXT, "the retry sees the reflection");
+        assert.equal(second.verdict.correct, true);
+        assert.equal(second.reflection, undefined);
+        assert.equal(episode.solvedAt, 2);
+        assert.equal(episode.usage.calls, 3);
+      } else {
+        assert.equal(episode.attempts.length, 1, episode.id);
+        assert.equal(first.verdict.correct, true);
+        assert.equal(first.reflection, undefined);
+        assert.equal(episode.solvedAt, 1);
+        assert.equal(episode.usage.calls, 1);
+      }
+      assert.equal(episode.correct, true);
+      assert.equal(typeof first.verdict.feedback, "string");
+    }
+
+    const config = JSON.parse(await readFile(path.join(out, "config.json"), "utf8")) as Record<string, unknown>;
+    assert.equal(config.command, "eval");
+    assert.equal(config.task, "arithmetic");
+    assert.equal(config.model, server.spec);
+    assert.equal(config.items, 6);
+    assert.equal(config.turns, 2);
+    assert.equal(config.seed, 0);
+    assert.equal(config.feedback, "binary");
+    assert.deepEqual(config.argv, evalArgs(server, out, ["--limit", "6", "--turns", "2", "--json"]));
+    assert.ok(typeof config.fingerprint === "object" && config.fingerprint !== null);
+    assert.equal((config.fingerprint as Record<string, unknown>).turns, 2);
+  });
+
+  it("prints the table and the run folder without --json", async (t) => {
+    const server = await startServer(t);
+    const out = path.join(await tempDir(t), "table-run");
+    const result = await cli(evalArgs(server, out, ["--limit", "3", "--turns", "2"]));
+    assertExit(result, 0);
+    assert.match(result.stdout, /Acc@t/);
+    assert.match(result.stdout, /n = 3/);
+    assert.ok(result.stdout.includes(`run folder: ${out}`), result.stdout);
+    assert.ok(existsSync(path.join(out, "summary.json")));
+  });
+
+  it("resumes a run killed mid-way without redoing finished episodes", async (t) => {
+    const server = await startServer(t, { delayMs: 300 });
+    const out = path.join(await tempDir(t), "killed");
+    const episodesPath = path.join(out, "episodes.jsonl");
+    const args = evalArgs(server, out, ["--limit", "8", "--turns", "2", "--concurrency", "1", "--json"]);
+
+    const first = await startCli(args);
+    const deadline = Date.now() + RUN_LIMIT_MS;
+    let exited = false;
+    void first.done.then(
+      () => (exited = true),
+      () => (exited = true),
+    );
+    for (;;) {
+      const text = existsSync(episodesPath) ? await readFile(episodesPath, "utf8") : "";
+      if (text.split("\n").length - 1 >= 2) break;
+      assert.ok(!exited, "the first run ended before it could be killed");
+      assert.ok(Date.now() < deadline, "episodes.jsonl never reached 2 lines");
+      await sleep(25);
+    }
+    first.child.kill("SIGKILL");
+    const killed = await first.done;
+    assert.equal(killed.signal, "SIGKILL", describeRun(killed));
+
+    const finishedText = await readFile(episodesPath, "utf8");
+    assert.ok(finishedText.endsWith("\n"), "each episode line is written whole");
+    const finished = jsonLines<Episode<ArithmeticRecord>>(finishedText);
+    assert.ok(finished.length >= 2 && finished.length < 8, `${finished.length} episodes finished before the kill`);
+    const finishedSeeds = new Set(finished.map((e) => e.attempts[0]!.call.seed));
+    assert.equal(finishedSeeds.size, finished.length, "first-attempt seeds tell items apart");
+    // A write cut short by the kill: half a line, no newline.
+    await appendFile(episodesPath, '{"id":"gen-0-7","task":"arithmetic","attem');
+
+    const restartedAt = server.requests.length;
+    const second = await cli(args);
+    assertExit(second, 0);
+
+    const text = await readFile(episodesPath, "utf8");
+    assert.ok(text.startsWith(finishedText), "finished episodes are kept byte for byte, the cut line is dropped");
+    const episodes = jsonLines<Episode<ArithmeticRecord>>(text);
+    assert.equal(episodes.length, 8);
+    assert.deepEqual(new Set(episodes.map((e) => e.id)), new Set(generateArithmetic({ seed: 0, count: 8 }).map((i) => i.id)));
+
+    const firstAttemptsAfter = server.requests.slice(restartedAt).filter((r) => r.kind === "attempt" && r.attempt === 1);
+    const repeated = firstAttemptsAfter.filter((r) => finishedSeeds.has(r.seed));
+    assert.deepEqual(repeated, [], "no finished item is asked again");
+    assert.equal(firstAttemptsAfter.length, 8 - finished.length, "each unfinished item is asked once");
+    assert.equal(new Set(firstAttemptsAfter.map((r) => r.seed)).size, firstAttemptsAfter.length);
+
+    const summary = JSON.parse(second.stdout) as Summary;
+    assert.equal(summary.n, 8);
+    assert.deepEqual(summary.accuracy, expectedFor(episodes.map((e) => e.record)).accuracy);
+  });
+
+  it("refuses another configuration in the same --out, naming the field", async (t) => {
+    const server = await startServer(t);
+    const out = path.join(await tempDir(t), "run");
+    assertExit(await cli(evalArgs(server, out, ["--limit", "2", "--turns", "2", "--json"])), 0);
+    const configBefore = await readFile(path.join(out, "config.json"), "utf8");
+    const episodesBefore = await readFile(path.join(out, "episodes.jsonl"), "utf8");
+    const calls = server.requests.length;
+
+    const result = await cli(evalArgs(server, out, ["--limit", "2", "--turns", "3", "--json"]));
+    assertExit(result, 2);
+    assert.match(result.stderr, /another configuration/);
+    assert.ok(result.stderr.includes("turns: 2 then, 3 now"), result.stderr);
+    assert.ok(result.stderr.includes("--out"), "it says what to do");
+    assert.equal(server.requests.length, calls, "no model call is made");
+    assert.equal(await readFile(path.join(out, "config.json"), "utf8"), configBefore);
+    assert.equal(await readFile(path.join(out, "episodes.jsonl"), "utf8"), episodesBefore);
+  });
+});
+
+interface VerdictLine {
+  correct: boolean;
+  feedback: string;
+  answer: unknown;
+}
+
+function assertVerdicts(result: CliResult, expected: readonly boolean[]): VerdictLine[] {
+  assertExit(result, 0);
+  assert.ok(result.stdout.endsWith("\n"));
+  const lines = result.stdout.split("\n").slice(0, -1);
+  assert.equal(lines.length, expected.length, result.stdout);
+  const verdicts = lines.map((line) => JSON.parse(line) as VerdictLine);
+  verdicts.forEach((verdict, i) => {
+    assert.equal(typeof verdict.correct, "boolean", `line ${i + 1}`);
+    assert.equal(typeof verdict.feedback, "string", `line ${i + 1}`);
+    assert.ok(verdict.feedback.length > 0, `line ${i + 1}`);
+    assert.equal(verdict.correct, expected[i], `line ${i + 1}: ${JSON.stringify(verdict)}`);
+  });
+  return verdicts;
+}
+
+const COUNTDOWN_INPUT = [
+  { item: { nums: [3, 5, 7], target: 22 }, output: "<answer>3*5+7</answer>" },
+  { item: { nums: [3, 5, 7], target: 22 }, output: "<answer>3+5+7</answer>" },
+  { item: { input: "3,5,7", output: "22" }, output: "I think <answer>7+3*5</answer>" },
+  { item: { input: "3,5,7", output: "22" }, output: "no idea" },
+]
+  .map((line) => JSON.stringify(line))
+  .join("\n");
+
+const ARITHMETIC_INPUT = [
+  { item: { a: 3, b: 4, op: "+" }, output: "<answer>7</answer>" },
+  { item: { a: 3, b: 4, op: "*" }, output: "<answer>7</answer>" },
+  { item: { a: 15, b: 6, op: "-" }, output: "15 minus 6 is 9" },
+]
+  .map((line) => JSON.stringify(line))
+  .join("\n");
+
+describe("reflect verify", { timeout: TEST_TIMEOUT_MS }, () => {
+  it("--task countdown --in FILE: one verdict per line, in order", async (t) => {
+    const file = path.join(await tempDir(t), "countdown.jsonl");
+    await writeFile(file, `${COUNTDOWN_INPUT}\n\n`);
+    assertVerdicts(await cli(["verify", "--task", "countdown", "--in", file]), [true, false, true, false]);
+  });
+
+  it("--task arithmetic --in FILE", async (t) => {
+    const file = path.join(await tempDir(t), "arithmetic.jsonl");
+    await writeFile(file, ARITHMETIC_INPUT); // no final newline
+    const verdicts = assertVerdicts(await cli(["verify", "--task", "arithmetic", "--in", file]), [true, false, true]);
+    assert.deepEqual(verdicts.map((v) => v.answer), ["7", "7", "9"]);
+  });
+
+  it("reads standard input when --in is absent", async () => {
+    assertVerdicts(await cli(["verify", "--task", "countdown"], { stdin: `${COUNTDOWN_INPUT}\n` }), [true, false, true, false]);
+    assertVerdicts(await cli(["verify", "--task", "arithmetic"], { stdin: `${ARITHMETIC_INPUT}\n` }), [true, false, true]);
+  });
+
+  it("empty input prints nothing and succeeds", async () => {
+    const result = await cli(["verify", "--task", "arithmetic"], { stdin: "" });
+    assertExit(result, 0);
+    assert.equal(result.stdout, "");
+  });
+});
+
+describe("bad input names the file and the line", { timeout: TEST_TIMEOUT_MS }, () => {
+  it("verify: a malformed JSON line 3 → exit 2 with FILE:3", async (t) => {
+    const file = path.join(await tempDir(t), "bad.jsonl");
+    await writeFile(file, `${ARITHMETIC_INPUT.split("\n").slice(0, 2).join("\n")}\n{"item": {"a": 1, "b": 2, "op": "+"}, "output": \n`);
+    const result = await cli(["verify", "--task", "arithmetic", "--in", file]);
+    assertExit(result, 2);
+    assert.ok(result.stderr.includes(`${file}:3`), result.stderr);
+    assert.match(result.stderr, /not valid JSON/);
+  });
+
+  it("verify: a line that is JSON but not a valid item names its line", async (t) => {
+    const file = path.join(await tempDir(t), "bad-item.jsonl");
+    await writeFile(file, `${JSON.stringify({ item: { nums: [3, 5, 7], target: 22 }, output: "<answer>3*5+7</answer>" })}\n${JSON.stringify({ item: { nums: "3,5" }, output: "x" })}\n`);
+    const result = await cli(["verify", "--task", "countdown", "--in", file]);
+    assertExit(result, 2);
+    assert.ok(result.stderr.includes(`${file}:2`), result.stderr);
+  });
+
+  it("verify: a missing --in file → exit 2 naming it", async (t) => {
+    const file = path.join(await tempDir(t), "missing.jsonl");
+    const result = await cli(["verify", "--task", "countdown", "--in", file]);
+    assertExit(result, 2);
+    assert.ok(result.stderr.includes(file), result.stderr);
+    assert.match(result.stderr, /ENOENT/);
+  });
+
+  it("eval --task countdown --data with a bad line → exit 2 naming file:line", async (t) => {
+    const server = await startServer(t);
+    const dir = await tempDir(t);
+    const file = path.join(dir, "bad-data.jsonl");
+    await writeFile(file, `${JSON.stringify({ nums: [3, 5, 7], target: 22 })}\n${JSON.stringify({ nums: [1, 2], target: "x" })}\n`);
+    const result = await cli(["eval", "--task", "countdown", "--data", file, "--model", server.spec, "--out", path.join(dir, "run")]);
+    assertExit(result, 2);
+    assert.ok(result.stderr.includes(`${file}:2`), result.stderr);
+    assert.equal(server.requests.length, 0);
+  });
+
+  it("an unknown task → exit 2 listing the known tasks", async (t) => {
+    const result = await cli(["eval", "--task", "sudoku", "--model", "http://127.0.0.1:9/v1#fake", "--out", path.join(await tempDir(t), "run")]);
+    assertExit(result, 2);
+    assert.match(result.stderr, /unknown task "sudoku"/);
+    assert.match(result.stderr, /countdown, arithmetic/);
+    const verify = await cli(["verify", "--task", "sudoku"], { stdin: "" });
+    assertExit(verify, 2);
+    assert.match(verify.stderr, /known tasks: countdown, arithmetic/);
+  });
+
+  it("--model nope → exit 2 pointing at `reflect models list`", async (t) => {
+    const result = await cli(["eval", "--task", "arithmetic", "--limit", "1", "--model", "nope", "--out", path.join(await tempDir(t), "run")]);
+    assertExit(result, 2);
+    assert.match(result.stderr, /unknown model "nope"/);
+    assert.match(result.stderr, /reflect models list/);
+    assert.doesNotMatch(result.stderr, /\n\s+at /, "no stack trace");
+  });
+});
+
+describe("reflect models", { timeout: TEST_TIMEOUT_MS }, () => {
+  it("list prints both registered names and the cache state", async () => {
+    const result = await cli(["models", "list"]);
+    assertExit(result, 0);
+    assert.match(result.stdout, /^smollm2-135m$/m);
+    assert.match(result.stdout, /^gemma-3-270m$/m);
+    assert.ok(result.stdout.includes(`not cached (would be ${path.join(await cacheDir(), "SmolLM2-135M-Instruct.Q4_1.gguf")})`), result.stdout);
+  });
+});
+
+after(async () => {
+  if (sharedCache !== undefined) await rm(sharedCache, { recursive: true, force: true });
+});
