@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
 # The spine's benchmarks (BENCHMARKS.md): accuracy by turn on both embedded models and both task families, episode
 # throughput at 1 vs 4 parallel sequences, and prompt tokens evaluated with and without KV-cache prefix reuse.
-# Every run folder is resumable: run the script again after a kill and finished episodes are kept.
-# Usage: bash bench/spine.sh [OUT_DIR]   (default bench/runs; run `node bench/table.mjs OUT_DIR` for the tables)
+# Every run folder is resumable: run the script again after a kill and finished episodes are kept; a finished run
+# is not run again (its wall time would be lost).
+# Usage: bash bench/spine.sh [OUT_DIR]   (default bench/runs; then `node bench/table.mjs OUT_DIR` prints the tables)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/runs}
-data=${REFLECTKIT_DATA:-../shared/data}
-reflect() { node bin/reflect.js "$@"; }
+countdown=${REFLECTKIT_DATA:-../shared/data}/countdown/tinyzero_countdown_test.jsonl
 mkdir -p "$out"
+run() { # run NAME FLAGS...
+  local name=$1
+  shift
+  [ -f "$out/$name/summary.json" ] || node bin/reflect.js eval "$@" --out "$out/$name" --json > /dev/null
+}
 
-# Throughput and prefix reuse on the same items, side by side.
-[ -f "$out/throughput-seq1/summary.json" ] || reflect eval --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 1 --out "$out/throughput-seq1" --json > /dev/null
-[ -f "$out/throughput-seq4/summary.json" ] || reflect eval --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 4 --out "$out/throughput-seq4" --json > /dev/null
-reflect eval --task countdown --data "$data/countdown/tinyzero_countdown_test.jsonl" --limit 16 --turns 4 --concurrency 4 --out "$out/prefix-reuse-on" --json > /dev/null
-reflect eval --task countdown --data "$data/countdown/tinyzero_countdown_test.jsonl" --limit 16 --turns 4 --concurrency 4 --no-prefix-reuse --out "$out/prefix-reuse-off" --json > /dev/null
-
-# Accuracy: 100 items, binary feedback (the papers' setting), greedy decoding.
+# Throughput: the same 40 items at 1 and at 4 parallel sequences.
+run throughput-seq1 --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 1
+run throughput-seq4 --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 4
+# Prefix reuse: the same 16 Countdown items with and without KV-cache reuse across the turns of an episode.
+run prefix-reuse-on --task countdown --data "$countdown" --limit 16 --turns 4 --concurrency 4
+# Accuracy: 100 items, binary feedback (the papers' setting), greedy decoding, 4 parallel sequences.
 for model in smollm2-135m gemma-3-270m; do
   for turns in 2 4; do
-    reflect eval --task arithmetic --limit 100 --seed 0 --turns "$turns" --model "$model" --out "$out/arithmetic-$model-t$turns" --json > /dev/null
+    run "arithmetic-$model-t$turns" --task arithmetic --limit 100 --seed 0 --turns "$turns" --model "$model"
   done
 done
+run prefix-reuse-off --task countdown --data "$countdown" --limit 16 --turns 4 --concurrency 4 --no-prefix-reuse
 for model in smollm2-135m gemma-3-270m; do
-  reflect eval --task countdown --data "$data/countdown/tinyzero_countdown_test.jsonl" --limit 100 --turns 4 --model "$model" --out "$out/countdown-$model-t4" --json > /dev/null
+  run "countdown-$model-t4" --task countdown --data "$countdown" --limit 100 --turns 4 --model "$model"
 done
