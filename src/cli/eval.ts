@@ -41,7 +41,7 @@ export function registerEval(program: Command): void {
     .description("run the verifier-anchored reflect-retry loop over a task and measure it")
     .requiredOption("--task <name>", "task family: countdown, arithmetic")
     .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
-    .option("--limit <n>", "first n items", int(1))
+    .option("--limit <n>", "first n items (generated items: default 100)", int(1))
     .option("--seed <n>", "seed for generated items and sampling", int(0), 0)
     .option("--model <spec>", "registered name, path to a .gguf, or http(s)://host/v1#model", defaultModelName)
     .option("--turns <n>", "most attempts per item", int(1), 2)
