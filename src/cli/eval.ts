@@ -6,7 +6,7 @@ import { checkFingerprint, runEval } from "../eval/run.js";
 import type { FeedbackMode } from "../loops/reflect-retry.js";
 import { openModel } from "../models/open.js";
 import { defaultModelName } from "../models/registry.js";
-import { findTaskFamily } from "../tasks/registry.js";
+import { findTaskFamily, taskFamilies, taskItems } from "../tasks/registry.js";
 import { formatSummary } from "./format.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { episodeProgressBar, fetchProgressBar } from "./progress.js";
@@ -39,7 +39,7 @@ export function registerEval(program: Command): void {
   program
     .command("eval")
     .description("run the verifier-anchored reflect-retry loop over a task and measure it")
-    .requiredOption("--task <name>", "task family: countdown, arithmetic")
+    .requiredOption("--task <name>", `task family: ${taskFamilies.map((f) => f.name).join(", ")}`)
     .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
     .option("--limit <n>", "first n items (generated items: default 100)", int(1))
     .option("--seed <n>", "seed for generated items and sampling", int(0), 0)
@@ -63,8 +63,7 @@ export function registerEval(program: Command): void {
     .action(async (flags: EvalFlags) => {
       const family = findTaskFamily(flags.task);
       const task = family.create({ mode: flags.mode });
-      const all = flags.data === undefined ? family.generate(flags.seed, flags.limit ?? 100) : family.load(path.resolve(flags.data), task);
-      const items = flags.limit === undefined ? all : all.slice(0, flags.limit);
+      const items = await taskItems(family, task, { seed: flags.seed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
       const modelTag = flags.model.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
       const outDir = path.resolve(flags.out ?? path.join("runs", `${new Date().toISOString().replace(/[:.]/g, "-")}-${task.name}-${modelTag}`));
       const attempt = { maxTokens: flags.maxTokens, temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };

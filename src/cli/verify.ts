@@ -3,14 +3,14 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { InputError } from "../errors.js";
-import { findTaskFamily } from "../tasks/registry.js";
+import { findTaskFamily, taskFamilies } from "../tasks/registry.js";
 import { choice } from "./parse.js";
 
 export function registerVerify(program: Command): void {
   program
     .command("verify")
     .description('judge outputs from outside: reads JSON lines {"item": <task record>, "output": "<model text>"}, prints one verdict line per input, in order')
-    .requiredOption("--task <name>", "task family: countdown, arithmetic")
+    .requiredOption("--task <name>", `task family: ${taskFamilies.map((f) => f.name).join(", ")}`)
     .option("--in <file>", "input JSONL (default: standard input)")
     .option("--mode <mode>", "countdown: strict or lenient", choice(["strict", "lenient"]), "strict")
     .action(async (flags: { task: string; in?: string; mode: "strict" | "lenient" }) => {

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { UsageError } from "../errors.js";
 import { arithmeticTask, generateArithmetic } from "./arithmetic/index.js";
 import { countdownTask, generateCountdown, loadCountdown } from "./countdown/index.js";
@@ -14,8 +16,10 @@ export interface TaskFamily {
   description: string;
   create(options: TaskOptions): Task<unknown>;
   /** Seeded instances, used when no --data is given. */
-  generate(seed: number, count: number): TaskItem<unknown>[];
-  load(file: string, task: Task<unknown>): TaskItem<unknown>[];
+  generate?(seed: number, count: number): TaskItem<unknown>[];
+  /** Without --data and without a generator: this file under the data folder (`$REFLECTKIT_DATA`, default `../shared/data`). */
+  defaultData?: string;
+  load(file: string, task: Task<unknown>): TaskItem<unknown>[] | Promise<TaskItem<unknown>[]>;
 }
 
 export const taskFamilies: readonly TaskFamily[] = [
@@ -34,6 +38,24 @@ export const taskFamilies: readonly TaskFamily[] = [
     load: (file, task) => loadJsonl(file, (value) => task.parseRecord(value)),
   },
 ];
+
+/** The benchmark data folder: `$REFLECTKIT_DATA`, default `../shared/data` from the working directory. */
+export function dataDir(env: Record<string, string | undefined> = process.env): string {
+  return path.resolve(env.REFLECTKIT_DATA ?? path.join("..", "shared", "data"));
+}
+
+/** The items a run uses: from --data, else generated, else the family's default file under the data folder. */
+export async function taskItems(family: TaskFamily, task: Task<unknown>, options: { data?: string; seed: number; limit?: number }): Promise<TaskItem<unknown>[]> {
+  let items: TaskItem<unknown>[];
+  if (options.data !== undefined) items = await family.load(path.resolve(options.data), task);
+  else if (family.generate !== undefined) items = family.generate(options.seed, options.limit ?? 100);
+  else if (family.defaultData !== undefined) {
+    const file = path.join(dataDir(), family.defaultData);
+    if (!existsSync(file)) throw new UsageError(`task ${family.name} needs data: no --data given and ${file} is absent — pass --data FILE or set REFLECTKIT_DATA`);
+    items = await family.load(file, task);
+  } else throw new UsageError(`task ${family.name} needs data — pass --data FILE`);
+  return options.limit === undefined ? items : items.slice(0, options.limit);
+}
 
 export function findTaskFamily(name: string): TaskFamily {
   const family = taskFamilies.find((f) => f.name === name);
