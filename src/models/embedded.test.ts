@@ -70,6 +70,20 @@ describe("embedded model (SmolLM2-135M, real)", { timeout: 600_000 }, () => {
     }
   });
 
+  it("starts a new conversation from a clean sequence, so its output does not depend on what the sequence held", async () => {
+    const single = await loadEmbeddedModel({ modelPath, sequences: 1, threads: 2, contextSize: 2048 });
+    try {
+      const probe: ChatMessage[] = [{ role: "user", content: "What is 7 * 8? Give the final answer inside <answer></answer> tags." }];
+      const clean = await single.doGenerate({ messages: probe, maxTokens: 24, temperature: 0, sessionKey: "b" });
+      await single.doGenerate({ messages: [{ role: "user", content: "What is 9 - 8? Think step by step." }], maxTokens: 24, temperature: 0, sessionKey: "a" });
+      const after = await single.doGenerate({ messages: probe, maxTokens: 24, temperature: 0, sessionKey: "c" });
+      assert.equal(after.usage.evaluatedPromptTokens, after.usage.promptTokens, "a new session key evaluates its whole prompt");
+      assert.equal(after.text, clean.text);
+    } finally {
+      await single.close();
+    }
+  });
+
   it("serves several requests at once on parallel sequences", async () => {
     const results = await Promise.all(
       ["2 + 2", "3 * 3", "9 - 4", "5 + 1"].map((q, i) => model.doGenerate({ messages: [{ role: "user", content: `What is ${q}?` }], maxTokens: 24, temperature: 0, sessionKey: `p${i}` })),

@@ -15,9 +15,10 @@ export interface EmbeddedModelOptions {
   /** CPU threads for the context. Default: the machine's available parallelism. */
   threads?: number;
   /**
-   * Keep each sequence's KV cache between requests and re-evaluate only the part of the prompt that differs
-   * (turns of one episode share a growing prefix). Default true; false clears the sequence before every request,
-   * which exists to measure what reuse saves.
+   * Keep a sequence's KV cache between requests with the same `sessionKey` and re-evaluate only the part of the
+   * prompt that differs (the turns of one episode share a growing prefix). A request with another key or none
+   * starts from a clean sequence, so its output does not depend on what the sequence held before. Default true;
+   * false clears the sequence before every request, which exists to measure what reuse saves.
    */
   prefixReuse?: boolean;
 }
@@ -99,7 +100,9 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
     async doGenerate(request: GenerateRequest): Promise<GenerateResult> {
       const slot = await acquire(request.sessionKey, request.signal);
       try {
-        if (!prefixReuse) await slot.sequence.clearHistory();
+        // Reuse the cache only within one conversation. Evaluating a prompt partly from another conversation's cached
+        // prefix changes the floating-point path, and greedy outputs then depend on the schedule (dev/LOG.md).
+        if (!prefixReuse || request.sessionKey === undefined || slot.lastKey !== request.sessionKey) await slot.sequence.clearHistory();
         const meter = slot.sequence.tokenMeter;
         const inputBefore = meter.usedInputTokens;
         const outputBefore = meter.usedOutputTokens;

@@ -3,7 +3,12 @@ import path from "node:path";
 import { UsageError } from "../errors.js";
 import { arithmeticTask, generateArithmetic } from "./arithmetic/index.js";
 import { countdownTask, generateCountdown, loadCountdown } from "./countdown/index.js";
+import { bbhFamily } from "./bbh/index.js";
+import { gsm8kFamily } from "./gsm8k/index.js";
 import { loadJsonl } from "./jsonl.js";
+import { logiqaFamily } from "./logiqa/index.js";
+import { mathFamily } from "./math/index.js";
+import { reflectevoBigbenchFamily } from "./reflectevo-bigbench/index.js";
 import type { Task, TaskItem } from "./task.js";
 
 export interface TaskOptions {
@@ -37,6 +42,11 @@ export const taskFamilies: readonly TaskFamily[] = [
     generate: (seed, count) => generateArithmetic({ seed, count }),
     load: (file, task) => loadJsonl(file, (value) => task.parseRecord(value)),
   },
+  gsm8kFamily,
+  mathFamily,
+  logiqaFamily,
+  bbhFamily,
+  reflectevoBigbenchFamily,
 ];
 
 /** The benchmark data folder: `$REFLECTKIT_DATA`, default `../shared/data` from the working directory. */

@@ -1,0 +1,29 @@
+import type { TaskFamily } from "../registry.js";
+import { loadRecords } from "../records.js";
+import type { Task } from "../task.js";
+import { gsm8kPrompt } from "./prompt.js";
+import { parseGsm8kRecord, type Gsm8kRecord } from "./record.js";
+import { verifyGsm8k } from "./verify.js";
+
+export { extractGsm8kAnswer, type Gsm8kAnswerSource, type Gsm8kExtraction } from "./extract.js";
+export { firstNumberIn, formatNumber, lastNumberIn, numbersIn, parseAnswerNumber } from "./number.js";
+export { gsm8kPrompt } from "./prompt.js";
+export { parseGsm8kRecord, type Gsm8kRecord } from "./record.js";
+export { verifyGsm8k } from "./verify.js";
+
+export function gsm8kTask(): Task<Gsm8kRecord> {
+  return { name: "gsm8k", prompt: gsm8kPrompt, verify: verifyGsm8k, parseRecord: parseGsm8kRecord };
+}
+
+/** GSM8K rows from any format `readRecords` reads; ids `<file name>:<line>`. */
+export function loadGsm8k(file: string) {
+  return loadRecords(file, parseGsm8kRecord);
+}
+
+export const gsm8kFamily: TaskFamily = {
+  name: "gsm8k",
+  description: "GSM8K grade-school word problems (1319 test items), final number in <answer> tags, exact numeric verifier",
+  create: () => gsm8kTask() as Task<unknown>,
+  defaultData: "gsm8k/test.jsonl",
+  load: (file, task) => loadRecords(file, (value) => task.parseRecord(value)),
+};

@@ -1,0 +1,25 @@
+import type { TaskFamily } from "../registry.js";
+import type { Task } from "../task.js";
+import { loadLogiqa } from "./load.js";
+import { logiqaPrompt } from "./prompt.js";
+import { parseLogiqaRecord, type LogiqaRecord } from "./record.js";
+import { verifyLogiqa } from "./verify.js";
+
+export { loadLogiqa } from "./load.js";
+export { normaliseOptions } from "./options.js";
+export { logiqaPrompt } from "./prompt.js";
+export { goldLetter, LOGIQA_LETTERS, logiqaFromLines, parseLogiqaRecord, type LogiqaRecord } from "./record.js";
+export { verifyLogiqa } from "./verify.js";
+
+/** LogiQA (English) as a Task: four-way multiple choice, the final letter read from the reply. */
+export function logiqaTask(): Task<LogiqaRecord> {
+  return { name: "logiqa", prompt: logiqaPrompt, verify: verifyLogiqa, parseRecord: parseLogiqaRecord };
+}
+
+export const logiqaFamily: TaskFamily = {
+  name: "logiqa",
+  description: "LogiQA logical reasoning, four options (ReflectEvo's 500-item test sample, or LogiQA's Test.txt/Eval.txt), letter in <answer> tags",
+  create: () => logiqaTask() as Task<unknown>,
+  defaultData: "reflectevo/logiqa_test.jsonl",
+  load: (file) => loadLogiqa(file),
+};

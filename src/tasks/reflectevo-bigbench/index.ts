@@ -1,0 +1,26 @@
+import type { TaskFamily } from "../registry.js";
+import type { Task } from "../task.js";
+import { loadReflectevoBigbench } from "./load.js";
+import { reflectevoBigbenchPrompt } from "./prompt.js";
+import { parseReflectevoBigbenchRecord, type ReflectevoBigbenchRecord } from "./record.js";
+import { verifyReflectevoBigbench } from "./verify.js";
+
+export { loadReflectevoBigbench } from "./load.js";
+export { reflectevoBigbenchPrompt } from "./prompt.js";
+export { readFreeAnswer } from "./read-answer.js";
+export { bigbenchOptions, parseReflectevoBigbenchRecord, type ReflectevoBigbenchRecord } from "./record.js";
+export { bestScores, exactMatch, squadNormalise, tokenF1 } from "./squad.js";
+export { verifyReflectevoBigbench } from "./verify.js";
+
+/** ReflectEvo's 500-item BIG-bench test sample as a Task: SQuAD exact match and F1, or the letter for choice items. */
+export function reflectevoBigbenchTask(): Task<ReflectevoBigbenchRecord> {
+  return { name: "reflectevo-bigbench", prompt: reflectevoBigbenchPrompt, verify: verifyReflectevoBigbench, parseRecord: parseReflectevoBigbenchRecord };
+}
+
+export const reflectevoBigbenchFamily: TaskFamily = {
+  name: "reflectevo-bigbench",
+  description: "ReflectEvo's BIG-bench test sample (500 items): free-text answers by SQuAD exact match with token F1 as score; lettered items by choice",
+  create: () => reflectevoBigbenchTask() as Task<unknown>,
+  defaultData: "reflectevo/bigbench_test.jsonl",
+  load: (file) => loadReflectevoBigbench(file),
+};
