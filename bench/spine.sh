@@ -19,14 +19,14 @@ run() { # run NAME FLAGS...
 run throughput-seq1 --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 1
 run throughput-seq4 --task arithmetic --limit 40 --seed 1 --turns 4 --concurrency 4
 # Prefix reuse: the same 16 Countdown items with and without KV-cache reuse across the turns of an episode.
-run prefix-reuse-on --task countdown --data "$countdown" --limit 16 --turns 4 --concurrency 4
-# Accuracy: 100 items, binary feedback (the papers' setting), greedy decoding, 4 parallel sequences.
+run prefix-reuse-on --task countdown --data "$countdown" --limit 16 --turns 4
+# Accuracy: 100 items, binary feedback (the papers' setting), greedy decoding, one sequence (reproducible).
 for model in smollm2-135m gemma-3-270m; do
   for turns in 2 4; do
     run "arithmetic-$model-t$turns" --task arithmetic --limit 100 --seed 0 --turns "$turns" --model "$model"
   done
 done
-run prefix-reuse-off --task countdown --data "$countdown" --limit 16 --turns 4 --concurrency 4 --no-prefix-reuse
+run prefix-reuse-off --task countdown --data "$countdown" --limit 16 --turns 4 --no-prefix-reuse
 for model in smollm2-135m gemma-3-270m; do
   run "countdown-$model-t4" --task countdown --data "$countdown" --limit 100 --turns 4 --model "$model"
 done

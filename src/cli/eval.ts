@@ -6,6 +6,7 @@ import { checkFingerprint, runEval } from "../eval/run.js";
 import type { FeedbackMode } from "../loops/reflect-retry.js";
 import { openModel } from "../models/open.js";
 import { defaultModelName } from "../models/registry.js";
+import { parseModelSpec } from "../models/spec.js";
 import { findTaskFamily, taskFamilies, taskItems } from "../tasks/registry.js";
 import { formatSummary } from "./format.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
@@ -20,7 +21,7 @@ interface EvalFlags {
   turns: number;
   feedback: FeedbackMode;
   mode: "strict" | "lenient";
-  concurrency: number;
+  concurrency?: number;
   threads?: number;
   contextSize: number;
   temperature: number;
@@ -47,7 +48,7 @@ export function registerEval(program: Command): void {
     .option("--turns <n>", "most attempts per item", int(1), 2)
     .option("--feedback <mode>", "what the model is told after a failure: binary or detailed", choice(["binary", "detailed"]), "binary")
     .option("--mode <mode>", "countdown: strict (every number exactly once) or lenient", choice(["strict", "lenient"]), "strict")
-    .option("--concurrency <n>", "episodes in flight (embedded: parallel sequences; HTTP: requests)", int(1), 4)
+    .option("--concurrency <n>", "episodes in flight: embedded parallel sequences (default 1: reproducible, and as fast on 2 cores) or HTTP requests (default 4)", int(1))
     .option("--threads <n>", "CPU threads for the embedded model (default: all cores)", int(1))
     .option("--context-size <n>", "embedded: context tokens per sequence", int(256), 4096)
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
@@ -62,6 +63,7 @@ export function registerEval(program: Command): void {
     .option("--json", "print summary.json instead of the table", false)
     .action(async (flags: EvalFlags) => {
       const family = findTaskFamily(flags.task);
+      const concurrency = flags.concurrency ?? (parseModelSpec(flags.model).kind === "http" ? 4 : 1);
       const task = family.create({ mode: flags.mode });
       const items = await taskItems(family, task, { seed: flags.seed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
       const modelTag = flags.model.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
@@ -82,7 +84,7 @@ export function registerEval(program: Command): void {
       };
       await checkFingerprint(outDir, fingerprint);
       const model = await openModel(flags.model, {
-        parallel: flags.concurrency,
+        parallel: concurrency,
         contextSize: flags.contextSize,
         prefixReuse: flags.prefixReuse,
         offline: flags.offline,
@@ -96,7 +98,7 @@ export function registerEval(program: Command): void {
         reflectkit: process.env.npm_package_version ?? null,
         model_id: model.modelId,
         ...fingerprint,
-        concurrency: flags.concurrency,
+        concurrency,
         threads: flags.threads ?? os.availableParallelism(),
         context_size: flags.contextSize,
         prefix_reuse: flags.prefixReuse,
@@ -117,7 +119,7 @@ export function registerEval(program: Command): void {
           seed: flags.seed,
           attempt,
           reflection,
-          concurrency: flags.concurrency,
+          concurrency,
           outDir,
           config,
           fingerprint,
