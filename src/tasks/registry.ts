@@ -5,6 +5,7 @@ import { arithmeticTask, generateArithmetic } from "./arithmetic/index.js";
 import { countdownTask, generateCountdown, loadCountdown } from "./countdown/index.js";
 import { bbhFamily } from "./bbh/index.js";
 import { gsm8kFamily } from "./gsm8k/index.js";
+import { jsonFamily } from "./json/index.js";
 import { loadJsonl } from "./jsonl.js";
 import { logiqaFamily } from "./logiqa/index.js";
 import { mathFamily } from "./math/index.js";
@@ -47,6 +48,7 @@ export const taskFamilies: readonly TaskFamily[] = [
   logiqaFamily,
   bbhFamily,
   reflectevoBigbenchFamily,
+  jsonFamily,
 ];
 
 /** The benchmark data folder: `$REFLECTKIT_DATA`, default `../shared/data` from the working directory. */
