@@ -4,6 +4,7 @@ import { UsageError } from "../errors.js";
 import { arithmeticTask, generateArithmetic } from "./arithmetic/index.js";
 import { countdownTask, generateCountdown, loadCountdown } from "./countdown/index.js";
 import { bbhFamily } from "./bbh/index.js";
+import { bfclFamily } from "./bfcl/index.js";
 import { gsm8kFamily } from "./gsm8k/index.js";
 import { jsonFamily } from "./json/index.js";
 import { loadJsonl } from "./jsonl.js";
@@ -49,6 +50,7 @@ export const taskFamilies: readonly TaskFamily[] = [
   bbhFamily,
   reflectevoBigbenchFamily,
   jsonFamily,
+  bfclFamily,
 ];
 
 /** The benchmark data folder: `$REFLECTKIT_DATA`, default `../shared/data` from the working directory. */

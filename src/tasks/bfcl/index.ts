@@ -1,0 +1,31 @@
+import type { TaskFamily } from "../registry.js";
+import type { Task } from "../task.js";
+import { loadBfcl } from "./load.js";
+import { bfclPrompt } from "./prompt.js";
+import { parseBfclRecord, type BfclRecord } from "./record.js";
+import { verifyBfcl } from "./verify.js";
+
+export { loadBfcl } from "./load.js";
+export { callProblems, checkCalls, expectedCalls, findFunction, type CallsCheck, type ExpectedCall } from "./match-calls.js";
+export { equalsAnswer, normalizeString, valueProblems } from "./match-value.js";
+export { parseCallList, readCalls, type CallReading, type CallSource, type ParsedCall } from "./parse-calls.js";
+export { bfclPrompt } from "./prompt.js";
+export { formatPython, fromJson, LiteralSyntaxError, parsePythonLiteral, type PyValue } from "./python-literal.js";
+export { parseBfclRecord, type BfclExpectedCall, type BfclFunction, type BfclMessage, type BfclRecord, type BfclSchema } from "./record.js";
+export { referenceCalls, type JsonCall } from "./reference-calls.js";
+export { schemaType, type SchemaType } from "./schema-type.js";
+export { formatCalls, verifyBfcl } from "./verify.js";
+export { parseXlamRecord, pythonType } from "./xlam.js";
+
+export function bfclTask(): Task<BfclRecord> {
+  return { name: "bfcl", prompt: bfclPrompt, verify: verifyBfcl, parseRecord: parseBfclRecord };
+}
+
+export const bfclFamily: TaskFamily = {
+  name: "bfcl",
+  description:
+    "BFCL function calling (simple, multiple, parallel, parallel_multiple; v3/v4 files with possible_answer/, or APIGen/xLAM records), calls as JSON in <answer> tags, BFCL AST-checker rules",
+  create: () => bfclTask() as Task<unknown>,
+  defaultData: "bfcl/v4/BFCL_v4_simple_python.json",
+  load: (file) => loadBfcl(file),
+};
