@@ -41,7 +41,7 @@ export function registerVerify(program: Command): void {
         } catch (error) {
           throw new InputError(`bad ${task.name} item: ${(error as Error).message}`, source, lineNumber);
         }
-        const verdict = task.verify(record, value.output);
+        const verdict = await task.verify(record, value.output);
         process.stdout.write(`${JSON.stringify({ correct: verdict.correct, feedback: verdict.feedback, answer: verdict.answer, ...(verdict.score === undefined ? {} : { score: verdict.score }) })}\n`);
       }
     });

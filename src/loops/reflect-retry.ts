@@ -1,5 +1,5 @@
 import type { ChatMessage, LanguageModel, SamplingParams } from "../models/language-model.js";
-import type { Task, TaskItem, Verdict } from "../tasks/task.js";
+import type { Judgement, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { hash32 } from "../util/hash.js";
 import { isAttemptCount, isVerified, shouldStop, type StopCondition } from "./stop.js";
 import type { AttemptRecord, Episode, ModelCall, Reflection } from "./types.js";
@@ -8,7 +8,7 @@ export type FeedbackMode = "binary" | "detailed";
 
 export interface ReflectRetryOptions<R> {
   model: LanguageModel;
-  task: Task<R>;
+  task: Task<R, Judgement>;
   item: TaskItem<R>;
   /** Most attempts. Default 2. */
   turns?: number;
@@ -60,7 +60,7 @@ export async function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<
 
   for (let turn = 1; ; turn++) {
     const attemptCall = await call(conversation, options.attempt ?? defaultAttemptSampling, "attempt", turn);
-    const attempt: AttemptRecord = { turn, call: attemptCall, verdict: safeVerify(task, item.record, attemptCall.output) };
+    const attempt: AttemptRecord = { turn, call: attemptCall, verdict: await safeVerify(task, item.record, attemptCall.output) };
     attempts.push(attempt);
     if (shouldStop(stopWhen, attempts)) break;
 
@@ -93,9 +93,9 @@ export async function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<
 }
 
 /** A verifier that throws is a bug in the verifier, but one bad item must not end a run: it becomes "cannot judge". */
-function safeVerify<R>(task: Task<R>, record: R, output: string): Verdict {
+async function safeVerify<R>(task: Task<R, Judgement>, record: R, output: string): Promise<Verdict> {
   try {
-    return task.verify(record, output);
+    return await task.verify(record, output);
   } catch (error) {
     return { correct: null, answer: null, feedback: `the ${task.name} verifier failed: ${(error as Error).message}` };
   }

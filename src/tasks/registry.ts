@@ -11,7 +11,7 @@ import { loadJsonl } from "./jsonl.js";
 import { logiqaFamily } from "./logiqa/index.js";
 import { mathFamily } from "./math/index.js";
 import { reflectevoBigbenchFamily } from "./reflectevo-bigbench/index.js";
-import type { Task, TaskItem } from "./task.js";
+import type { Judgement, Task, TaskItem } from "./task.js";
 
 export interface TaskOptions {
   /** Countdown: `strict` (every number exactly once) or `lenient` (a subset). */
@@ -21,12 +21,12 @@ export interface TaskOptions {
 export interface TaskFamily {
   name: string;
   description: string;
-  create(options: TaskOptions): Task<unknown>;
+  create(options: TaskOptions): Task<unknown, Judgement>;
   /** Seeded instances, used when no --data is given. */
   generate?(seed: number, count: number): TaskItem<unknown>[];
   /** Without --data and without a generator: this file under the data folder (`$REFLECTKIT_DATA`, default `../shared/data`). */
   defaultData?: string;
-  load(file: string, task: Task<unknown>): TaskItem<unknown>[] | Promise<TaskItem<unknown>[]>;
+  load(file: string, task: Task<unknown, Judgement>): TaskItem<unknown>[] | Promise<TaskItem<unknown>[]>;
 }
 
 export const taskFamilies: readonly TaskFamily[] = [
@@ -59,7 +59,7 @@ export function dataDir(env: Record<string, string | undefined> = process.env): 
 }
 
 /** The items a run uses: from --data, else generated, else the family's default file under the data folder. */
-export async function taskItems(family: TaskFamily, task: Task<unknown>, options: { data?: string; seed: number; limit?: number }): Promise<TaskItem<unknown>[]> {
+export async function taskItems(family: TaskFamily, task: Task<unknown, Judgement>, options: { data?: string; seed: number; limit?: number }): Promise<TaskItem<unknown>[]> {
   let items: TaskItem<unknown>[];
   if (options.data !== undefined) items = await family.load(path.resolve(options.data), task);
   else if (family.generate !== undefined) items = family.generate(options.seed, options.limit ?? 100);

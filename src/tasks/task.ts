@@ -19,12 +19,20 @@ export interface TaskItem<Record = unknown> {
   record: Record;
 }
 
-export interface Task<Record = unknown> {
+/** What a verifier returns: a verdict, or a promise of one where judging runs code (in a sandbox). */
+export type Judgement = Verdict | Promise<Verdict>;
+
+/**
+ * `Result` is `Verdict` for the text-matching tasks (so their callers read the verdict directly) and
+ * `Promise<Verdict>` for tasks that execute code; whatever runs any task (loops, the CLI) takes `Task<R, Judgement>`
+ * and awaits.
+ */
+export interface Task<Record = unknown, Result extends Judgement = Verdict> {
   readonly name: string;
   /** The first user message(s) for an item. */
   prompt(record: Record): ChatMessage[];
   /** Never throws on arbitrary text; bounded time on hostile input. */
-  verify(record: Record, output: string): Verdict;
+  verify(record: Record, output: string): Result;
   /** Validates an untyped record (from a JSON line) into this task's record, or throws an Error with a reason. */
   parseRecord(value: unknown): Record;
 }
