@@ -6,10 +6,13 @@ import { countdownTask, generateCountdown, loadCountdown } from "./countdown/ind
 import { bbhFamily } from "./bbh/index.js";
 import { bfclFamily } from "./bfcl/index.js";
 import { gsm8kFamily } from "./gsm8k/index.js";
+import { humanevalFamily } from "./humaneval/index.js";
+import { ifevalFamily } from "./ifeval/index.js";
 import { jsonFamily } from "./json/index.js";
 import { loadJsonl } from "./jsonl.js";
 import { logiqaFamily } from "./logiqa/index.js";
 import { mathFamily } from "./math/index.js";
+import { mbppFamily } from "./mbpp/index.js";
 import { reflectevoBigbenchFamily } from "./reflectevo-bigbench/index.js";
 import type { Judgement, Task, TaskItem } from "./task.js";
 
@@ -51,6 +54,9 @@ export const taskFamilies: readonly TaskFamily[] = [
   reflectevoBigbenchFamily,
   jsonFamily,
   bfclFamily,
+  ifevalFamily,
+  mbppFamily,
+  humanevalFamily,
 ];
 
 /** The benchmark data folder: `$REFLECTKIT_DATA`, default `../shared/data` from the working directory. */

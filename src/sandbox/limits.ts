@@ -1,0 +1,38 @@
+import { UsageError } from "../errors.js";
+
+/** What one sandboxed run may use. Every run gets all of them; a call overrides any subset. */
+export interface SandboxLimits {
+  /** Wall clock, from spawn to kill (SIGKILL to the whole sandbox). */
+  timeoutMs: number;
+  /** RLIMIT_CPU of the Python process: SIGXCPU at this many CPU seconds, SIGKILL one second later. */
+  cpuSeconds: number;
+  /** RLIMIT_AS (address space) of each process in the sandbox. */
+  memoryMb: number;
+  /** RLIMIT_NPROC, counted inside the sandbox's own user namespace (threads count too). */
+  maxProcesses: number;
+  /** Size of the writable working directory (a tmpfs) and RLIMIT_FSIZE of every file. */
+  diskMb: number;
+  /** Bytes kept of stdout and of stderr each; the rest is read and dropped (and counted). */
+  outputBytes: number;
+}
+
+export const defaultLimits: Readonly<SandboxLimits> = {
+  timeoutMs: 15_000,
+  cpuSeconds: 5,
+  memoryMb: 512,
+  maxProcesses: 16,
+  diskMb: 16,
+  outputBytes: 8 * 1024,
+};
+
+/** The defaults overridden by `overrides`; a non-positive or non-integer limit is a UsageError. */
+export function resolveLimits(overrides: Partial<SandboxLimits>): SandboxLimits {
+  const limits = { ...defaultLimits };
+  for (const key of Object.keys(defaultLimits) as (keyof SandboxLimits)[]) {
+    const value = overrides[key];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value <= 0) throw new UsageError(`sandbox limit ${key} must be a positive integer, got ${String(value)}`);
+    limits[key] = value;
+  }
+  return limits;
+}

@@ -1,0 +1,30 @@
+import type { CodeJudgeOptions } from "../code/judge.js";
+import type { TaskFamily } from "../registry.js";
+import { loadRecords } from "../records.js";
+import type { Task, Verdict } from "../task.js";
+import { humanevalPrompt } from "./prompt.js";
+import { parseHumanevalRecord, type HumanevalRecord } from "./record.js";
+import { verifyHumaneval } from "./verify.js";
+
+export { definesEntryPoint, humanevalProgram, type CompletionMode, type HumanevalProgram } from "./program.js";
+export { humanevalPrompt } from "./prompt.js";
+export { parseHumanevalRecord, type HumanevalRecord } from "./record.js";
+export { humanevalSpec, verifyHumaneval } from "./verify.js";
+
+/** HumanEval as a Task: complete a function; graded by its `check` in the sandbox. */
+export function humanevalTask(options: CodeJudgeOptions = {}): Task<HumanevalRecord, Promise<Verdict>> {
+  return { name: "humaneval", prompt: humanevalPrompt, verify: (record, output) => verifyHumaneval(record, output, options), parseRecord: parseHumanevalRecord };
+}
+
+/** HumanEval rows (`HumanEval.jsonl.gz` or any format `readRecords` reads); ids `<file name>:<line>`. */
+export function loadHumaneval(file: string) {
+  return loadRecords(file, parseHumanevalRecord);
+}
+
+export const humanevalFamily: TaskFamily = {
+  name: "humaneval",
+  description: "HumanEval (164 Python functions to complete from a signature and docstring), graded by the hidden check() in a bubblewrap sandbox",
+  create: () => humanevalTask() as Task<unknown, Promise<Verdict>>,
+  defaultData: "humaneval/HumanEval.jsonl.gz",
+  load: (file, task) => loadRecords(file, (value) => task.parseRecord(value)),
+};

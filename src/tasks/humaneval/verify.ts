@@ -1,0 +1,22 @@
+import { extractCode } from "../code/extract-code.js";
+import { judgeCode, noCodeVerdict, type CodeJudgeOptions } from "../code/judge.js";
+import type { CodeTestSpec } from "../code/run-tests.js";
+import type { Verdict } from "../task.js";
+import { humanevalProgram } from "./program.js";
+import type { HumanevalRecord } from "./record.js";
+
+/**
+ * HumanEval's recipe — the program, then `test`, then `check(entry_point)`, pass when nothing raises — in the
+ * sandbox. The tests are all hidden (the prompt shows only docstring examples), so a failure's feedback names the
+ * exception type and the line of the model's code that raised it, never the failing assert.
+ */
+export function verifyHumaneval(record: HumanevalRecord, output: string, options: CodeJudgeOptions = {}): Promise<Verdict> {
+  const extracted = extractCode(output);
+  if (!extracted.found) return Promise.resolve(noCodeVerdict());
+  return judgeCode(humanevalSpec(record, extracted.code), extracted.code, options);
+}
+
+export function humanevalSpec(record: HumanevalRecord, code: string): CodeTestSpec {
+  const { program, candidateLine } = humanevalProgram(record, code);
+  return { before: "", program, candidateLine, after: "", tests: [{ source: `${record.test}\n\ncheck(${record.entryPoint})\n`, shown: false }] };
+}

@@ -1,0 +1,35 @@
+import type { TaskFamily } from "../registry.js";
+import { loadRecords } from "../records.js";
+import type { Task } from "../task.js";
+import { ifevalPrompt } from "./prompt.js";
+import { parseIfevalRecord, type IfevalRecord } from "./record.js";
+import { verifyIfeval } from "./verify.js";
+
+export { evaluateIfeval, looseVariants, LOOSE_VARIANTS, type InstructionOutcome, type LooseVariant } from "./evaluate.js";
+export type { Check, IfevalInstruction, InstructionId, InstructionOf, InstructionSpec } from "./instruction.js";
+export { checkInstruction, INSTRUCTION_IDS, INSTRUCTION_SPECS, isInstructionId, parseInstruction } from "./instructions.js";
+export { detectLanguage, languageName, LANGUAGE_NAMES, type LanguageGuess } from "./language.js";
+export { ifevalMetrics, type IfevalMetrics, type InstructionTally } from "./metrics.js";
+export { ifevalPrompt } from "./prompt.js";
+export { instructionsOf, parseIfevalRecord, type IfevalRecord } from "./record.js";
+export type { Relation } from "./relation.js";
+export { countSentences, splitSentences } from "./sentences.js";
+export { verifyIfeval } from "./verify.js";
+export { countWords, wordTokens } from "./words.js";
+
+export function ifevalTask(): Task<IfevalRecord> {
+  return { name: "ifeval", prompt: ifevalPrompt, verify: verifyIfeval, parseRecord: parseIfevalRecord };
+}
+
+/** IFEval rows from any format `readRecords` reads; ids `<file name>:<line>`. */
+export function loadIfeval(file: string) {
+  return loadRecords(file, parseIfevalRecord);
+}
+
+export const ifevalFamily: TaskFamily = {
+  name: "ifeval",
+  description: "IFEval verifiable instructions (541 prompts, 25 instruction types): strict prompt-level correctness, strict instruction-level score, loose results alongside",
+  create: () => ifevalTask() as Task<unknown>,
+  defaultData: "ifeval/input_data.jsonl",
+  load: (file, task) => loadRecords(file, (value) => task.parseRecord(value)),
+};

@@ -1,0 +1,27 @@
+import { extractCode } from "../code/extract-code.js";
+import { judgeCode, noCodeVerdict, type CodeJudgeOptions } from "../code/judge.js";
+import type { TestCase } from "../code/run-tests.js";
+import type { Verdict } from "../task.js";
+import type { MbppRecord } from "./record.js";
+
+export interface MbppVerifyOptions extends CodeJudgeOptions {
+  /** Also run the full release's `challenge_test_list` (11 tasks have one; harnesses normally skip them). */
+  challengeTests?: boolean;
+}
+
+/**
+ * MBPP's recipe: the sanitized `test_imports`, the model's code, `test_setup_code`, then every assert of
+ * `test_list` (and of `challenge_test_list` when asked), in one namespace, in the sandbox. The first test is the one
+ * the prompt shows; the others are hidden (see `codeVerdict` for what feedback may say about them).
+ */
+export function verifyMbpp(record: MbppRecord, output: string, options: MbppVerifyOptions = {}): Promise<Verdict> {
+  const extracted = extractCode(output);
+  if (!extracted.found) return Promise.resolve(noCodeVerdict());
+  return judgeCode(mbppSpec(record, extracted.code, options.challengeTests ?? false), extracted.code, options);
+}
+
+export function mbppSpec(record: MbppRecord, code: string, challengeTests: boolean) {
+  const tests: TestCase[] = record.tests.map((source, index) => ({ source, shown: index === 0 }));
+  if (challengeTests) for (const source of record.challengeTests) tests.push({ source, shown: false });
+  return { before: record.testImports.join("\n"), program: code, candidateLine: 1, after: record.setupCode, tests };
+}
