@@ -9,7 +9,7 @@ import { gsm8kFamily } from "./gsm8k/index.js";
 import { humanevalFamily } from "./humaneval/index.js";
 import { ifevalFamily } from "./ifeval/index.js";
 import { jsonFamily } from "./json/index.js";
-import { loadJsonl } from "./jsonl.js";
+import { loadRecords } from "./records.js";
 import { logiqaFamily } from "./logiqa/index.js";
 import { mathFamily } from "./math/index.js";
 import { mbppFamily } from "./mbpp/index.js";
@@ -45,7 +45,7 @@ export const taskFamilies: readonly TaskFamily[] = [
     description: "one +, - or * on two numbers, integer answer in <answer> tags (the easy family for small models)",
     create: () => arithmeticTask() as Task<unknown>,
     generate: (seed, count) => generateArithmetic({ seed, count }),
-    load: (file, task) => loadJsonl(file, (value) => task.parseRecord(value)),
+    load: (file, task) => loadRecords(file, (value) => task.parseRecord(value)),
   },
   gsm8kFamily,
   mathFamily,
