@@ -189,7 +189,7 @@ add(
 );
 
 /** IFEval ships prompts and instructions but no gold responses: only the arbitrary-text test applies. */
-add(fromData<IfevalRecord>("ifeval", 200, ({ id, record }) => ({ id, record, corrupted: [] })));
+add({ ...fromData<IfevalRecord>("ifeval", 200, ({ id, record }) => ({ id, record, corrupted: [] })), noGold: "IFEval ships no gold responses: arbitrary text only" });
 
 /** MBPP and HumanEval run in the sandbox: the first 20 items keep this file fast; their data tests run all. */
 add(
