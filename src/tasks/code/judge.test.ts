@@ -1,4 +1,8 @@
 import assert from "node:assert/strict";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { before, describe, it } from "node:test";
 import { createPythonSandbox, defaultSandbox } from "../../sandbox/python-sandbox.js";
 import { judgeCode } from "./judge.js";
@@ -114,6 +118,52 @@ describe("judgeCode", () => {
       const elapsed = performance.now() - started;
       assert.equal(verdict.correct, false, `${program}: ${verdict.feedback}`);
       assert.ok(elapsed < 10_000, `${elapsed.toFixed(0)} ms for ${JSON.stringify(program.slice(0, 40))}`);
+    }
+  });
+
+  it("runs issue 3's hostile-program suite: each a failed verdict, the host and the runner unharmed", async () => {
+    const secret = "sk-reflectkit-test-3f9c2e71";
+    process.env.REFLECTKIT_TEST_SECRET = secret;
+    const outside = await mkdtemp(path.join(os.tmpdir(), "reflectkit-hostile-"));
+    let connections = 0;
+    const server = net.createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const suite: Record<string, string> = {
+        "opens a network connection": `import socket\ndef scale(a, b):\n    socket.create_connection(("127.0.0.1", ${port}), timeout=2)\n    return a + b`,
+        "reads outside its directory": `def scale(a, b):\n    return open(${JSON.stringify(path.resolve("package.json"))}).read()`,
+        "writes outside its directory": `def scale(a, b):\n    open(${JSON.stringify(path.join(outside, "pwned"))}, "w").write("x")\n    return a + b`,
+        "forks without end": "import os\ndef scale(a, b):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass",
+        "hogs memory": "def scale(a, b):\n    hog = [bytearray(64 * 1024 * 1024) for _ in range(64)]\n    return a + b",
+        "loops forever": "def scale(a, b):\n    while True:\n        pass",
+        "sleeps past the timeout": "import time\ndef scale(a, b):\n    time.sleep(60)\n    return a + b",
+        "signals its parent": "import os, signal\ndef scale(a, b):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return a + b",
+        "signals every process it can": "import os, signal\ndef scale(a, b):\n    os.kill(-1, signal.SIGKILL)\n    return a + b",
+        "signals the runner by its host pid": `import os, signal\ndef scale(a, b):\n    os.kill(${process.pid}, signal.SIGTERM)\n    return a + b`,
+        "reads environment secrets": "import os\ndef scale(a, b):\n    return repr(dict(os.environ))",
+        "reads a parent's environment through /proc": "import os\ndef scale(a, b):\n    return open('/proc/%d/environ' % os.getppid(), 'rb').read().decode('latin1')",
+      };
+      for (const [name, program] of Object.entries(suite)) {
+        const started = performance.now();
+        const verdict = await judge(program);
+        const elapsed = performance.now() - started;
+        assert.equal(verdict.correct, false, `${name}: ${verdict.feedback}`);
+        assert.ok(elapsed < 10_000, `${name}: ${elapsed.toFixed(0)} ms`);
+        assert.ok(!verdict.feedback.includes(secret), `${name} leaked the secret: ${verdict.feedback}`);
+      }
+      assert.equal(connections, 0, "a sandboxed program reached the host's listener");
+      assert.deepEqual(await readdir(outside), [], "a sandboxed program wrote outside its directory");
+      // The runner is unharmed: the same sandbox still judges correct code.
+      const after = await judge("def scale(a, b):\n    return a + b if a != 20 else 12345");
+      assert.equal(after.correct, true, after.feedback);
+    } finally {
+      delete process.env.REFLECTKIT_TEST_SECRET;
+      server.close();
+      await rm(outside, { recursive: true, force: true });
     }
   });
 
