@@ -11,7 +11,31 @@ export { countdownTask, verifyCountdown, generateCountdown, loadCountdown, solve
 export { arithmeticTask, verifyArithmetic, generateArithmetic, type ArithmeticRecord } from "./tasks/arithmetic/index.js";
 export { taskFamilies, findTaskFamily } from "./tasks/registry.js";
 export { reflectRetry, type ReflectRetryOptions, type FeedbackMode } from "./loops/reflect-retry.js";
-export { isAttemptCount, isVerified, type StopCondition } from "./loops/stop.js";
+export { selfRefine, refineRequest, type SelfRefineOptions } from "./loops/self-refine.js";
+export { reflexion, withLessons, type ReflexionOptions } from "./loops/reflexion.js";
+export { cascade, type CascadeOptions } from "./loops/cascade.js";
+export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
+export { feedbackMessage } from "./loops/feedback.js";
+export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type Reservation } from "./loops/budget.js";
+export {
+  isAttemptCount,
+  isVerified,
+  isScoreAtLeast,
+  isUnchanged,
+  isScoreDropped,
+  isBudgetSpent,
+  stopCondition,
+  attemptScore,
+  parseStopConditions,
+  type StopCondition,
+  type LoopState,
+} from "./loops/stop.js";
+export type { Critic, CritiqueInput, CritiqueContext } from "./critics/critic.js";
+export { verifierCritic, checkFromVerdict } from "./critics/verifier-critic.js";
+export { rubricJudge, parseJudgement, failureCategories, judgeSchema, type FailureCategory, type RubricJudgeOptions } from "./critics/rubric-judge.js";
 export type * from "./loops/types.js";
-export { summarize, wilsonInterval, type Summary, type Flips } from "./eval/metrics.js";
-export { runEval, readEpisodes, type EvalRunOptions } from "./eval/run.js";
+export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";
+export { runEval, readEpisodes, type EvalRunOptions, type EpisodeContext } from "./eval/run.js";
+export { noopTracer, inSpan, type Tracer, type SpanHandle, type Attributes, type AttributeValue } from "./telemetry/index.js";
+export { createOtelTracer, otlpEndpointFromEnv, TelemetryExportError, sanitizeAttributes, redactSecrets, type OtelTracerOptions, type ExportFailure, type SpanRecord } from "./telemetry/index.js";
+export { openLessonStore, maxLessonChars, capLesson, type LessonStoreOptions, type Lesson, type LessonQuery, type LessonStore } from "./memory/index.js";

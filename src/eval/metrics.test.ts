@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Episode } from "../loops/types.js";
+import type { AttemptRecord, Episode } from "../loops/types.js";
 import { summarize, wilsonInterval } from "./metrics.js";
 
 const close = (actual: number, expected: number, tolerance = 1e-4) => assert.ok(Math.abs(actual - expected) < tolerance, `${actual} ≉ ${expected}`);
@@ -22,10 +22,34 @@ describe("wilsonInterval", () => {
 
 /** An episode whose attempts have the given verdicts and answers. */
 function episode(id: string, verdicts: Array<[boolean | null, string | null]>): Episode {
-  const call = { messages: [], output: "", finishReason: "stop" as const, usage: { promptTokens: 10, evaluatedPromptTokens: 4, completionTokens: 3 }, seed: 0, ms: 5 };
-  const attempts = verdicts.map(([correct, answer], index) => ({ turn: index + 1, call, verdict: { correct, answer, feedback: "" } }));
+  const call = { role: "attempt" as const, model: "m", messages: [], output: "", finishReason: "stop" as const, usage: { promptTokens: 10, evaluatedPromptTokens: 4, completionTokens: 3 }, seed: 0, ms: 5 };
+  let best = 0;
+  let bestScore = -1;
+  const attempts = verdicts.map(([correct, answer], index) => ({
+    turn: index + 1,
+    call,
+    verdict: { correct, answer, feedback: "" },
+    checks: [{ source: "verifier" as const, pass: correct, score: correct === true ? 1 : 0, feedback: "" }],
+    decision: (index === verdicts.length - 1 ? "accept" : "continue") as "accept" | "continue",
+    // The loop's selection: the best score so far, the latest on ties.
+    selected: (correct === true ? 1 : 0) >= bestScore ? ((bestScore = correct === true ? 1 : 0), (best = index + 1)) : best,
+  }));
   const solved = attempts.find((a) => a.verdict.correct === true);
-  return { id, task: "t", model: "m", record: {}, attempts, correct: solved !== undefined, solvedAt: solved?.turn ?? null, usage: { promptTokens: 10 * attempts.length, evaluatedPromptTokens: 4 * attempts.length, completionTokens: 3 * attempts.length, calls: attempts.length }, ms: 5 };
+  return {
+    id,
+    task: "t",
+    strategy: "reflect-retry",
+    model: "m",
+    record: {},
+    attempts,
+    selected: attempts.length === 0 ? null : attempts.length,
+    correct: solved !== undefined,
+    solvedAt: solved?.turn ?? null,
+    stoppedBy: solved === undefined ? `turns:${attempts.length}` : "verified",
+    usage: { promptTokens: 10 * attempts.length, evaluatedPromptTokens: 4 * attempts.length, completionTokens: 3 * attempts.length, calls: attempts.length },
+    usageByRole: { attempt: { tokens: 13 * attempts.length, calls: attempts.length } },
+    ms: 5,
+  };
 }
 
 describe("summarize", () => {
@@ -55,6 +79,18 @@ describe("summarize", () => {
     assert.equal(s.flips[0]?.right_to_wrong, 1);
     assert.equal(s.unjudged_attempts, 1);
     assert.deepEqual(s.accuracy, [0.5, 0.5]);
+  });
+
+  it("measures the answer the loop returns: a judge-driven loop that moves to a wrong answer loses accuracy", () => {
+    const judged = episode("j", [[true, "1"], [false, "2"]]);
+    // A judge passed the second attempt: the loop returned it, although the verifier says the first was right.
+    for (const a of judged.attempts) a.checks = [{ source: "judge", pass: a.turn === 2, score: a.turn === 2 ? 1 : 0, feedback: "" }];
+    (judged.attempts[1] as AttemptRecord).selected = 2;
+    const s = summarize([judged], 2);
+    assert.deepEqual(s.accuracy, [1, 0]);
+    assert.equal(s.solved_any, 1);
+    assert.equal(s.flips[0]?.right_to_wrong, 1);
+    assert.deepEqual(s.critics, [{ critic: "judge", n: 2, precision: 0, recall: 0, agreement: 0, unreadable: 0 }]);
   });
 
   it("handles an empty run", () => {

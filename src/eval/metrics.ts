@@ -1,4 +1,5 @@
-import type { Episode } from "../loops/types.js";
+import type { BudgetLimits } from "../loops/budget.js";
+import type { AttemptRecord, Episode } from "../loops/types.js";
 
 /** Wilson score interval for k successes in n trials (z = 1.96 for 95%). [0, 0] when n = 0. */
 export function wilsonInterval(k: number, n: number, z = 1.959963984540054): [number, number] {
@@ -25,10 +26,29 @@ export interface Flips {
   answer_changed: number;
 }
 
+/** How well an LLM judge's verdicts agree with the task's verifier, where both judged. "Positive" = flagged wrong. */
+export interface CriticAgreement {
+  critic: string;
+  /** Attempts both judged. */
+  n: number;
+  /** Of the answers the judge flagged, the share the verifier also judged wrong. */
+  precision: number | null;
+  /** Of the answers the verifier judged wrong, the share the judge flagged. */
+  recall: number | null;
+  /** Share of attempts on which the judge and the verifier agree. */
+  agreement: number | null;
+  /** Judge replies that could not be read ("cannot judge"). */
+  unreadable: number;
+}
+
 export interface Summary {
   n: number;
   turns: number;
-  /** Cumulative Acc@t1…Acc@tN (ReflectEvo): solved at some attempt ≤ t. */
+  /**
+   * Acc@t1…Acc@tN: the share of episodes whose answer after t attempts is correct — the answer the loop would return
+   * if stopped there (the best attempt so far, after any rollback). For loops that stop at the first verified
+   * attempt this is ReflectEvo's cumulative accuracy (solved at some attempt ≤ t).
+   */
   accuracy: number[];
   accuracy_ci95: Array<[number, number]>;
   /** Acc@tN − Acc@t1. */
@@ -38,6 +58,18 @@ export interface Summary {
   answer_change_rate: number | null;
   /** Attempts the verifier could not judge (verdict null). */
   unjudged_attempts: number;
+  /** Share of episodes with a correct attempt anywhere (an oracle's pick; above the last Acc@t when the loop kept a wrong answer). */
+  solved_any: number;
+  /** Episodes by why they stopped (`verified`, `turns:N`, `budget:tokens`, `error`, …). */
+  stopped_by: Record<string, number>;
+  /** Episodes that returned an earlier attempt than their last. */
+  rollbacks: number;
+  /** Episodes a model failure ended, and the first few messages. */
+  errors: { episodes: number; examples: string[] };
+  /** Each LLM critic's agreement with the verifier. */
+  critics: CriticAgreement[];
+  /** Tokens and calls by role (attempt, reflection, critique), per episode. */
+  per_episode_by_role: Record<string, { tokens: number; calls: number }>;
   tokens: { prompt: number; evaluated_prompt: number; completion: number; evaluated_prompt_per_episode: number; prompt_per_episode: number };
   model_calls: number;
   model_calls_per_episode: number;
@@ -47,6 +79,8 @@ export interface Summary {
   wall_seconds?: number;
   /** Set by the runner: episodes read back from an interrupted earlier invocation. */
   resumed_episodes?: number;
+  /** Set by the runner when the run had a budget: its limits, what was spent, and the items it left unstarted. */
+  run_budget?: { limits: BudgetLimits; spent: { tokens: number; calls: number }; exhausted: string | null; items_not_run: number };
 }
 
 export function summarize(episodes: readonly Episode[], turns: number): Summary {
@@ -54,7 +88,7 @@ export function summarize(episodes: readonly Episode[], turns: number): Summary 
   const accuracy: number[] = [];
   const accuracy_ci95: Array<[number, number]> = [];
   for (let t = 1; t <= turns; t++) {
-    const k = episodes.filter((e) => e.solvedAt !== null && e.solvedAt <= t).length;
+    const k = episodes.filter((e) => correctAfter(e, t)).length;
     accuracy.push(n === 0 ? 0 : k / n);
     accuracy_ci95.push(wilsonInterval(k, n));
   }
@@ -92,6 +126,12 @@ export function summarize(episodes: readonly Episode[], turns: number): Summary 
     flips,
     answer_change_rate: retries === 0 ? null : changed / retries,
     unjudged_attempts: sumOf(episodes, (e) => e.attempts.filter((a) => a.verdict.correct === null).length),
+    solved_any: n === 0 ? 0 : episodes.filter((e) => e.attempts.some((a) => a.verdict.correct === true)).length / n,
+    stopped_by: countBy(episodes, (e) => e.stoppedBy ?? "legacy"),
+    rollbacks: episodes.filter((e) => e.attempts.length > 0 && selectedAfter(e, e.attempts.length) !== e.attempts.length).length,
+    errors: { episodes: episodes.filter((e) => e.error !== undefined).length, examples: [...new Set(episodes.flatMap((e) => (e.error === undefined ? [] : [`${e.error.name}: ${e.error.message}`])))].slice(0, 5) },
+    critics: criticAgreement(episodes),
+    per_episode_by_role: byRole(episodes),
     tokens: {
       prompt,
       evaluated_prompt: evaluated,
@@ -103,6 +143,69 @@ export function summarize(episodes: readonly Episode[], turns: number): Summary 
     model_calls_per_episode: n === 0 ? 0 : calls / n,
     episode_seconds: sumOf(episodes, (e) => e.ms) / 1000,
   };
+}
+
+/** The turn whose answer the loop holds after `t` attempts (episodes written before rollback existed hold the latest). */
+function selectedAfter(episode: Episode, t: number): number | null {
+  const made = Math.min(t, episode.attempts.length);
+  if (made === 0) return null;
+  const attempt = episode.attempts[made - 1] as AttemptRecord;
+  return attempt.selected ?? attempt.turn;
+}
+
+function correctAfter(episode: Episode, t: number): boolean {
+  const turn = selectedAfter(episode, t);
+  return turn !== null && episode.attempts[turn - 1]?.verdict.correct === true;
+}
+
+function criticAgreement(episodes: readonly Episode[]): CriticAgreement[] {
+  const byCritic = new Map<string, { tp: number; fp: number; fn: number; tn: number; unreadable: number }>();
+  for (const episode of episodes) {
+    for (const attempt of episode.attempts) {
+      for (const check of attempt.checks ?? []) {
+        if (check.source !== "judge") continue;
+        const name = check.call?.model === undefined ? "judge" : `judge:${check.call.model}`;
+        const c = byCritic.get(name) ?? { tp: 0, fp: 0, fn: 0, tn: 0, unreadable: 0 };
+        byCritic.set(name, c);
+        if (check.pass === null) c.unreadable++;
+        if (check.pass === null || attempt.verdict.correct === null) continue;
+        const flagged = check.pass === false;
+        const wrong = attempt.verdict.correct === false;
+        if (flagged && wrong) c.tp++;
+        else if (flagged) c.fp++;
+        else if (wrong) c.fn++;
+        else c.tn++;
+      }
+    }
+  }
+  const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
+  return [...byCritic].map(([critic, c]) => ({
+    critic,
+    n: c.tp + c.fp + c.fn + c.tn,
+    precision: ratio(c.tp, c.tp + c.fp),
+    recall: ratio(c.tp, c.tp + c.fn),
+    agreement: ratio(c.tp + c.tn, c.tp + c.fp + c.fn + c.tn),
+    unreadable: c.unreadable,
+  }));
+}
+
+function byRole(episodes: readonly Episode[]): Record<string, { tokens: number; calls: number }> {
+  const totals: Record<string, { tokens: number; calls: number }> = {};
+  for (const episode of episodes) {
+    for (const [role, usage] of Object.entries(episode.usageByRole ?? {}) as [string, { tokens: number; calls: number }][]) {
+      const entry = (totals[role] ??= { tokens: 0, calls: 0 });
+      entry.tokens += usage.tokens;
+      entry.calls += usage.calls;
+    }
+  }
+  const n = Math.max(1, episodes.length);
+  return Object.fromEntries(Object.entries(totals).map(([role, t]) => [role, { tokens: t.tokens / n, calls: t.calls / n }]));
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+  return counts;
 }
 
 function sumOf<T>(items: readonly T[], pick: (item: T) => number): number {

@@ -6,7 +6,10 @@ import { describe, it } from "node:test";
 import { InputError, UsageError } from "../errors.js";
 import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, generateArithmetic, arithmeticAnswer, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
-import { readEpisodes, runEval } from "./run.js";
+import { reflectRetry } from "../loops/reflect-retry.js";
+import type { LanguageModel } from "../models/language-model.js";
+import type { TaskItem } from "../tasks/task.js";
+import { readEpisodes, runEval, type EpisodeContext } from "./run.js";
 
 const task = arithmeticTask();
 const items = generateArithmetic({ seed: 3, count: 6 });
@@ -23,10 +26,15 @@ const solver = () =>
     }),
   );
 
+/** The reflect-retry loop as a run's episode function. */
+const loop = (model: LanguageModel, turns: number) => ({
+  episode: (item: TaskItem<ArithmeticRecord>, context: EpisodeContext) => reflectRetry({ model, task, item, turns, ...context }),
+});
+
 describe("runEval", () => {
   it("writes one episode line per item, the config and the summary", async () => {
     const outDir = tmp();
-    const { summary, episodes, resumed } = await runEval({ model: solver(), task, items, turns: 2, concurrency: 3, outDir, config: { flag: 1 }, fingerprint });
+    const { summary, episodes, resumed } = await runEval({ ...loop(solver(), 2), items, turns: 2, concurrency: 3, outDir, config: { flag: 1 }, fingerprint });
     assert.equal(resumed, 0);
     assert.equal(episodes.length, 6);
     assert.deepEqual(summary.accuracy, [1, 1]);
@@ -39,11 +47,11 @@ describe("runEval", () => {
 
   it("resumes: keeps finished episodes, drops a line cut by a kill, runs only what is missing", async () => {
     const outDir = tmp();
-    await runEval({ model: solver(), task, items: items.slice(0, 3), turns: 2, concurrency: 1, outDir, config: {}, fingerprint });
+    await runEval({ ...loop(solver(), 2), items: items.slice(0, 3), turns: 2, concurrency: 1, outDir, config: {}, fingerprint });
     const before = readFileSync(path.join(outDir, "episodes.jsonl"), "utf8");
     appendFileSync(path.join(outDir, "episodes.jsonl"), '{"id":"gen-3-3","attem');
     const model = solver();
-    const { episodes, resumed, summary } = await runEval({ model, task, items, turns: 2, concurrency: 2, outDir, config: {}, fingerprint });
+    const { episodes, resumed, summary } = await runEval({ ...loop(model, 2), items, turns: 2, concurrency: 2, outDir, config: {}, fingerprint });
     assert.equal(resumed, 3);
     assert.equal(summary.resumed_episodes, 3);
     assert.equal(summary.n, 6);
@@ -56,9 +64,9 @@ describe("runEval", () => {
 
   it("refuses to resume a folder made with another configuration", async () => {
     const outDir = tmp();
-    await runEval({ model: solver(), task, items: items.slice(0, 1), turns: 2, concurrency: 1, outDir, config: {}, fingerprint });
+    await runEval({ ...loop(solver(), 2), items: items.slice(0, 1), turns: 2, concurrency: 1, outDir, config: {}, fingerprint });
     await assert.rejects(
-      runEval({ model: solver(), task, items: items.slice(0, 1), turns: 3, concurrency: 1, outDir, config: {}, fingerprint: { ...fingerprint, turns: 3 } }),
+      runEval({ ...loop(solver(), 3), items: items.slice(0, 1), turns: 3, concurrency: 1, outDir, config: {}, fingerprint: { ...fingerprint, turns: 3 } }),
       (error: unknown) => error instanceof UsageError && /turns/.test(error.message),
     );
   });
@@ -70,15 +78,15 @@ describe("runEval", () => {
   });
 
   it("rejects duplicate item ids", async () => {
-    await assert.rejects(runEval({ model: solver(), task, items: [items[0]!, items[0]!], turns: 1, concurrency: 1, outDir: tmp(), config: {}, fingerprint }), UsageError);
+    await assert.rejects(runEval({ ...loop(solver(), 1), items: [items[0]!, items[0]!], turns: 1, concurrency: 1, outDir: tmp(), config: {}, fingerprint }), UsageError);
   });
 
   it("stops on a model failure, keeps what finished, and the rerun completes", async () => {
     const outDir = tmp();
     const failing = scriptedModel(["<answer>0</answer>"]); // the second call finds no reply and throws
-    await assert.rejects(runEval({ model: failing, task, items: items.slice(0, 3), turns: 1, concurrency: 1, outDir, config: {}, fingerprint }), /no reply left/);
+    await assert.rejects(runEval({ ...loop(failing, 1), items: items.slice(0, 3), turns: 1, concurrency: 1, outDir, config: {}, fingerprint }), /no reply left/);
     assert.equal((await readEpisodes(path.join(outDir, "episodes.jsonl"))).length, 1);
-    const { episodes, resumed } = await runEval({ model: solver(), task, items: items.slice(0, 3), turns: 1, concurrency: 1, outDir, config: {}, fingerprint });
+    const { episodes, resumed } = await runEval({ ...loop(solver(), 1), items: items.slice(0, 3), turns: 1, concurrency: 1, outDir, config: {}, fingerprint });
     assert.equal(resumed, 1);
     assert.equal(episodes.length, 3);
   });

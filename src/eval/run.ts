@@ -3,13 +3,26 @@ import { mkdir, open, readFile, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { InputError, UsageError } from "../errors.js";
-import { reflectRetry, type ReflectRetryOptions } from "../loops/reflect-retry.js";
+import { Budget, type BudgetLimits } from "../loops/budget.js";
 import type { Episode } from "../loops/types.js";
 import type { TaskItem } from "../tasks/task.js";
 import { summarize, type Summary } from "./metrics.js";
 
-export interface EvalRunOptions<R> extends Omit<ReflectRetryOptions<R>, "item" | "signal" | "now"> {
+/** What one episode of a run gets from the runner. */
+export interface EpisodeContext {
+  signal: AbortSignal;
+  /** The run's budget, shared by its episodes: pass it to the strategy as `runBudget`. */
+  runBudget: Budget;
+}
+
+export interface EvalRunOptions<R> {
   items: readonly TaskItem<R>[];
+  /** Runs one episode with any strategy, e.g. `(item, ctx) => reflectRetry({ model, task, item, ...ctx })`. */
+  episode: (item: TaskItem<R>, context: EpisodeContext) => Promise<Episode<R>>;
+  /** Most attempts per episode (for the summary's Acc@t1…Acc@tN). */
+  turns: number;
+  /** Limits of the whole run; episodes of an interrupted earlier invocation count against them on resume. */
+  budget?: BudgetLimits;
   /** Episodes in flight at once. */
   concurrency: number;
   outDir: string;
@@ -29,6 +42,8 @@ export interface EvalRunResult<R> {
   episodes: Episode<R>[];
   /** Episodes found on disk from an earlier, interrupted run of the same configuration. */
   resumed: number;
+  /** Items not started because the run budget was spent. */
+  notRun: number;
 }
 
 /**
@@ -51,7 +66,12 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
   const done = new Map<string, Episode<R>>();
   for (const episode of await readEpisodes<R>(episodesPath)) if (ids.has(episode.id)) done.set(episode.id, episode);
   const resumed = done.size;
-  for (const episode of done.values()) options.onEpisode?.(episode, true);
+  const runBudget = new Budget(options.budget ?? {});
+  for (const episode of done.values()) {
+    runBudget.charge(episode.usage.promptTokens + episode.usage.completionTokens, episode.usage.calls);
+    options.onEpisode?.(episode, true);
+  }
+  let notRun = 0;
 
   const file = await open(episodesPath, "a");
   const limit = pLimit(Math.max(1, options.concurrency));
@@ -66,8 +86,17 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
         .map((item) =>
           limit(async () => {
             if (controller.signal.aborted) return;
+            if (runBudget.exhausted() !== null) {
+              notRun++;
+              return;
+            }
             try {
-              const episode = await reflectRetry({ ...options, item, signal: controller.signal });
+              const episode = await options.episode(item, { signal: controller.signal, runBudget });
+              // A budget too small for even the first call: the item was not run, and is not recorded as done.
+              if (episode.usage.calls === 0 && episode.stoppedBy.startsWith("budget:")) {
+                notRun++;
+                return;
+              }
               await file.write(`${JSON.stringify(episode)}\n`);
               await file.datasync();
               done.set(item.id, episode);
@@ -86,10 +115,14 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
   if (failure !== undefined) throw failure;
 
   const episodes = options.items.map((item) => done.get(item.id)).filter((e): e is Episode<R> => e !== undefined);
-  const turns = typeof options.turns === "number" ? options.turns : 2;
-  const summary: Summary = { ...summarize(episodes, turns), wall_seconds: (performance.now() - started) / 1000, resumed_episodes: resumed };
+  const summary: Summary = {
+    ...summarize(episodes, options.turns),
+    wall_seconds: (performance.now() - started) / 1000,
+    resumed_episodes: resumed,
+    ...(options.budget === undefined ? {} : { run_budget: { limits: options.budget, spent: runBudget.spent(), exhausted: runBudget.exhausted(), items_not_run: notRun } }),
+  };
   await writeFile(path.join(options.outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
-  return { summary, episodes, resumed };
+  return { summary, episodes, resumed, notRun };
 }
 
 /** Throws a UsageError when `outDir` holds a run made with another configuration; a new or matching folder passes. */

@@ -36,7 +36,7 @@ describe("reflectRetry", () => {
     assert.deepEqual(retry?.messages[3], { role: "assistant", content: "I multiplied wrong." });
     assert.match(retry?.messages[4]?.content ?? "", /Now try again, using your reflection\.[\s\S]*What is 6 \* 7\?/);
     // every call of the episode shares a session key, so the embedded model can reuse the prefix
-    assert.deepEqual(model.calls.map((c) => c.sessionKey), ["item-1", "item-1", "item-1"]);
+    assert.deepEqual(model.calls.map((c) => c.sessionKey), ["item-1#main", "item-1#main", "item-1#main"]);
     // per-call seeds are distinct and reproducible
     const seeds = model.calls.map((c) => c.seed);
     assert.equal(new Set(seeds).size, 3);

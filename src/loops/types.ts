@@ -1,8 +1,14 @@
 import type { ChatMessage, FinishReason, TokenUsage } from "../models/language-model.js";
 import type { Verdict } from "../tasks/task.js";
 
-/** One request to the model and what came back. */
+/** What a model call was for. `attempt` produces an answer (a first try, a retry or a refinement). */
+export type CallRole = "attempt" | "reflection" | "critique";
+
+/** One request to a model and what came back. */
 export interface ModelCall {
+  role: CallRole;
+  /** The model's `modelId` (the generator, a critic or a refiner can differ). */
+  model: string;
   messages: ChatMessage[];
   output: string;
   finishReason: FinishReason;
@@ -11,32 +17,85 @@ export interface ModelCall {
   ms: number;
 }
 
-/** The model's reflection on a failed attempt, given the feedback it was shown. */
+/**
+ * What the loop acted on after an attempt: the task's verifier (deterministic) or an LLM judge. `pass: null` means
+ * "cannot judge". The verifier's verdict on every attempt is recorded apart from the checks (`AttemptRecord.verdict`),
+ * so a loop driven by a judge is still measured against the ground truth.
+ */
+export interface Check {
+  source: "verifier" | "judge";
+  pass: boolean | null;
+  /** In [0, 1]; a pass without a finer score counts 1, a failure 0. */
+  score: number;
+  feedback: string;
+  /** The judge's failure categories (rubric), when it named any. */
+  categories?: string[];
+  /** The judge's model call. */
+  call?: ModelCall;
+}
+
+/** Text a model wrote about a failed attempt, which the next attempt sees as an explicit input. */
 export interface Reflection {
-  /** What the model was told about its attempt (binary: only that it was wrong). */
+  /** What the model was told before writing it (binary: only that the attempt failed). */
   feedbackShown: string;
   call: ModelCall;
 }
 
+/**
+ * After an attempt: `accept` — it passed, or the loop stops with it as the answer; `continue` — another attempt
+ * follows; `rollback` — the loop stops and returns an earlier, better-scoring attempt.
+ */
+export type Decision = "accept" | "continue" | "rollback";
+
 export interface AttemptRecord {
   /** 1-based. */
   turn: number;
+  /** The call that produced this attempt's output. */
   call: ModelCall;
+  /** The task verifier's verdict: the ground truth every strategy is measured by. */
   verdict: Verdict;
-  /** The reflection written after this attempt failed, which the next attempt sees. */
+  /** The checks the loop ran on this attempt, cheapest first (cascade stops at the first failure). */
+  checks: Check[];
+  /**
+   * The critique or reflection written after this attempt failed, which the next attempt sees. Self-refine's
+   * critique is a check (`checks`), so its refine step carries no separate reflection.
+   */
   reflection?: Reflection;
+  /** Lessons from memory the attempt was shown (Reflexion). */
+  lessons?: string[];
+  decision: Decision;
+  /** The turn whose answer the loop holds after this attempt: this one, or an earlier better one. */
+  selected: number;
 }
 
-export interface Episode<Record = unknown> {
+/** Why an episode stopped: a stop condition's name, `budget:<tokens|calls|time>`, or `error`. */
+export type StopReason = string;
+
+export interface EpisodeError {
+  name: string;
+  message: string;
+  status?: number;
+}
+
+export interface Episode<R = unknown> {
   id: string;
   task: string;
+  strategy: string;
+  /** The generator's model id. */
   model: string;
-  record: Record;
+  record: R;
   attempts: AttemptRecord[];
-  /** The final verdict: correct at any attempt. */
+  /** The turn of the answer the loop returns (the best attempt), or null when it made none. */
+  selected: number | null;
+  /** The verifier's verdict on the returned answer. */
   correct: boolean;
-  /** The turn of the first correct attempt, or null. */
+  /** The turn of the first attempt the verifier judged correct, or null (whether or not the loop returned it). */
   solvedAt: number | null;
+  stoppedBy: StopReason;
+  /** A model or budget failure that ended the episode early; the attempts before it are kept. */
+  error?: EpisodeError;
   usage: { promptTokens: number; evaluatedPromptTokens: number; completionTokens: number; calls: number };
+  /** Tokens and calls by role. */
+  usageByRole: Partial<Record<CallRole, { tokens: number; calls: number }>>;
   ms: number;
 }

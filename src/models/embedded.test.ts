@@ -3,6 +3,7 @@
  * only package registries). Nothing here is mocked: node-llama-cpp's prebuilt CPU binary runs the GGUF.
  */
 import assert from "node:assert/strict";
+import { reflectRetry } from "../loops/reflect-retry.js";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
@@ -104,7 +105,15 @@ describe("embedded model (SmolLM2-135M, real)", { timeout: 600_000 }, () => {
   it("runs reflect-retry episodes end to end and writes them", async () => {
     const outDir = mkdtempSync(path.join(os.tmpdir(), "reflectkit-it-"));
     const items = generateArithmetic({ seed: 0, count: 4 });
-    const { summary } = await runEval({ model: model as LanguageModel, task: arithmeticTask(), items, turns: 2, concurrency: 2, outDir, config: {}, fingerprint: {}, attempt: { maxTokens: 48, temperature: 0 }, reflection: { maxTokens: 32, temperature: 0 } });
+    const { summary } = await runEval({
+      items,
+      turns: 2,
+      concurrency: 2,
+      outDir,
+      config: {},
+      fingerprint: {},
+      episode: (item, context) => reflectRetry({ model: model as LanguageModel, task: arithmeticTask(), item, turns: 2, attempt: { maxTokens: 48, temperature: 0 }, reflection: { maxTokens: 32, temperature: 0 }, ...context }),
+    });
     assert.equal(summary.n, 4);
     assert.equal(summary.accuracy.length, 2);
     assert.ok(summary.model_calls >= 4);

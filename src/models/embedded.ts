@@ -1,5 +1,5 @@
 import os from "node:os";
-import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
+import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
 import { ModelCallError } from "../errors.js";
 import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel } from "./language-model.js";
 
@@ -61,6 +61,17 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
     slots.push({ sequence, chat: new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false }), busy: false, lastKey: undefined, lastUsed: 0 });
   }
   const waiters: Array<() => void> = [];
+  // Grammars compiled from JSON schemas, by the schema's JSON text (a judge asks with the same schema every time).
+  const grammars = new Map<string, Promise<LlamaGrammar>>();
+  const grammarFor = (schema: Record<string, unknown>): Promise<LlamaGrammar> => {
+    const key = JSON.stringify(schema);
+    let grammar = grammars.get(key);
+    if (grammar === undefined) {
+      grammar = llama.createGrammarForJsonSchema(schema as never) as Promise<LlamaGrammar>;
+      grammars.set(key, grammar);
+    }
+    return grammar;
+  };
   let clock = 0;
   let closed = false;
   const totals: EmbeddedModelStats = { evaluatedPromptTokens: 0, completionTokens: 0 };
@@ -106,7 +117,9 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         const meter = slot.sequence.tokenMeter;
         const inputBefore = meter.usedInputTokens;
         const outputBefore = meter.usedOutputTokens;
+        const grammar = request.responseFormat === undefined ? undefined : await grammarFor(request.responseFormat.schema);
         const result = await slot.chat.generateResponse(toHistory(request.messages), {
+          ...(grammar === undefined ? {} : { grammar }),
           maxTokens: request.maxTokens,
           temperature: request.temperature ?? 0,
           ...(request.topP === undefined ? {} : { topP: request.topP }),

@@ -215,6 +215,8 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
   if (request.topK !== undefined) body.top_k = request.topK;
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.stop !== undefined && request.stop.length > 0) body.stop = [...request.stop];
+  // OpenAI's structured outputs; vLLM, SGLang and llama.cpp's server accept the same shape.
+  if (request.responseFormat !== undefined) body.response_format = { type: "json_schema", json_schema: { name: "response", schema: request.responseFormat.schema } };
   return body;
 }
 

@@ -21,8 +21,16 @@ export interface SamplingParams {
   stop?: readonly string[];
 }
 
+/** Constrains the output to JSON matching `schema` (embedded: a grammar; HTTP: `response_format` json_schema). */
+export interface JsonResponseFormat {
+  type: "json";
+  schema: Record<string, unknown>;
+}
+
 export interface GenerateRequest extends SamplingParams {
   messages: readonly ChatMessage[];
+  /** Output format constraint; a backend that cannot enforce it still returns text, which callers must validate. */
+  responseFormat?: JsonResponseFormat;
   signal?: AbortSignal;
   /**
    * Requests sharing a key are turns of one growing conversation; a backend that caches prompt state may route

@@ -22,9 +22,11 @@ export function scriptedModel(replies: readonly ScriptedReply[], options: { mode
       const reply = replies[calls.length];
       calls.push(request);
       if (reply === undefined) throw new Error(`scripted model: no reply left for call ${calls.length}`);
-      const text = typeof reply === "function" ? reply(request) : reply;
+      const full = typeof reply === "function" ? reply(request) : reply;
+      // One token per character, for prompt and completion alike; replies longer than maxTokens are cut.
+      const text = full.slice(0, request.maxTokens);
       const promptTokens = request.messages.reduce((n, m) => n + m.content.length, 0);
-      const result: GenerateResult = { text, finishReason: "stop", usage: { promptTokens, evaluatedPromptTokens: promptTokens, completionTokens: text.length } };
+      const result: GenerateResult = { text, finishReason: text.length < full.length ? "length" : "stop", usage: { promptTokens, evaluatedPromptTokens: promptTokens, completionTokens: text.length } };
       return result;
     },
     async close() {},

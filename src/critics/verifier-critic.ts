@@ -1,0 +1,18 @@
+import type { Check } from "../loops/types.js";
+import type { Verdict } from "../tasks/task.js";
+import type { Critic } from "./critic.js";
+
+/** The verdict as a check: a pass scores 1, a failure the verifier's partial score (e.g. tests passed) or 0. */
+export function checkFromVerdict(verdict: Verdict): Check {
+  const score = verdict.correct === true ? 1 : Math.min(1, Math.max(0, verdict.score ?? 0)) * (verdict.correct === null ? 0 : 1);
+  return { source: "verifier", pass: verdict.correct, score: verdict.correct === true ? 1 : Math.min(score, 0.999), feedback: verdict.feedback };
+}
+
+/** The deterministic critic: the task's own verifier (tests, schema, math checker). Costs no model call. */
+export function verifierCritic<R>(): Critic<R> {
+  return {
+    specificationVersion: "v1",
+    name: "verifier",
+    doCritique: async (input) => checkFromVerdict(input.verdict),
+  };
+}

@@ -1,0 +1,22 @@
+import type { Critic } from "../critics/critic.js";
+import { runEpisode, type LoopOptions } from "./episode-run.js";
+import type { FeedbackMode } from "./feedback.js";
+import { retryLoop } from "./reflect-retry.js";
+import { isVerified } from "./stop.js";
+import type { Episode } from "./types.js";
+
+export interface CascadeOptions<R> extends LoopOptions<R> {
+  /** Checks after the task's verifier, cheapest first (an LLM judge); each runs only when the ones before passed. */
+  critics?: readonly Critic<R>[];
+  /** What the model sees of a failed check: `detailed` (default: the check's words) or `binary`. */
+  feedback?: FeedbackMode;
+}
+
+/**
+ * The production cascade: cheapest check first — the task's deterministic verifier, then an optional LLM judge —
+ * and ship the draft when every check passes; reflect and retry only when one fails. The reflection sees the
+ * failing check's words. Without critics this is reflect-retry with detailed feedback: the verifier is the cheap check.
+ */
+export function cascade<R>(options: CascadeOptions<R>): Promise<Episode<R>> {
+  return runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "detailed", options.critics ?? []));
+}

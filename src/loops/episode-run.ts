@@ -1,0 +1,281 @@
+import { ModelCallError, ReflectkitError } from "../errors.js";
+import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams } from "../models/language-model.js";
+import type { Judgement, Task, TaskItem, Verdict } from "../tasks/task.js";
+import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
+import { hash32 } from "../util/hash.js";
+import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
+import { attemptScore, firstStop, isAttemptCount, type StopCondition } from "./stop.js";
+import type { AttemptRecord, CallRole, Check, Episode, EpisodeError, ModelCall, Reflection } from "./types.js";
+
+/** Options every strategy takes: one options object per call; budgets belong to the call. */
+export interface LoopOptions<R> {
+  /** The generator. */
+  model: LanguageModel;
+  /** The task: its prompt and its verifier (the ground truth every attempt is measured by). */
+  task: Task<R, Judgement>;
+  item: TaskItem<R>;
+  /** Most attempts (a bound that always applies). Default 2. */
+  turns?: number;
+  /**
+   * Stop conditions, first that holds wins. Default: `[isVerified()]`; `isAttemptCount(turns)` is always added.
+   * Pass `[]` to run every turn whatever the checks say (always-reflect).
+   */
+  stopWhen?: readonly StopCondition[];
+  /** Limits of this episode. */
+  budget?: BudgetLimits;
+  /** The run's shared budget (the episode budget's parent), from `runEval`. */
+  runBudget?: Budget;
+  /** Sampling of attempts (default 256 tokens, greedy) and of reflections and critiques (default 128 tokens, greedy). */
+  attempt?: Omit<SamplingParams, "seed">;
+  reflection?: Omit<SamplingParams, "seed">;
+  /** Run seed; each call's sampling seed derives from it, the item id, the turn and the role. */
+  seed?: number;
+  signal?: AbortSignal;
+  tracer?: Tracer;
+  now?: () => number;
+}
+
+export const defaultAttemptSampling = { maxTokens: 256, temperature: 0 } as const;
+export const defaultReflectionSampling = { maxTokens: 128, temperature: 0 } as const;
+
+/** What a strategy reports about an attempt; the run adds the decision and the selection. */
+export type AttemptDraft = Omit<AttemptRecord, "decision" | "selected">;
+
+/**
+ * The machinery every strategy shares: model calls under the budgets with derived seeds and spans, verification
+ * that never throws, the stop decision with rollback to the best attempt, and the finished `Episode`.
+ * A strategy is a function of a run; `runEpisode` turns budget exhaustion and model failures into a recorded end.
+ */
+export class EpisodeRun<R> {
+  readonly attempts: AttemptRecord[] = [];
+  readonly budget: Budget;
+  readonly tracer: Tracer;
+  readonly conditions: readonly StopCondition[];
+  private readonly calls: ModelCall[] = [];
+  private readonly known = new Map<string, { messages: ChatMessage[]; promptTokens: number }>();
+  private readonly now: () => number;
+  private readonly started: number;
+  private readonly episodeSpan: SpanHandle;
+  private attemptSpan: SpanHandle | undefined;
+  private attemptTurn = 0;
+
+  constructor(
+    readonly strategy: string,
+    readonly options: LoopOptions<R>,
+  ) {
+    this.now = options.now ?? performance.now.bind(performance);
+    this.started = this.now();
+    this.budget = new Budget(options.budget ?? {}, options.runBudget, this.now);
+    this.tracer = options.tracer ?? noopTracer;
+    this.conditions = [...(options.stopWhen ?? defaultStops), isAttemptCount(this.turns)];
+    this.episodeSpan = this.tracer.startSpan("episode", {
+      "reflect.strategy": strategy,
+      "reflect.task": options.task.name,
+      "reflect.item.id": options.item.id,
+      "gen_ai.request.model": options.model.modelId,
+    });
+  }
+
+  get turns(): number {
+    return this.options.turns ?? 2;
+  }
+
+  get item(): TaskItem<R> {
+    return this.options.item;
+  }
+
+  /** Opens the span of attempt `turn`; calls and checks until the next `beginAttempt` nest under it. */
+  beginAttempt(turn: number): void {
+    this.attemptSpan?.end();
+    this.attemptTurn = turn;
+    this.attemptSpan = this.tracer.startSpan(`attempt ${turn}`, { "reflect.turn": turn }, this.episodeSpan);
+  }
+
+  /**
+   * One model call under the budgets. `conversation` names the growing conversation the messages belong to: the
+   * embedded model keeps its KV cache for it, and the prompt bound counts only what is new since its last call.
+   */
+  async call(
+    model: LanguageModel,
+    role: CallRole,
+    messages: readonly ChatMessage[],
+    sampling: Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat },
+    conversation: string,
+    spanName: string = role,
+  ): Promise<ModelCall> {
+    const snapshot = messages.map((m) => ({ ...m }));
+    const seed = hash32(`${this.options.seed ?? 0}:${this.item.id}:${this.attemptTurn}:${role}`);
+    const previous = this.known.get(conversation);
+    const extends_ = previous !== undefined && previous.messages.length <= snapshot.length && previous.messages.every((m, i) => m.role === snapshot[i]?.role && m.content === snapshot[i]?.content);
+    const bound = promptTokenBound(snapshot, extends_ ? { messages: previous.messages.length, promptTokens: previous.promptTokens } : undefined);
+    const reservation = this.budget.reserve(bound, sampling.maxTokens);
+    const span = this.tracer.startSpan(
+      spanName,
+      {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": model.modelId,
+        "gen_ai.request.max_tokens": reservation.maxTokens,
+        "gen_ai.request.temperature": sampling.temperature ?? 0,
+        "gen_ai.request.seed": seed,
+        "reflect.role": role,
+        ...(this.tracer.recordContent ? { "gen_ai.input.messages": JSON.stringify(snapshot) } : {}),
+      },
+      this.attemptSpan ?? this.episodeSpan,
+    );
+    const remaining = this.budget.remainingMs();
+    const deadline = Number.isFinite(remaining) ? AbortSignal.timeout(Math.max(1, Math.floor(remaining))) : undefined;
+    const signals = [this.options.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const t0 = this.now();
+    try {
+      const { responseFormat, ...rest } = sampling;
+      const result = await model.doGenerate({
+        ...rest,
+        maxTokens: reservation.maxTokens,
+        messages: snapshot,
+        seed,
+        sessionKey: `${this.item.id}#${conversation}`,
+        ...(responseFormat === undefined ? {} : { responseFormat }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+      this.budget.settle(reservation, result.usage.promptTokens + result.usage.completionTokens);
+      this.known.set(conversation, { messages: snapshot, promptTokens: result.usage.promptTokens });
+      const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: result.text, finishReason: result.finishReason, usage: result.usage, seed, ms: this.now() - t0 };
+      this.calls.push(call);
+      span.setAttributes({
+        "gen_ai.usage.input_tokens": result.usage.promptTokens,
+        "gen_ai.usage.output_tokens": result.usage.completionTokens,
+        "gen_ai.response.finish_reasons": [result.finishReason],
+        ...(this.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: result.text }]) } : {}),
+      });
+      span.end();
+      return call;
+    } catch (error) {
+      // An unsettled reservation would hold budget forever: count the call with the tokens it may have used.
+      this.budget.settle(reservation, 0);
+      span.end(error);
+      if (deadline?.aborted === true && this.options.signal?.aborted !== true) throw new BudgetSpentError("time");
+      throw error;
+    }
+  }
+
+  /** The task's verdict on an output; a verifier that throws gives "cannot judge" (one bad item must not end a run). */
+  async verify(output: string): Promise<Verdict> {
+    const span = this.tracer.startSpan("verify", { "reflect.task": this.options.task.name }, this.attemptSpan ?? this.episodeSpan);
+    let verdict: Verdict;
+    try {
+      verdict = await this.options.task.verify(this.item.record, output);
+    } catch (error) {
+      verdict = { correct: null, answer: null, feedback: `the ${this.options.task.name} verifier failed: ${(error as Error).message}` };
+    }
+    span.setAttributes({ "reflect.correct": verdict.correct === null ? "unjudged" : String(verdict.correct), ...(verdict.score === undefined ? {} : { "reflect.score": verdict.score }) });
+    span.end();
+    return verdict;
+  }
+
+  /** A check's span, for critics that run outside `call` (the verifier critic) or around it (a judge). */
+  checkSpan(source: Check["source"]): SpanHandle {
+    return this.tracer.startSpan("critique", { "reflect.check.source": source }, this.attemptSpan ?? this.episodeSpan);
+  }
+
+  /**
+   * Records an attempt, selects the best attempt so far (highest score, the latest on ties) and evaluates the stop
+   * conditions. Returns the label of the condition that holds, or null to go on.
+   */
+  settle(draft: AttemptDraft): string | null {
+    const best = this.attempts.reduce<AttemptRecord | undefined>((b, a) => (b === undefined || attemptScore(a) > attemptScore(b) ? a : b), undefined);
+    const scorePre = best === undefined ? undefined : attemptScore(best);
+    const scorePost = attemptScore(draft);
+    const selected = best !== undefined && (scorePre as number) > scorePost ? best.selected : draft.turn;
+    const attempt: AttemptRecord = { ...draft, decision: "continue", selected };
+    this.attempts.push(attempt);
+    const stop = firstStop(this.conditions, this.attempts, { budget: this.budget.exhausted() });
+    if (stop !== null) attempt.decision = selected === attempt.turn ? "accept" : "rollback";
+    this.attemptSpan?.setAttributes({
+      ...(scorePre === undefined ? {} : { "reflect.score.pre": scorePre }),
+      "reflect.score.post": scorePost,
+      "reflect.decision": attempt.decision,
+      "reflect.selected": selected,
+    });
+    return stop;
+  }
+
+  /** Attaches the reflection written after the last attempt. */
+  reflect(reflection: Reflection): void {
+    const last = this.attempts.at(-1);
+    if (last !== undefined) last.reflection = reflection;
+  }
+
+  finish(stoppedBy: string, error?: unknown): Episode<R> {
+    const last = this.attempts.at(-1);
+    // An episode cut short (budget, error) after a "continue" still returns its best attempt.
+    if (last !== undefined && last.decision === "continue") last.decision = last.selected === last.turn ? "accept" : "rollback";
+    const selected = last?.selected ?? null;
+    const chosen = selected === null ? undefined : this.attempts[selected - 1];
+    const solved = this.attempts.find((a) => a.verdict.correct === true);
+    const byRole: Episode["usageByRole"] = {};
+    for (const call of this.calls) {
+      const entry = (byRole[call.role] ??= { tokens: 0, calls: 0 });
+      entry.tokens += call.usage.promptTokens + call.usage.completionTokens;
+      entry.calls += 1;
+    }
+    const episode: Episode<R> = {
+      id: this.item.id,
+      task: this.options.task.name,
+      strategy: this.strategy,
+      model: this.options.model.modelId,
+      record: this.item.record,
+      attempts: this.attempts,
+      selected,
+      correct: chosen?.verdict.correct === true,
+      solvedAt: solved?.turn ?? null,
+      stoppedBy,
+      ...(error === undefined ? {} : { error: episodeError(error) }),
+      usage: {
+        promptTokens: sum(this.calls, (c) => c.usage.promptTokens),
+        evaluatedPromptTokens: sum(this.calls, (c) => c.usage.evaluatedPromptTokens),
+        completionTokens: sum(this.calls, (c) => c.usage.completionTokens),
+        calls: this.calls.length,
+      },
+      usageByRole: byRole,
+      ms: this.now() - this.started,
+    };
+    this.attemptSpan?.end();
+    this.episodeSpan.setAttributes({ "reflect.correct": episode.correct, "reflect.stopped_by": stoppedBy, "reflect.attempts": this.attempts.length, ...(selected === null ? {} : { "reflect.selected": selected }) });
+    this.episodeSpan.end(error);
+    return episode;
+  }
+}
+
+const defaultStops: readonly StopCondition[] = [];
+
+/**
+ * Runs a strategy's body and always returns a recorded episode: a spent budget ends it with `budget:<kind>`, a model
+ * failure (after the backend's own retries) with `error` and the error kept. An interruption (the caller's signal)
+ * and bugs propagate.
+ */
+export async function runEpisode<R>(strategy: string, options: LoopOptions<R>, defaults: readonly StopCondition[], body: (run: EpisodeRun<R>) => Promise<string>): Promise<Episode<R>> {
+  const run = new EpisodeRun(strategy, { ...options, stopWhen: options.stopWhen ?? defaults });
+  try {
+    return run.finish(await body(run));
+  } catch (error) {
+    if (options.signal?.aborted === true) {
+      run.finish("interrupted", error);
+      throw error;
+    }
+    if (error instanceof BudgetSpentError) return run.finish(`budget:${error.kind}`);
+    if (ReflectkitError.isInstance(error)) return run.finish("error", error);
+    run.finish("error", error);
+    throw error;
+  }
+}
+
+function episodeError(error: unknown): EpisodeError {
+  if (error instanceof ModelCallError) return { name: error.name, message: error.message, ...(error.status === undefined ? {} : { status: error.status }) };
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: "Error", message: String(error) };
+}
+
+function sum<T>(items: readonly T[], pick: (item: T) => number): number {
+  return items.reduce((total, item) => total + pick(item), 0);
+}
