@@ -4,199 +4,32 @@
  * No test opens the embedded model: every eval names an http:// model, and REFLECTKIT_OFFLINE=1 forbids fetching.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
+import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { after, describe, it, type TestContext } from "node:test";
+import { after, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import type { Summary } from "../eval/metrics.js";
 import type { Episode } from "../loops/types.js";
 import { generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
+import {
+  assertExit,
+  cacheDir,
+  cli,
+  describeRun,
+  jsonLines,
+  REFLECTION_TEXT,
+  removeCacheDir,
+  rightAnswer,
+  RUN_LIMIT_MS,
+  startCli,
+  startServer,
+  tempDir,
+  type CliResult,
+  type FakeServer,
+} from "./cli-harness.js";
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const BIN = path.join(REPO_ROOT, "bin", "reflect.js");
-const RUN_LIMIT_MS = 60_000;
 const TEST_TIMEOUT_MS = 180_000;
-
-// ---------------------------------------------------------------------------------------------------------------
-// The scripted server
-
-interface ChatMessage {
-  role: string;
-  content: string;
-}
-
-interface SeenRequest {
-  at: number;
-  kind: "attempt" | "reflection";
-  /** 1-based attempt number (for a reflection: the attempt it reflects on). */
-  attempt: number;
-  /** The sampling seed reflectkit derives from the run seed, the item id, the turn and the role: one per call site. */
-  seed: number;
-  messages: ChatMessage[];
-}
-
-interface FakeServer {
-  /** `http://127.0.0.1:PORT/v1#fake` */
-  spec: string;
-  requests: SeenRequest[];
-}
-
-const QUESTION = /What is (-?\d+) ([-+*]) (-?\d+)\?/;
-const REFLECTION_MARK = "Reflect on what went wrong";
-const REFLECTION_TEXT = "I computed too quickly and was off by one; I will check the operation again.";
-
-function rightAnswer(a: number, op: string, b: number): number {
-  return op === "+" ? a + b : op === "-" ? a - b : a * b;
-}
-
-/** The rule: the first attempt is wrong (off by one) when A is even; every other attempt is right. */
-function scriptedReply(messages: readonly ChatMessage[]): { kind: "attempt" | "reflection"; attempt: number; text: string } {
-  const users = messages.filter((m) => m.role === "user");
-  const last = users.at(-1)?.content ?? "";
-  const attempt = users.filter((m) => QUESTION.test(m.content)).length;
-  if (last.includes(REFLECTION_MARK)) return { kind: "reflection", attempt, text: REFLECTION_TEXT };
-  const match = QUESTION.exec(last);
-  if (match === null) throw new Error(`no question in the last user message: ${JSON.stringify(last)}`);
-  const a = Number(match[1]);
-  const answer = rightAnswer(a, match[2]!, Number(match[3]));
-  const wrong = attempt === 1 && a % 2 === 0;
-  return { kind: "attempt", attempt, text: `Let me compute. <answer>${wrong ? answer + 1 : answer}</answer>` };
-}
-
-/** prompt_tokens = 10 per message; completion_tokens = 3 for an attempt, 7 for a reflection. */
-async function startServer(t: TestContext, options: { delayMs?: number } = {}): Promise<FakeServer> {
-  const requests: SeenRequest[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      let status = 200;
-      let body: unknown;
-      try {
-        if (req.method !== "POST" || req.url !== "/v1/chat/completions") throw new Error(`unexpected ${req.method} ${req.url}`);
-        const request = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: ChatMessage[]; seed: number };
-        if (request.model !== "fake") throw new Error(`unexpected model ${request.model}`);
-        const reply = scriptedReply(request.messages);
-        requests.push({ at: Date.now(), kind: reply.kind, attempt: reply.attempt, seed: request.seed, messages: request.messages });
-        body = {
-          id: `cmpl-${requests.length}`,
-          object: "chat.completion",
-          choices: [{ index: 0, message: { role: "assistant", content: reply.text }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 10 * request.messages.length, completion_tokens: reply.kind === "attempt" ? 3 : 7 },
-        };
-      } catch (error) {
-        // A 400 is not retried: a request the script cannot answer fails the run loudly.
-        status = 400;
-        body = { error: { message: (error as Error).message } };
-      }
-      const send = () => {
-        res.writeHead(status, { "content-type": "application/json" });
-        res.end(JSON.stringify(body));
-      };
-      if (options.delayMs === undefined) send();
-      else {
-        const timer = setTimeout(send, options.delayMs);
-        res.on("close", () => clearTimeout(timer));
-      }
-    });
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  t.after(async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, "close");
-  });
-  const { port } = server.address() as AddressInfo;
-  return { spec: `http://127.0.0.1:${port}/v1#fake`, requests };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Running the CLI
-
-interface CliResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-interface CliRun {
-  child: ChildProcess;
-  done: Promise<CliResult>;
-}
-
-/** Environment of every run: no fetching, a cache of our own, no inherited key. */
-function cliEnv(cacheDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, REFLECTKIT_OFFLINE: "1", REFLECTKIT_CACHE: cacheDir, NO_COLOR: "1" };
-  delete env.OPENAI_API_KEY;
-  delete env.NODE_TEST_CONTEXT; // the child is a CLI, not a test file
-  return env;
-}
-
-let sharedCache: string | undefined;
-async function cacheDir(): Promise<string> {
-  sharedCache ??= await mkdtemp(path.join(os.tmpdir(), "reflectkit-cli-cache-"));
-  return sharedCache;
-}
-
-/** Spawns `node bin/reflect.js ...args` from the repository root; killed (and the promise rejected) after RUN_LIMIT_MS. */
-async function startCli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cliEnv(await cacheDir()), stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  child.stdin!.on("error", () => {}); // a child that exits before reading its input is judged by its exit code
-  child.stdin!.end(options.stdin ?? "");
-  const done = new Promise<CliResult>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`reflect ${args.join(" ")} ran past ${RUN_LIMIT_MS} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, RUN_LIMIT_MS);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return { child, done };
-}
-
-async function cli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliResult> {
-  return (await startCli(args, options)).done;
-}
-
-function describeRun(result: CliResult): string {
-  return `exit ${result.code}${result.signal ? ` (${result.signal})` : ""}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-}
-
-function assertExit(result: CliResult, code: number): void {
-  assert.equal(result.code, code, describeRun(result));
-}
-
-async function tempDir(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-cli-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function jsonLines<T>(text: string): T[] {
-  return text
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as T);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // What the rule predicts for the seeded arithmetic items
@@ -535,6 +368,4 @@ describe("reflect models", { timeout: TEST_TIMEOUT_MS }, () => {
   });
 });
 
-after(async () => {
-  if (sharedCache !== undefined) await rm(sharedCache, { recursive: true, force: true });
-});
+after(removeCacheDir);

@@ -184,7 +184,7 @@ export function registerEval(program: Command): void {
       const bar = episodeProgressBar(items.length);
       try {
         const model = await open(flags.model);
-        const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: reflection })];
+        const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: Math.max(160, reflection.maxTokens) } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
         const config = {
           command: "eval",

@@ -25,8 +25,9 @@ export const judgeSchema = {
   type: "object",
   properties: {
     verdict: { enum: ["correct", "incorrect"] },
-    categories: { type: "array", items: { enum: [...failureCategories] } },
-    explanation: { type: "string" },
+    categories: { type: "array", items: { enum: [...failureCategories] }, maxItems: 3 },
+    // Bounded so that a grammar-constrained reply fits the judge's token limit (see `parseJudgement` for a cut one).
+    explanation: { type: "string", maxLength: 200 },
   },
   required: ["verdict", "categories", "explanation"],
   additionalProperties: false,
@@ -50,7 +51,7 @@ export function rubricJudge<R>(model: LanguageModel, options: RubricJudgeOptions
     model,
     async doCritique(input: CritiqueInput<R>, context) {
       const call = await context.call(model, judgeMessages(input), { ...sampling, responseFormat: { type: "json", schema: judgeSchema as unknown as Record<string, unknown> } });
-      return { ...parseJudgement(call.output), call };
+      return { ...parseJudgement(call.output, call.finishReason === "length"), call };
     },
   };
 }
@@ -72,17 +73,24 @@ function judgeMessages<R>(input: CritiqueInput<R>) {
   ];
 }
 
-/** Reads the judge's JSON; anything else is "cannot judge" with the reason. */
-export function parseJudgement(text: string): Omit<Check, "call"> {
+/**
+ * Reads the judge's JSON; anything else is "cannot judge" with the reason. A reply cut at the token limit (`cut`)
+ * after its verdict was written still counts: the grammar put the verdict first, so it is complete even when the
+ * explanation is not.
+ */
+export function parseJudgement(text: string, cut = false): Omit<Check, "call"> {
   const cannot = (why: string): Omit<Check, "call"> => ({ source: "judge", pass: null, score: 0, feedback: `The reviewer's reply could not be read (${why}).` });
   const start = text.indexOf("{");
   const end = text.lastIndexOf("}");
-  if (start < 0 || end <= start) return cannot("no JSON object");
   let value: unknown;
   try {
+    if (start < 0 || end <= start) throw new SyntaxError("no JSON object");
     value = JSON.parse(text.slice(start, end + 1));
-  } catch {
-    return cannot("invalid JSON");
+  } catch (error) {
+    const verdict = cut ? /^\s*\{\s*"verdict"\s*:\s*"(correct|incorrect)"/u.exec(text.slice(Math.max(0, start))) : null;
+    if (verdict === null) return cannot((error as Error).message === "no JSON object" ? "no JSON object" : "invalid JSON");
+    const explanation = /"explanation"\s*:\s*"((?:[^"\\]|\\.)*)/u.exec(text)?.[1] ?? "";
+    value = { verdict: verdict[1], categories: [...text.matchAll(/"([a-z]+)"/gu)].map((m) => m[1]), explanation: `${explanation.replace(/\\(.)/gu, "$1")} (cut at the token limit)` };
   }
   if (typeof value !== "object" || value === null) return cannot("not an object");
   const v = value as Record<string, unknown>;

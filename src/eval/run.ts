@@ -1,5 +1,6 @@
+import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
-import { mkdir, open, readFile, truncate, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { InputError, UsageError } from "../errors.js";
@@ -61,7 +62,7 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
   await mkdir(options.outDir, { recursive: true });
   const episodesPath = path.join(options.outDir, "episodes.jsonl");
   await checkFingerprint(options.outDir, options.fingerprint);
-  await writeFile(path.join(options.outDir, "config.json"), `${JSON.stringify({ ...options.config, fingerprint: options.fingerprint }, null, 2)}\n`);
+  await writeFileWhole(path.join(options.outDir, "config.json"), `${JSON.stringify({ ...options.config, fingerprint: options.fingerprint }, null, 2)}\n`);
 
   const done = new Map<string, Episode<R>>();
   for (const episode of await readEpisodes<R>(episodesPath)) if (ids.has(episode.id)) done.set(episode.id, episode);
@@ -72,10 +73,22 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
     options.onEpisode?.(episode, true);
   }
   let notRun = 0;
+  // Episodes in flight, and a promise that settles when the next one ends (for items waiting on the run budget).
+  let running = 0;
+  let wake: () => void = () => {};
+  let ended = new Promise<void>((resolve) => (wake = resolve));
+  const episodeEnded = () => {
+    wake();
+    ended = new Promise<void>((resolve) => (wake = resolve));
+  };
+  const nextEpisodeEnd = () => ended;
 
   const file = await open(episodesPath, "a");
   const limit = pLimit(Math.max(1, options.concurrency));
   const controller = new AbortController();
+  // Every episode in flight listens to this signal, through several layers at once during a model call (the model's
+  // queue, the request or its backoff timer): Node's default of 10 would report a leak at concurrency 4 with retries.
+  setMaxListeners(Math.max(10, 8 * options.concurrency), controller.signal);
   const onAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener("abort", onAbort);
   let failure: unknown;
@@ -86,16 +99,28 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
         .map((item) =>
           limit(async () => {
             if (controller.signal.aborted) return;
-            if (runBudget.exhausted() !== null) {
-              notRun++;
-              return;
-            }
             try {
-              const episode = await options.episode(item, { signal: controller.signal, runBudget });
-              // A budget too small for even the first call: the item was not run, and is not recorded as done.
-              if (episode.usage.calls === 0 && episode.stoppedBy.startsWith("budget:")) {
-                notRun++;
-                return;
+              let episode: Episode<R>;
+              for (;;) {
+                if (runBudget.exhausted() !== null) {
+                  notRun++;
+                  return;
+                }
+                running++;
+                try {
+                  episode = await options.episode(item, { signal: controller.signal, runBudget });
+                } finally {
+                  running--;
+                  episodeEnded();
+                }
+                // The first call did not fit the run budget. While other episodes are in flight their reservations may
+                // be what crowded it out: wait for one to end and try again. Alone, the item cannot run.
+                if (!(episode.usage.calls === 0 && episode.stoppedBy.startsWith("budget:"))) break;
+                if (running === 0) {
+                  notRun++;
+                  return;
+                }
+                await nextEpisodeEnd();
               }
               await file.write(`${JSON.stringify(episode)}\n`);
               await file.datasync();
@@ -121,8 +146,18 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
     resumed_episodes: resumed,
     ...(options.budget === undefined ? {} : { run_budget: { limits: options.budget, spent: runBudget.spent(), exhausted: runBudget.exhausted(), items_not_run: notRun } }),
   };
-  await writeFile(path.join(options.outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  await writeFileWhole(path.join(options.outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { summary, episodes, resumed, notRun };
+}
+
+/**
+ * Writes a file so that a kill at any moment leaves the old content or the new, never a truncated file: every resume
+ * rewrites config.json, and a kill between truncating and writing it would make the run folder unresumable.
+ */
+async function writeFileWhole(file: string, text: string): Promise<void> {
+  const partial = `${file}.partial`;
+  await writeFile(partial, text);
+  await rename(partial, file);
 }
 
 /** Throws a UsageError when `outDir` holds a run made with another configuration; a new or matching folder passes. */

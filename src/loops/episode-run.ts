@@ -151,7 +151,8 @@ export class EpisodeRun<R> {
       span.end();
       return call;
     } catch (error) {
-      // An unsettled reservation would hold budget forever: count the call with the tokens it may have used.
+      // Release the reservation: a failed call counts as a call, with no tokens (none were reported; backends do
+      // not bill failed requests).
       this.budget.settle(reservation, 0);
       span.end(error);
       if (deadline?.aborted === true && this.options.signal?.aborted !== true) throw new BudgetSpentError("time");

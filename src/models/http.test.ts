@@ -334,7 +334,7 @@ describe("createHttpModel", () => {
       res.writeHead(401, { "content-type": "text/plain" });
       res.end(`invalid credentials: ${String(seen.headers.authorization)}`);
     };
-    const server = await startServer(t, [echoAuth, replyText(404, "no such model"), replyText(409, "conflict")]);
+    const server = await startServer(t, [echoAuth, replyText(404, "no such model"), replyText(422, "unprocessable")]);
     const model = modelFor(server);
 
     const unauthorised = await modelCallError(model.doGenerate(request));
@@ -343,15 +343,15 @@ describe("createHttpModel", () => {
     assert.match(unauthorised.message, /\$OPENAI_API_KEY/);
     const notFound = await modelCallError(model.doGenerate(request));
     assert.equal(notFound.status, 404);
-    const conflict = await modelCallError(model.doGenerate(request));
-    assert.equal(conflict.status, 409);
+    const unprocessable = await modelCallError(model.doGenerate(request));
+    assert.equal(unprocessable.status, 422);
     assert.equal(server.requests.length, 3);
   });
 
-  it("retries a 408", async (t) => {
-    const server = await startServer(t, [replyText(408, "request timeout"), ok]);
+  it("retries a 408 and a 409", async (t) => {
+    const server = await startServer(t, [replyText(408, "request timeout"), replyText(409, "conflict"), ok]);
     assert.equal((await modelFor(server).doGenerate(request)).text, "42");
-    assert.equal(server.requests.length, 2);
+    assert.equal(server.requests.length, 3);
   });
 
   it("times out an attempt the server never answers, retries, then fails", async (t) => {

@@ -266,8 +266,9 @@ function tokenCount(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
+/** 408 timeout, 409 conflict (OpenAI's and the AI SDK's lock and retry signal), 429 rate limit, 5xx. */
 function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || (status >= 500 && status <= 599);
+  return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
 }
 
 function hintFor(status: number, apiKeyEnv: string, model: string): string {

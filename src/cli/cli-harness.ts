@@ -1,0 +1,226 @@
+/**
+ * What the CLI's end-to-end tests share: an OpenAI-compatible server on 127.0.0.1 that answers arithmetic questions
+ * by a fixed rule (its replies depend only on the request), and `node bin/reflect.js …` run as a child process.
+ * Not a test file itself (a `test-*` name would make `node --test dist/` run it as one).
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { ArithmeticOp } from "../tasks/arithmetic/index.js";
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const BIN = path.join(REPO_ROOT, "bin", "reflect.js");
+export const RUN_LIMIT_MS = 60_000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The scripted server
+
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+export interface SeenRequest {
+  at: number;
+  kind: "attempt" | "reflection";
+  /** 1-based attempt number (for a reflection: the attempt it reflects on). */
+  attempt: number;
+  /** The sampling seed reflectkit derives from the run seed, the item id, the turn and the role: one per call site. */
+  seed: number;
+  messages: ChatMessage[];
+}
+
+export interface FakeServer {
+  /** `http://127.0.0.1:PORT/v1#fake` */
+  spec: string;
+  requests: SeenRequest[];
+}
+
+/** Whether the server answers attempt `attempt` at `a op b` wrongly (off by one). */
+export type WrongRule = (question: { a: number; op: ArithmeticOp; b: number }, attempt: number) => boolean;
+
+export interface ServerOptions {
+  /** Wait before each reply: a fixed number of ms, or a function drawing one per request. */
+  delayMs?: number | (() => number);
+  /** Default: the first attempt is wrong when A is even, every other attempt is right. */
+  wrong?: WrongRule;
+}
+
+const QUESTION = /What is (-?\d+) ([-+*]) (-?\d+)\?/;
+/** The reflect-retry reflection request, and Reflexion's lesson request. */
+const REFLECTION_MARKS = ["Reflect on what went wrong", "write a lesson for your next attempt"];
+/** Each lesson Reflexion shows an attempt about the same item is one numbered note marked so. */
+const OWN_LESSON_MARK = "(this problem)";
+export const REFLECTION_TEXT = "I computed too quickly and was off by one; I will check the operation again.";
+
+export function rightAnswer(a: number, op: string, b: number): number {
+  return op === "+" ? a + b : op === "-" ? a - b : a * b;
+}
+
+const firstAttemptWrongWhenAEven: WrongRule = ({ a }, attempt) => attempt === 1 && a % 2 === 0;
+
+/**
+ * The attempt number is read from the request: reflect-retry restates the question in one growing conversation
+ * (attempt n holds it n times); Reflexion starts each trial afresh with one note per lesson of this item so far.
+ */
+export function scriptedReply(messages: readonly ChatMessage[], wrong: WrongRule = firstAttemptWrongWhenAEven): { kind: "attempt" | "reflection"; attempt: number; text: string } {
+  const users = messages.filter((m) => m.role === "user");
+  const last = users.at(-1)?.content ?? "";
+  const ownLessons = last.split(OWN_LESSON_MARK).length - 1;
+  const attempt = users.filter((m) => QUESTION.test(m.content)).length + ownLessons;
+  if (REFLECTION_MARKS.some((mark) => last.includes(mark))) return { kind: "reflection", attempt, text: REFLECTION_TEXT };
+  const match = QUESTION.exec(last);
+  if (match === null) throw new Error(`no question in the last user message: ${JSON.stringify(last)}`);
+  const a = Number(match[1]);
+  const op = match[2] as ArithmeticOp;
+  const b = Number(match[3]);
+  const answer = rightAnswer(a, op, b);
+  return { kind: "attempt", attempt, text: `Let me compute. <answer>${wrong({ a, op, b }, attempt) ? answer + 1 : answer}</answer>` };
+}
+
+/** prompt_tokens = 10 per message; completion_tokens = 3 for an attempt, 7 for a reflection. Closed when the test ends. */
+export async function startServer(t: TestContext, options: ServerOptions = {}): Promise<FakeServer> {
+  const requests: SeenRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      let status = 200;
+      let body: unknown;
+      try {
+        if (req.method !== "POST" || req.url !== "/v1/chat/completions") throw new Error(`unexpected ${req.method} ${req.url}`);
+        const request = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: ChatMessage[]; seed: number };
+        if (request.model !== "fake") throw new Error(`unexpected model ${request.model}`);
+        const reply = scriptedReply(request.messages, options.wrong);
+        requests.push({ at: Date.now(), kind: reply.kind, attempt: reply.attempt, seed: request.seed, messages: request.messages });
+        body = {
+          id: `cmpl-${requests.length}`,
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: reply.text }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 10 * request.messages.length, completion_tokens: reply.kind === "attempt" ? 3 : 7 },
+        };
+      } catch (error) {
+        // A 400 is not retried: a request the script cannot answer fails the run loudly.
+        status = 400;
+        body = { error: { message: (error as Error).message } };
+      }
+      const send = () => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      const delayMs = typeof options.delayMs === "function" ? options.delayMs() : options.delayMs;
+      if (delayMs === undefined) send();
+      else {
+        const timer = setTimeout(send, delayMs);
+        res.on("close", () => clearTimeout(timer));
+      }
+    });
+  });
+  const port = await listenOnLoopback(t, server);
+  return { spec: `http://127.0.0.1:${port}/v1#fake`, requests };
+}
+
+/** Starts `server` on a free port of 127.0.0.1, closes it (cutting open connections) when the test ends; gives the port. */
+export async function listenOnLoopback(t: TestContext, server: http.Server): Promise<number> {
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(async () => {
+    server.closeAllConnections();
+    server.close();
+    await once(server, "close");
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running the CLI
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  done: Promise<CliResult>;
+}
+
+/** Environment of every run: no fetching, a cache of our own, no inherited key. */
+function cliEnv(cacheDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, REFLECTKIT_OFFLINE: "1", REFLECTKIT_CACHE: cacheDir, NO_COLOR: "1" };
+  delete env.OPENAI_API_KEY;
+  delete env.NODE_TEST_CONTEXT; // the child is a CLI, not a test file
+  return env;
+}
+
+let sharedCache: string | undefined;
+/** The model cache every run of this process uses (empty: nothing is fetched); `removeCacheDir` deletes it. */
+export async function cacheDir(): Promise<string> {
+  sharedCache ??= await mkdtemp(path.join(os.tmpdir(), "reflectkit-cli-cache-"));
+  return sharedCache;
+}
+
+/** For a test file's `after` hook. */
+export async function removeCacheDir(): Promise<void> {
+  if (sharedCache !== undefined) await rm(sharedCache, { recursive: true, force: true });
+}
+
+/** Spawns `node bin/reflect.js ...args` from the repository root; killed (and the promise rejected) after RUN_LIMIT_MS. */
+export async function startCli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliRun> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cliEnv(await cacheDir()), stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stdin!.on("error", () => {}); // a child that exits before reading its input is judged by its exit code
+  child.stdin!.end(options.stdin ?? "");
+  const done = new Promise<CliResult>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`reflect ${args.join(" ")} ran past ${RUN_LIMIT_MS} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, RUN_LIMIT_MS);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, done };
+}
+
+export async function cli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliResult> {
+  return (await startCli(args, options)).done;
+}
+
+export function describeRun(result: CliResult): string {
+  return `exit ${result.code}${result.signal ? ` (${result.signal})` : ""}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
+}
+
+export function assertExit(result: CliResult, code: number): void {
+  assert.equal(result.code, code, describeRun(result));
+}
+
+export async function tempDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-cli-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function jsonLines<T>(text: string): T[] {
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as T);
+}
