@@ -27,7 +27,7 @@ export const judgeSchema = {
     verdict: { enum: ["correct", "incorrect"] },
     categories: { type: "array", items: { enum: [...failureCategories] }, maxItems: 3 },
     // Bounded so that a grammar-constrained reply fits the judge's token limit (see `parseJudgement` for a cut one).
-    explanation: { type: "string", maxLength: 200 },
+    explanation: { type: "string", maxLength: 160 },
   },
   required: ["verdict", "categories", "explanation"],
   additionalProperties: false,

@@ -38,7 +38,7 @@ function assertWellFormed(episode: Episode, strategy: string): void {
   if (episode.attempts.length === 2 && strategy !== "self-refine") assert.ok(episode.attempts[0]?.reflection?.call.output !== undefined, "a failed attempt was reflected on");
 }
 
-describe("strategies on the real embedded models", { timeout: 900_000 }, () => {
+describe("strategies on the real embedded models", { timeout: 2_400_000 }, () => {
   const models: Record<string, LanguageModel> = {};
   before(async () => {
     for (const name of ["smollm2-135m", "gemma-3-270m"]) {
@@ -65,7 +65,7 @@ describe("strategies on the real embedded models", { timeout: 900_000 }, () => {
     for (const family of families) {
       it(`${generator} generating, ${judge} judging, on ${family.name}: reflect-retry, self-refine, reflexion, cascade`, async () => {
         const model = models[generator] as LanguageModel;
-        const critic = rubricJudge(models[judge] as LanguageModel, { sampling: { maxTokens: 160, temperature: 0 } });
+        const critic = rubricJudge(models[judge] as LanguageModel, { sampling: { maxTokens: 128, temperature: 0 } });
         const common = { model, task: family.task, item: family.item(), turns: 2, ...sampling };
 
         assertWellFormed(await reflectRetry(common), "reflect-retry");
