@@ -127,7 +127,8 @@ export function summarize(episodes: readonly Episode[], turns: number): Summary 
     answer_change_rate: retries === 0 ? null : changed / retries,
     unjudged_attempts: sumOf(episodes, (e) => e.attempts.filter((a) => a.verdict.correct === null).length),
     solved_any: n === 0 ? 0 : episodes.filter((e) => e.attempts.some((a) => a.verdict.correct === true)).length / n,
-    stopped_by: countBy(episodes, (e) => e.stoppedBy ?? "legacy"),
+    // Episodes written before stop reasons were recorded came from reflect-retry, which stopped on the verifier or the turn limit.
+    stopped_by: countBy(episodes, (e) => e.stoppedBy ?? (e.solvedAt !== null ? "verified" : `turns:${e.attempts.length}`)),
     rollbacks: episodes.filter((e) => e.attempts.length > 0 && selectedAfter(e, e.attempts.length) !== e.attempts.length).length,
     errors: { episodes: episodes.filter((e) => e.error !== undefined).length, examples: [...new Set(episodes.flatMap((e) => (e.error === undefined ? [] : [`${e.error.name}: ${e.error.message}`])))].slice(0, 5) },
     critics: criticAgreement(episodes),
