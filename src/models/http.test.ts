@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { once } from "node:events";
+import { listenOnLoopback } from "../cli/cli-harness.js";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { describe, it, type TestContext } from "node:test";
 import { inspect } from "node:util";
 import { ModelCallError, ReflectkitError, UsageError } from "../errors.js";
@@ -67,14 +66,7 @@ async function startServer(t: TestContext, script: Behaviour | Behaviour[]): Pro
       behaviour(res, seen, index);
     });
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  t.after(async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, "close");
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(t, server);
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,

@@ -51,8 +51,8 @@ function fromData<R>(name: string, limit: number, toCase: (item: TaskItem<R>, it
   return spec;
 }
 
-/** A different BBH answer of the same kind (as bbh/load.test.ts builds it). */
-function bbhCorrupted(kind: BbhKind, record: BbhRecord): string {
+/** A different BBH answer of the same kind: a reply that must fail. */
+export function bbhCorrupted(kind: BbhKind, record: BbhRecord): string {
   const t = record.target;
   switch (kind) {
     case "choice": {

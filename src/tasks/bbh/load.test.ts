@@ -4,10 +4,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { InputError } from "../../errors.js";
-import { BBH_LABEL_ANOMALIES, bbhKind, type BbhKind } from "./kind.js";
+import { bbhCorrupted } from "../conformance-specs.js";
+import { BBH_LABEL_ANOMALIES, bbhKind } from "./kind.js";
 import { loadBbh } from "./load.js";
-import { parseOptionList } from "../choice/option-list.js";
-import type { BbhRecord } from "./record.js";
 import { verifyBbh } from "./verify.js";
 
 const folder = resolve(process.cwd(), process.env.REFLECTKIT_DATA ?? "../shared/data", "bbh");
@@ -23,31 +22,6 @@ const COUNTS: Record<string, number> = {
   tracking_shuffled_objects_seven_objects: 250, tracking_shuffled_objects_three_objects: 250, web_of_lies: 250, word_sorting: 250,
 };
 
-/** A different answer of the same kind: the reply that must fail. */
-function corrupted(kind: BbhKind, record: BbhRecord): string {
-  const t = record.target;
-  switch (kind) {
-    case "choice": {
-      const letters = parseOptionList(record.input)?.letters ?? "AB";
-      const letter = t[1] as string;
-      return `(${letters[(letters.indexOf(letter) + 1) % letters.length]})`;
-    }
-    case "boolean":
-      return t === "True" ? "False" : "True";
-    case "yes-no":
-      return /^yes$/iu.test(t) ? "No" : "Yes";
-    case "validity":
-      return t === "valid" ? "invalid" : "valid";
-    case "integer":
-      return String(Number(t) + 1);
-    case "dyck":
-      return t.split(" ").length > 1 ? t.split(" ").slice(1).join(" ") : `${t} )`;
-    case "words":
-      return t.split(" ").length > 1 ? t.split(" ").reverse().join(" ") : `${t} zzz`;
-    case "text":
-      return "(A)";
-  }
-}
 
 describe("loadBbh on the shared data", () => {
   it("reads all 27 tasks, 6,511 examples, as the MANIFEST counts them; every gold target verifies and every corrupted one fails", (t) => {
@@ -67,7 +41,7 @@ describe("loadBbh on the shared data", () => {
         const verdict = verifyBbh(record, reply);
         assert.equal(verdict.correct, true, `${id}: ${JSON.stringify(reply)} → ${verdict.feedback}`);
       }
-      const wrong = corrupted(kind, record);
+      const wrong = bbhCorrupted(kind, record);
       const verdict = verifyBbh(record, `So the answer is ${wrong}.`);
       assert.equal(verdict.correct, false, `${id}: ${wrong} → ${verdict.feedback}`);
       const target = new RegExp(`(?<![\\w(])${record.target.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&")}(?![\\w)])`, "iu");
