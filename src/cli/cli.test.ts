@@ -369,3 +369,24 @@ describe("reflect models", { timeout: TEST_TIMEOUT_MS }, () => {
 });
 
 after(removeCacheDir);
+
+describe("reflect data instructions", { timeout: TEST_TIMEOUT_MS }, () => {
+  it("--json prints the 32 instruction objects; --add appends the user's own; a bad file names its line", async (t) => {
+    const pool = await cli(["data", "instructions", "--json"]);
+    assertExit(pool, 0);
+    const instructions = JSON.parse(pool.stdout) as { id: string; text: string; stages: unknown }[];
+    assert.equal(instructions.length, 32);
+    assert.ok(instructions.every((i) => typeof i.id === "string" && typeof i.text === "string" && typeof i.stages === "object"));
+    const dir = await tempDir(t);
+    const own = path.join(dir, "mine.jsonl");
+    await writeFile(own, '{"id": "units", "text": "Check every unit."}\n');
+    const added = await cli(["data", "instructions", "--add", own]);
+    assertExit(added, 0);
+    assert.match(added.stdout, /^step-by-step\/calculation\/high-level\n {2}Your previous answer was wrong\./);
+    assert.match(added.stdout, /\nunits\n {2}Check every unit\.\n$/);
+    await writeFile(own, '{"id": "units", "text": "Check every unit."}\n{"id": "units", "text": "again"}\n');
+    const bad = await cli(["data", "instructions", "--add", own]);
+    assertExit(bad, 2);
+    assert.match(bad.stderr, /mine\.jsonl:2: id "units" is already used/);
+  });
+});

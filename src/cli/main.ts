@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
+import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
 import { registerModels } from "./models.js";
 import { registerVerify } from "./verify.js";
@@ -13,6 +14,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerEval(program);
   registerVerify(program);
   registerModels(program);
+  registerData(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;
