@@ -18,5 +18,12 @@ export function formatSummary(summary: Summary, heading: string): string {
     `model calls ${summary.model_calls} (${summary.model_calls_per_episode.toFixed(2)}/episode)   tokens: prompt ${summary.tokens.prompt} (evaluated ${summary.tokens.evaluated_prompt}), completion ${summary.tokens.completion}   wall ${(summary.wall_seconds ?? 0).toFixed(1)} s`,
   );
   if (summary.unjudged_attempts > 0) lines.push(`attempts the verifier could not judge: ${summary.unjudged_attempts}`);
+  const stops = Object.entries(summary.stopped_by ?? {}).map(([reason, count]) => `${reason} ${count}`);
+  if (stops.length > 0) lines.push(`stopped by: ${stops.join(", ")}${summary.rollbacks > 0 ? `   rolled back to an earlier attempt: ${summary.rollbacks}` : ""}`);
+  for (const critic of summary.critics ?? []) {
+    const rate = (x: number | null) => (x === null ? "n/a" : pct(x));
+    lines.push(`${critic.critic} against the verifier (n = ${critic.n}): precision ${rate(critic.precision)}, recall ${rate(critic.recall)}, agreement ${rate(critic.agreement)}${critic.unreadable > 0 ? `, unreadable replies ${critic.unreadable}` : ""}`);
+  }
+  if ((summary.errors?.episodes ?? 0) > 0) lines.push(`episodes ended by a model failure: ${summary.errors.episodes} (${summary.errors.examples[0] ?? ""})`);
   return lines.join("\n");
 }
