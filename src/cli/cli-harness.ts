@@ -6,14 +6,17 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import type { ArithmeticOp } from "../tasks/arithmetic/index.js";
+import { randomInt } from "../util/random.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BIN = path.join(REPO_ROOT, "bin", "reflect.js");
@@ -43,8 +46,8 @@ export interface FakeServer {
   requests: SeenRequest[];
 }
 
-/** Whether the server answers attempt `attempt` at `a op b` wrongly (off by one). */
-export type WrongRule = (question: { a: number; op: ArithmeticOp; b: number }, attempt: number) => boolean;
+/** Whether the server answers attempt `attempt` at `a op b` wrongly (off by one); `messages` is the whole request. */
+export type WrongRule = (question: { a: number; op: ArithmeticOp; b: number }, attempt: number, messages: readonly ChatMessage[]) => boolean;
 
 export interface ServerOptions {
   /** Wait before each reply: a fixed number of ms, or a function drawing one per request. */
@@ -82,7 +85,7 @@ export function scriptedReply(messages: readonly ChatMessage[], wrong: WrongRule
   const op = match[2] as ArithmeticOp;
   const b = Number(match[3]);
   const answer = rightAnswer(a, op, b);
-  return { kind: "attempt", attempt, text: `Let me compute. <answer>${wrong({ a, op, b }, attempt) ? answer + 1 : answer}</answer>` };
+  return { kind: "attempt", attempt, text: `Let me compute. <answer>${wrong({ a, op, b }, attempt, messages) ? answer + 1 : answer}</answer>` };
 }
 
 /** prompt_tokens = 10 per message; completion_tokens = 3 for an attempt, 7 for a reflection. Closed when the test ends. */
@@ -223,4 +226,65 @@ export function jsonLines<T>(text: string): T[] {
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as T);
+}
+
+/** A copy of `value` without the fields named (at any depth): for comparing runs apart from their timings. */
+export function withoutFields(value: unknown, fields: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => withoutFields(v, fields));
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !fields.has(key)).map(([key, v]) => [key, withoutFields(v, fields)]));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Killing a run again and again
+
+export interface KillSchedule {
+  /** The run's JSON-lines file, one line per finished item. */
+  linesPath: string;
+  /** Model calls each item takes (from an uninterrupted run): how much work a child has left. */
+  callsPerItem: ReadonlyMap<string, number>;
+  kills: number;
+  /** Draws the kill moments; seeded by `seed`, which messages name so a failing schedule can be rerun. */
+  random: () => number;
+  seed: number;
+}
+
+/**
+ * The first kill waits for the first line on disk, so the final run always has items to resume. Most others wait
+ * until the child has sent a random number of requests, at most a third of the calls its unfinished items need (so
+ * every child is killed before it can finish). Then 0…KILL_JITTER_MS more: kills land mid-run, between or during
+ * calls and line writes. The rest wait 0…KILL_AFTER_SPAWN_MS from the spawn and may land in start-up.
+ */
+const KILL_JITTER_MS = 40;
+const KILL_AFTER_SPAWN_MS = 400;
+
+/** Starts the command `schedule.kills` times and SIGKILLs each child at a random moment, then lets one run finish. */
+export async function killRepeatedly(t: TestContext, server: FakeServer, args: readonly string[], schedule: KillSchedule): Promise<void> {
+  const onDisk = async () => (existsSync(schedule.linesPath) ? await readFile(schedule.linesPath, "utf8") : "");
+  for (let kill = 1; kill <= schedule.kills; kill++) {
+    const done = new Set(jsonLines<{ id: string }>((await onDisk()).replace(/[^\n]*$/, "")).map((line) => line.id));
+    const callsLeft = [...schedule.callsPerItem].reduce((sum, [id, calls]) => sum + (done.has(id) ? 0 : calls), 0);
+    const seenBefore = server.requests.length;
+    const run = await startCli(args);
+    let exited = false;
+    void run.done.then(
+      () => (exited = true),
+      () => (exited = true),
+    );
+    const moment = kill === 1 ? "first line" : schedule.random() < 0.2 ? "spawn" : "requests";
+    const requests = moment === "requests" ? randomInt(schedule.random, 1, Math.max(1, Math.floor(callsLeft / 3))) : 0;
+    if (moment === "first line") {
+      while (!exited && !(await onDisk()).includes("\n")) await sleep(5);
+    }
+    while (!(server.requests.length - seenBefore >= requests || exited)) await sleep(5);
+    const waitMs = randomInt(schedule.random, 0, moment === "spawn" ? KILL_AFTER_SPAWN_MS : KILL_JITTER_MS);
+    await sleep(waitMs);
+    run.child.kill("SIGKILL");
+    const result = await run.done;
+    assert.equal(result.signal, "SIGKILL", `kill ${kill} (seed ${schedule.seed}) came after the run had ended — the kill schedule left it too little work\n${describeRun(result)}`);
+    const text = await onDisk();
+    const cut = text === "" || text.endsWith("\n") ? "" : " and a cut line";
+    t.diagnostic(`kill ${kill}: ${waitMs} ms after ${moment === "requests" ? `request ${requests}` : `the ${moment}`} of ${callsLeft} calls left; ${server.requests.length - seenBefore} requests, ${text.split("\n").length - 1} lines on disk${cut}`);
+  }
+  assertExit(await cli(args), 0);
 }

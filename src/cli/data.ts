@@ -1,9 +1,32 @@
+import os from "node:os";
+import path from "node:path";
 import type { Command } from "commander";
+import { generateReflectionData } from "../data/generate.js";
 import { instructionPool, loadInstructions } from "../data/instructions.js";
+import type { ReflectionDataSummary } from "../data/types.js";
+import type { FeedbackMode } from "../loops/feedback.js";
+import { openModel } from "../models/open.js";
+import { interruptSignal, modelFlags, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
+import { choice, int, nonNegativeNumber } from "./parse.js";
+import { episodeProgressBar } from "./progress.js";
+
+interface GenerateFlags extends TaskRunFlags {
+  instructions?: string;
+  instructionsPerItem: number;
+  samples: number;
+  feedback: FeedbackMode;
+  temperature: number;
+  firstTemperature: number;
+  topP?: number;
+  maxTokens: number;
+  reflectionMaxTokens: number;
+  out: string;
+  json: boolean;
+}
 
 /** `reflect data …`: the reflection-data pipeline (ReflectEvo). */
 export function registerData(program: Command): void {
-  const data = program.command("data").description("reflection data for training (ReflectEvo): the instruction pool");
+  const data = program.command("data").description("reflection data for training (ReflectEvo): the instruction pool, sample generation");
   data
     .command("instructions")
     .description("list the 32 reflection instructions (verify × error focus × plan), and your own with --add")
@@ -18,4 +41,90 @@ export function registerData(program: Command): void {
       }
       for (const instruction of all) process.stdout.write(`${instruction.id}\n  ${instruction.text}\n`);
     });
+  const generate = taskFlags(
+    data.command("generate").description("first answers; for each wrong one, reflections under drawn instructions and the retries they lead to (ReflectEvo)"),
+    "seed for generated items, instruction draws and sampling",
+  )
+    .option("--instructions <file>", "your own instructions (a JSON array or JSON lines of {id, text}), used for every failed item besides the drawn ones")
+    .option("--instructions-per-item <k>", "instructions drawn from the pool of 32 for each failed item, without replacement", int(0), 4)
+    .option("--samples <n>", "reflection-and-retry samples per instruction", int(1), 2)
+    .option("--feedback <mode>", "what the model is told about a wrong first answer: binary (only that it is wrong) or detailed (the verifier's words)", choice(["binary", "detailed"]), "binary")
+    .option("--temperature <t>", "sampling temperature of reflections and retries", nonNegativeNumber, 0.7)
+    .option("--first-temperature <t>", "sampling temperature of first answers (0 = greedy)", nonNegativeNumber, 0)
+    .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
+    .option("--max-tokens <n>", "token limit of a first answer or a retry", int(1), 256)
+    .option("--reflection-max-tokens <n>", "token limit of a reflection", int(1), 128);
+  modelFlags(generate, "items")
+    .requiredOption("--out <dir>", "run folder: samples.jsonl, config.json, summary.json; an existing folder with the same flags is resumed")
+    .option("--json", "print summary.json instead of the table", false)
+    .action(async (flags: GenerateFlags) => {
+      const { task, items, concurrency, openOptions } = await taskRun(flags);
+      const instructions = flags.instructions === undefined ? [] : loadInstructions(flags.instructions);
+      const outDir = path.resolve(flags.out);
+      const sampling = (maxTokens: number, temperature: number) => ({ maxTokens, temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) });
+      const model = await openModel(flags.model, openOptions);
+      const interrupt = interruptSignal(outDir, "items");
+      const bar = episodeProgressBar(items.length);
+      try {
+        const { summary, resumed } = await generateReflectionData({
+          model,
+          task,
+          items,
+          outDir,
+          instructions,
+          instructionsPerItem: flags.instructionsPerItem,
+          samples: flags.samples,
+          feedback: flags.feedback,
+          first: sampling(flags.maxTokens, flags.firstTemperature),
+          reflection: sampling(flags.reflectionMaxTokens, flags.temperature),
+          retry: sampling(flags.maxTokens, flags.temperature),
+          seed: flags.seed,
+          concurrency,
+          // The user's instructions themselves are part of the library's fingerprint, wherever their file lies.
+          fingerprint: { mode: flags.mode, data: flags.data === undefined ? null : path.resolve(flags.data) },
+          config: {
+            reflectkit: process.env.npm_package_version ?? null,
+            model_spec: flags.model,
+            instructions_file: flags.instructions === undefined ? null : path.resolve(flags.instructions),
+            threads: flags.threads ?? os.availableParallelism(),
+            context_size: flags.contextSize,
+            prefix_reuse: flags.prefixReuse,
+            argv: process.argv.slice(2),
+          },
+          signal: interrupt.signal,
+          onItem: (item) => bar.tick(item.first?.verdict.correct === true),
+        });
+        bar.stop();
+        if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+        else {
+          const heading = `reflect data generate · ${task.name} · ${model.modelId} · ${flags.instructionsPerItem} drawn${instructions.length > 0 ? ` + ${instructions.length} own` : ""} instructions × ${flags.samples} samples · ${flags.feedback} feedback${resumed > 0 ? ` · ${resumed} items resumed from disk` : ""}`;
+          process.stdout.write(`${formatGenerationSummary(summary, heading)}\nrun folder: ${outDir}\n`);
+        }
+      } finally {
+        bar.stop();
+        interrupt.release();
+        await model.close();
+      }
+    });
+}
+
+const pct = (part: number, whole: number) => (whole === 0 ? "n/a" : `${((100 * part) / whole).toFixed(1)}%`);
+
+/** The summary of a generation run as a readable table. */
+export function formatGenerationSummary(summary: ReflectionDataSummary, heading: string): string {
+  const lines = [
+    heading,
+    "",
+    `items ${summary.items}: first answer right ${summary.first_correct} (${pct(summary.first_correct, summary.items)}), wrong ${summary.failures}, not judged ${summary.unjudged}, ended by an error ${summary.errors}`,
+    `reflections ${summary.reflections}, retries ${summary.retries}, right after reflection ${summary.retries_correct} (${pct(summary.retries_correct, summary.retries)})`,
+  ];
+  const instructions = Object.entries(summary.by_instruction);
+  if (instructions.length > 0) {
+    const width = Math.max(...instructions.map(([id]) => id.length));
+    lines.push("", `${"instruction".padEnd(width)}  right/retries`);
+    for (const [id, { correct, total }] of instructions) lines.push(`${id.padEnd(width)}  ${`${correct}/${total}`.padStart(13)}`);
+  }
+  const { usage } = summary;
+  lines.push("", `model calls ${usage.calls}   tokens: prompt ${usage.prompt_tokens} (evaluated ${usage.evaluated_prompt_tokens}), completion ${usage.completion_tokens}   wall ${summary.wall_seconds.toFixed(1)} s`);
+  return lines.join("\n");
 }

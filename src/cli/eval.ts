@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import type { Critic } from "../critics/critic.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { verifierCritic } from "../critics/verifier-critic.js";
-import { InterruptedError, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { checkFingerprint, runEval, type EpisodeContext } from "../eval/run.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import { cascade } from "../loops/cascade.js";
@@ -16,25 +16,18 @@ import { isVerified, parseStopConditions, type StopCondition } from "../loops/st
 import type { Episode } from "../loops/types.js";
 import { openLessonStore } from "../memory/sqlite-lesson-store.js";
 import type { LanguageModel } from "../models/language-model.js";
-import { openModel, type OpenModelOptions } from "../models/open.js";
-import { defaultModelName } from "../models/registry.js";
-import { parseModelSpec } from "../models/spec.js";
+import { openModel } from "../models/open.js";
 import { createOtelTracer, otlpEndpointFromEnv } from "../telemetry/otel.js";
-import { findTaskFamily, taskFamilies, taskItems } from "../tasks/registry.js";
 import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { formatSummary } from "./format.js";
+import { interruptSignal, modelFlags, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
-import { episodeProgressBar, fetchProgressBar } from "./progress.js";
+import { episodeProgressBar } from "./progress.js";
 
 export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade"] as const;
 type StrategyName = (typeof strategyNames)[number];
 
-interface EvalFlags {
-  task: string;
-  data?: string;
-  limit?: number;
-  seed: number;
-  model: string;
+interface EvalFlags extends TaskRunFlags {
   strategy: StrategyName;
   critic?: "verifier" | "judge";
   criticModel?: string;
@@ -45,10 +38,6 @@ interface EvalFlags {
   turns: number;
   stopWhen: string;
   feedback?: FeedbackMode;
-  mode: "strict" | "lenient";
-  concurrency?: number;
-  threads?: number;
-  contextSize: number;
   temperature: number;
   topP?: number;
   maxTokens: number;
@@ -59,10 +48,6 @@ interface EvalFlags {
   runBudgetTokens?: number;
   runBudgetCalls?: number;
   runBudgetSeconds?: number;
-  prefixReuse: boolean;
-  offline: boolean;
-  apiKeyEnv?: string;
-  timeout?: number;
   otlpEndpoint?: string;
   traceContent: boolean;
   out?: string;
@@ -70,14 +55,7 @@ interface EvalFlags {
 }
 
 export function registerEval(program: Command): void {
-  program
-    .command("eval")
-    .description("run a verifier-anchored reflection loop over a task and measure it")
-    .requiredOption("--task <name>", `task family: ${taskFamilies.map((f) => f.name).join(", ")}`)
-    .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
-    .option("--limit <n>", "first n items (generated items: default 100)", int(1))
-    .option("--seed <n>", "seed for generated items and sampling", int(0), 0)
-    .option("--model <spec>", "generator: registered name, path to a .gguf, or http(s)://host/v1#model", defaultModelName)
+  const command = taskFlags(program.command("eval").description("run a verifier-anchored reflection loop over a task and measure it"), "seed for generated items and sampling")
     .option("--strategy <name>", `the loop: ${strategyNames.join(", ")}`, choice(strategyNames), "reflect-retry")
     .option("--critic <kind>", "self-refine: who critiques each draft, an LLM judge (default) or the task's verifier; cascade: add an LLM judge after the verifier", choice(["verifier", "judge"]))
     .option("--critic-model <spec>", "the judge's model (default: the generator); implies --critic judge")
@@ -87,11 +65,8 @@ export function registerEval(program: Command): void {
     .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance", int(0), 2)
     .option("--turns <n>", "most attempts per item", int(1), 2)
     .option("--stop-when <list>", "stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn", "verified")
-    .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]))
-    .option("--mode <mode>", "countdown: strict (every number exactly once) or lenient", choice(["strict", "lenient"]), "strict")
-    .option("--concurrency <n>", "episodes in flight: embedded parallel sequences (default 1: reproducible, and as fast on 2 cores) or HTTP requests (default 4)", int(1))
-    .option("--threads <n>", "CPU threads for the embedded model (default: all cores)", int(1))
-    .option("--context-size <n>", "embedded: context tokens per sequence", int(256), 4096)
+    .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]));
+  modelFlags(command, "episodes")
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
     .option("--max-tokens <n>", "token limit of an attempt", int(1), 256)
@@ -102,19 +77,12 @@ export function registerEval(program: Command): void {
     .option("--run-budget-tokens <n>", "whole run: most tokens; items not started when it is spent are reported", int(1))
     .option("--run-budget-calls <n>", "whole run: most model calls", int(1))
     .option("--run-budget-seconds <n>", "whole run: most wall-clock seconds of this invocation", int(1))
-    .option("--no-prefix-reuse", "embedded: re-evaluate every prompt from scratch (to measure what KV-cache reuse saves)")
-    .option("--offline", "never fetch a model; fail if it is not cached", false)
-    .option("--api-key-env <name>", "HTTP: environment variable holding the API key (default OPENAI_API_KEY)")
-    .option("--timeout <ms>", "HTTP: per-request timeout", int(1))
     .option("--otlp-endpoint <url>", "also export spans over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or $OTEL_EXPORTER_OTLP_ENDPOINT); <out>/traces.jsonl is always written")
     .option("--trace-content", "record prompts and outputs on spans", false)
     .option("--out <dir>", "run folder (default runs/<time>-<task>-<model>); an existing folder with the same flags is resumed")
     .option("--json", "print summary.json instead of the table", false)
     .action(async (flags: EvalFlags) => {
-      const family = findTaskFamily(flags.task);
-      const concurrency = flags.concurrency ?? (parseModelSpec(flags.model).kind === "http" ? 4 : 1);
-      const task = family.create({ mode: flags.mode });
-      const items = await taskItems(family, task, { seed: flags.seed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
+      const { task, items, concurrency, openOptions } = await taskRun(flags);
       const modelTag = flags.model.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
       const outDir = path.resolve(flags.out ?? path.join("runs", `${new Date().toISOString().replace(/[:.]/g, "-")}-${task.name}-${modelTag}`));
       const attempt = { maxTokens: flags.maxTokens, temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };
@@ -152,16 +120,6 @@ export function registerEval(program: Command): void {
         ...(flags.strategy === "reflexion" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
       };
       await checkFingerprint(outDir, fingerprint);
-      const openOptions: OpenModelOptions = {
-        parallel: concurrency,
-        contextSize: flags.contextSize,
-        prefixReuse: flags.prefixReuse,
-        offline: flags.offline,
-        progress: fetchProgressBar(),
-        ...(flags.threads === undefined ? {} : { threads: flags.threads }),
-        ...(flags.apiKeyEnv === undefined ? {} : { apiKeyEnv: flags.apiKeyEnv }),
-        ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }),
-      };
       const opened = new Map<string, LanguageModel>();
       const open = async (spec: string): Promise<LanguageModel> => {
         let model = opened.get(spec);
@@ -177,10 +135,7 @@ export function registerEval(program: Command): void {
         ...((flags.otlpEndpoint ?? otlpEndpointFromEnv(process.env)) === undefined ? {} : { otlpEndpoint: (flags.otlpEndpoint ?? otlpEndpointFromEnv(process.env)) as string }),
       });
       const memory = memoryPath === undefined ? undefined : openLessonStore(memoryPath);
-      const controller = new AbortController();
-      const onSignal = () => controller.abort(new InterruptedError(`interrupted — finished episodes are in ${outDir}; run the same command again to resume`));
-      process.once("SIGINT", onSignal);
-      process.once("SIGTERM", onSignal);
+      const interrupt = interruptSignal(outDir, "episodes");
       const bar = episodeProgressBar(items.length);
       try {
         const model = await open(flags.model);
@@ -224,7 +179,7 @@ export function registerEval(program: Command): void {
           config,
           fingerprint,
           ...(Object.keys(runBudget).length === 0 ? {} : { budget: runBudget }),
-          signal: controller.signal,
+          signal: interrupt.signal,
           onEpisode: (e) => bar.tick(e.correct),
         });
         bar.stop();
@@ -236,8 +191,7 @@ export function registerEval(program: Command): void {
         }
       } finally {
         bar.stop();
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        interrupt.release();
         memory?.close();
         await tracer.shutdown();
         for (const model of opened.values()) await model.close();

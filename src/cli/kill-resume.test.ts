@@ -6,17 +6,15 @@
  * The kill schedule is seeded: the seed is in the test names; rerun one with REFLECTKIT_KILL_SEED=<seed>.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import type { Summary } from "../eval/metrics.js";
 import type { Episode } from "../loops/types.js";
 import { generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { mulberry32, randomInt } from "../util/random.js";
-import { assertExit, cli, describeRun, jsonLines, removeCacheDir, startCli, startServer, tempDir, type FakeServer, type WrongRule } from "./cli-harness.js";
+import { assertExit, cli, jsonLines, killRepeatedly, removeCacheDir, startServer, tempDir, withoutFields, type WrongRule } from "./cli-harness.js";
 
 const TEST_TIMEOUT_MS = 240_000;
 const SEED = process.env.REFLECTKIT_KILL_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.REFLECTKIT_KILL_SEED);
@@ -26,26 +24,12 @@ const TURNS = 3;
 const KILLS = 5;
 /** Reply delay of the server, ms. */
 const DELAY: [number, number] = [20, 100];
-/**
- * The first kill waits for the first episode on disk, so the final run always has episodes to resume. Most others
- * wait until the child has sent a random number of requests, at most a third of the calls its unfinished items need
- * (so every child is killed before it can finish). Then 0…KILL_JITTER_MS more: kills land mid-run, between or
- * during calls and episode writes. The rest wait 0…KILL_AFTER_SPAWN_MS from the spawn and may land in start-up.
- */
-const KILL_JITTER_MS = 40;
-const KILL_AFTER_SPAWN_MS = 400;
-
 /** Attempt n at `a op b` is right from attempt 1 + (a + b) mod 4 on: with 3 turns, items are solved at 1, 2, 3 or never. */
 const wrongUntilNeeded: WrongRule = ({ a, b }, attempt) => attempt < 1 + ((a + b) % 4);
 
 /** Fields that measure time: they differ between any two runs. */
 const TIMING_FIELDS = new Set(["wall_seconds", "episode_seconds", "resumed_episodes", "ms"]);
-
-function withoutTimings(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutTimings);
-  if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !TIMING_FIELDS.has(key)).map(([key, v]) => [key, withoutTimings(v)]));
-}
+const withoutTimings = (value: unknown) => withoutFields(value, TIMING_FIELDS);
 
 async function runFiles(out: string): Promise<{ text: string; episodes: Episode<ArithmeticRecord>[]; summary: Summary }> {
   const text = await readFile(path.join(out, "episodes.jsonl"), "utf8");
@@ -74,45 +58,6 @@ function lessons(file: string): LessonRow[] {
   }
 }
 
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(5);
-}
-
-/**
- * Starts the command `KILLS` times and SIGKILLs each child at a seeded random moment, then lets one run finish.
- * `callsPerItem` (from the uninterrupted run) tells how much work is left.
- */
-async function killRepeatedly(t: TestContext, server: FakeServer, args: readonly string[], out: string, callsPerItem: ReadonlyMap<string, number>, random: () => number): Promise<void> {
-  const episodesPath = path.join(out, "episodes.jsonl");
-  const onDisk = async () => (existsSync(episodesPath) ? await readFile(episodesPath, "utf8") : "");
-  for (let kill = 1; kill <= KILLS; kill++) {
-    const done = new Set(jsonLines<Episode>((await onDisk()).replace(/[^\n]*$/, "")).map((e) => e.id));
-    const callsLeft = [...callsPerItem].reduce((sum, [id, calls]) => sum + (done.has(id) ? 0 : calls), 0);
-    const seenBefore = server.requests.length;
-    const run = await startCli(args);
-    let exited = false;
-    void run.done.then(
-      () => (exited = true),
-      () => (exited = true),
-    );
-    const moment = kill === 1 ? "first episode" : random() < 0.2 ? "spawn" : "requests";
-    const requests = moment === "requests" ? randomInt(random, 1, Math.max(1, Math.floor(callsLeft / 3))) : 0;
-    if (moment === "first episode") {
-      while (!exited && !(await onDisk()).includes("\n")) await sleep(5);
-    }
-    await waitFor(() => server.requests.length - seenBefore >= requests || exited);
-    const waitMs = randomInt(random, 0, moment === "spawn" ? KILL_AFTER_SPAWN_MS : KILL_JITTER_MS);
-    await sleep(waitMs);
-    run.child.kill("SIGKILL");
-    const result = await run.done;
-    assert.equal(result.signal, "SIGKILL", `kill ${kill} (seed ${SEED}) came after the run had ended — the kill schedule left it too little work\n${describeRun(result)}`);
-    const text = await onDisk();
-    const cut = text === "" || text.endsWith("\n") ? "" : " and a cut line";
-    t.diagnostic(`kill ${kill}: ${waitMs} ms after ${moment === "requests" ? `request ${requests}` : `the ${moment}`} of ${callsLeft} calls left; ${server.requests.length - seenBefore} requests, ${text.split("\n").length - 1} episodes on disk${cut}`);
-  }
-  assertExit(await cli(args), 0);
-}
-
 /** Runs the command uninterrupted and killed-then-finished into two folders, and compares them; returns the folders. */
 async function compareWithUninterrupted(t: TestContext, strategy: string, concurrency: number, strategySeed: number): Promise<{ uninterruptedOut: string; killedOut: string }> {
   // Two generators: the kill schedule does not depend on how many replies came before.
@@ -126,7 +71,7 @@ async function compareWithUninterrupted(t: TestContext, strategy: string, concur
 
   assertExit(await cli(args(uninterruptedOut)), 0);
   const expected = await runFiles(uninterruptedOut);
-  await killRepeatedly(t, server, args(killedOut), killedOut, new Map(expected.episodes.map((e) => [e.id, e.usage.calls])), mulberry32(strategySeed));
+  await killRepeatedly(t, server, args(killedOut), { linesPath: path.join(killedOut, "episodes.jsonl"), callsPerItem: new Map(expected.episodes.map((e) => [e.id, e.usage.calls])), kills: KILLS, random: mulberry32(strategySeed), seed: SEED });
 
   const actual = await runFiles(killedOut);
   const ids = generateArithmetic({ seed: 0, count: ITEMS }).map((item) => item.id);

@@ -52,7 +52,8 @@ export class EpisodeRun<R> {
   readonly tracer: Tracer;
   readonly conditions: readonly StopCondition[];
   private readonly calls: ModelCall[] = [];
-  private readonly known = new Map<string, { messages: ChatMessage[]; promptTokens: number }>();
+  /** The last call of each conversation, for the prompt bound of the next. */
+  private readonly known = new Map<string, ModelCall>();
   private readonly now: () => number;
   private readonly started: number;
   private readonly episodeSpan: SpanHandle;
@@ -103,72 +104,19 @@ export class EpisodeRun<R> {
     conversation: string,
     spanName: string = role,
   ): Promise<ModelCall> {
-    const snapshot = messages.map((m) => ({ ...m }));
-    const seed = hash32(`${this.options.seed ?? 0}:${this.item.id}:${this.attemptTurn}:${role}`);
-    const previous = this.known.get(conversation);
-    const extends_ = previous !== undefined && previous.messages.length <= snapshot.length && previous.messages.every((m, i) => m.role === snapshot[i]?.role && m.content === snapshot[i]?.content);
-    const bound = promptTokenBound(snapshot, extends_ ? { messages: previous.messages.length, promptTokens: previous.promptTokens } : undefined);
-    const reservation = this.budget.reserve(bound, sampling.maxTokens);
-    const span = this.tracer.startSpan(
-      spanName,
-      {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.request.model": model.modelId,
-        "gen_ai.request.max_tokens": reservation.maxTokens,
-        "gen_ai.request.temperature": sampling.temperature ?? 0,
-        "gen_ai.request.seed": seed,
-        "reflect.role": role,
-        ...(this.tracer.recordContent ? { "gen_ai.input.messages": JSON.stringify(snapshot) } : {}),
-      },
-      this.attemptSpan ?? this.episodeSpan,
+    const call = await callModel(
+      { model, role, messages, sampling, seed: hash32(`${this.options.seed ?? 0}:${this.item.id}:${this.attemptTurn}:${role}`), sessionKey: `${this.item.id}#${conversation}`, spanName, extends: this.known.get(conversation) },
+      { budget: this.budget, tracer: this.tracer, parent: this.attemptSpan ?? this.episodeSpan, signal: this.options.signal, now: this.now },
     );
-    const remaining = this.budget.remainingMs();
-    const deadline = Number.isFinite(remaining) ? AbortSignal.timeout(Math.max(1, Math.floor(remaining))) : undefined;
-    const signals = [this.options.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
-    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-    const t0 = this.now();
-    try {
-      const { responseFormat, ...rest } = sampling;
-      const result = await model.doGenerate({
-        ...rest,
-        maxTokens: reservation.maxTokens,
-        messages: snapshot,
-        seed,
-        sessionKey: `${this.item.id}#${conversation}`,
-        ...(responseFormat === undefined ? {} : { responseFormat }),
-        ...(signal === undefined ? {} : { signal }),
-      });
-      this.budget.settle(reservation, result.usage.promptTokens + result.usage.completionTokens);
-      this.known.set(conversation, { messages: snapshot, promptTokens: result.usage.promptTokens });
-      const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: result.text, finishReason: result.finishReason, usage: result.usage, seed, ms: this.now() - t0 };
-      this.calls.push(call);
-      span.setAttributes({
-        "gen_ai.usage.input_tokens": result.usage.promptTokens,
-        "gen_ai.usage.output_tokens": result.usage.completionTokens,
-        "gen_ai.response.finish_reasons": [result.finishReason],
-        ...(this.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: result.text }]) } : {}),
-      });
-      span.end();
-      return call;
-    } catch (error) {
-      // Release the reservation: a failed call counts as a call, with no tokens (none were reported; backends do
-      // not bill failed requests).
-      this.budget.settle(reservation, 0);
-      span.end(error);
-      if (deadline?.aborted === true && this.options.signal?.aborted !== true) throw new BudgetSpentError("time");
-      throw error;
-    }
+    this.known.set(conversation, call);
+    this.calls.push(call);
+    return call;
   }
 
   /** The task's verdict on an output; a verifier that throws gives "cannot judge" (one bad item must not end a run). */
   async verify(output: string): Promise<Verdict> {
     const span = this.tracer.startSpan("verify", { "reflect.task": this.options.task.name }, this.attemptSpan ?? this.episodeSpan);
-    let verdict: Verdict;
-    try {
-      verdict = await this.options.task.verify(this.item.record, output);
-    } catch (error) {
-      verdict = { correct: null, answer: null, feedback: `the ${this.options.task.name} verifier failed: ${(error as Error).message}` };
-    }
+    const verdict = await verifyOutput(this.options.task, this.item.record, output);
     span.setAttributes({ "reflect.correct": verdict.correct === null ? "unjudged" : String(verdict.correct), ...(verdict.score === undefined ? {} : { "reflect.score": verdict.score }) });
     span.end();
     return verdict;
@@ -271,7 +219,102 @@ export async function runEpisode<R>(strategy: string, options: LoopOptions<R>, d
   }
 }
 
-function episodeError(error: unknown): EpisodeError {
+/** One model call's request: what is asked, with which seed, as part of which conversation. */
+export interface CallRequest {
+  model: LanguageModel;
+  role: CallRole;
+  messages: readonly ChatMessage[];
+  sampling: Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat };
+  /** The sampling seed, derived by the caller from the run seed and the call's place in the run. */
+  seed: number;
+  /** Requests of one growing conversation share it (the embedded model keeps its KV cache for them). */
+  sessionKey: string;
+  spanName: string;
+  /** An earlier call of the same conversation: when the messages extend its messages, only the new part is bounded. */
+  extends?: Pick<ModelCall, "messages" | "usage"> | undefined;
+}
+
+/** Where a model call runs: the budget chain it is charged to, its parent span, the caller's signal and clock. */
+export interface CallScope {
+  budget: Budget;
+  tracer: Tracer;
+  /** The span the call's span nests under (a root span without one). */
+  parent?: SpanHandle | undefined;
+  signal?: AbortSignal | undefined;
+  now: () => number;
+}
+
+/**
+ * One model call under a budget chain: reserves the prompt's token bound plus the completion limit before the call
+ * (BudgetSpentError when it does not fit), settles the actual use after it, ends at the chain's deadline
+ * (BudgetSpentError "time") or at the caller's signal, and records a span. A failed call counts as a call with no
+ * tokens (none were reported; backends do not bill failed requests).
+ */
+export async function callModel(request: CallRequest, scope: CallScope): Promise<ModelCall> {
+  const { model, role, sampling, seed } = request;
+  const snapshot = request.messages.map((m) => ({ ...m }));
+  const previous = request.extends;
+  const extends_ = previous !== undefined && previous.messages.length <= snapshot.length && previous.messages.every((m, i) => m.role === snapshot[i]?.role && m.content === snapshot[i]?.content);
+  const bound = promptTokenBound(snapshot, extends_ ? { messages: previous.messages.length, promptTokens: previous.usage.promptTokens } : undefined);
+  const reservation = scope.budget.reserve(bound, sampling.maxTokens);
+  const span = scope.tracer.startSpan(
+    request.spanName,
+    {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": model.modelId,
+      "gen_ai.request.max_tokens": reservation.maxTokens,
+      "gen_ai.request.temperature": sampling.temperature ?? 0,
+      "gen_ai.request.seed": seed,
+      "reflect.role": role,
+      ...(scope.tracer.recordContent ? { "gen_ai.input.messages": JSON.stringify(snapshot) } : {}),
+    },
+    scope.parent,
+  );
+  const remaining = scope.budget.remainingMs();
+  const deadline = Number.isFinite(remaining) ? AbortSignal.timeout(Math.max(1, Math.floor(remaining))) : undefined;
+  const signals = [scope.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
+  const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+  const t0 = scope.now();
+  try {
+    const { responseFormat, ...rest } = sampling;
+    const result = await model.doGenerate({
+      ...rest,
+      maxTokens: reservation.maxTokens,
+      messages: snapshot,
+      seed,
+      sessionKey: request.sessionKey,
+      ...(responseFormat === undefined ? {} : { responseFormat }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    scope.budget.settle(reservation, result.usage.promptTokens + result.usage.completionTokens);
+    const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: result.text, finishReason: result.finishReason, usage: result.usage, seed, ms: scope.now() - t0 };
+    span.setAttributes({
+      "gen_ai.usage.input_tokens": result.usage.promptTokens,
+      "gen_ai.usage.output_tokens": result.usage.completionTokens,
+      "gen_ai.response.finish_reasons": [result.finishReason],
+      ...(scope.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: result.text }]) } : {}),
+    });
+    span.end();
+    return call;
+  } catch (error) {
+    scope.budget.settle(reservation, 0);
+    span.end(error);
+    if (deadline?.aborted === true && scope.signal?.aborted !== true) throw new BudgetSpentError("time");
+    throw error;
+  }
+}
+
+/** The task's verdict on an output; a verifier that throws gives "cannot judge" (one bad item must not end a run). */
+export async function verifyOutput<R>(task: Task<R, Judgement>, record: R, output: string): Promise<Verdict> {
+  try {
+    return await task.verify(record, output);
+  } catch (error) {
+    return { correct: null, answer: null, feedback: `the ${task.name} verifier failed: ${(error as Error).message}` };
+  }
+}
+
+/** A failure as an episode (or a data item) records it. */
+export function episodeError(error: unknown): EpisodeError {
   if (error instanceof ModelCallError) return { name: error.name, message: error.message, ...(error.status === undefined ? {} : { status: error.status }) };
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { name: "Error", message: String(error) };

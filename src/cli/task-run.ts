@@ -1,0 +1,83 @@
+import type { Command } from "commander";
+import { InterruptedError } from "../errors.js";
+import { type OpenModelOptions } from "../models/open.js";
+import { defaultModelName } from "../models/registry.js";
+import { parseModelSpec } from "../models/spec.js";
+import { findTaskFamily, taskFamilies, taskItems } from "../tasks/registry.js";
+import type { Judgement, Task, TaskItem } from "../tasks/task.js";
+import { choice, int } from "./parse.js";
+import { fetchProgressBar } from "./progress.js";
+
+/** The flags of a command that runs a model over a task's items (`eval`, `data generate`). */
+export interface TaskRunFlags {
+  task: string;
+  data?: string;
+  limit?: number;
+  seed: number;
+  model: string;
+  mode: "strict" | "lenient";
+  concurrency?: number;
+  threads?: number;
+  contextSize: number;
+  prefixReuse: boolean;
+  offline: boolean;
+  apiKeyEnv?: string;
+  timeout?: number;
+}
+
+/** Adds the flags that choose the task, its items and the model: --task, --data, --limit, --seed, --model, --mode. */
+export function taskFlags(command: Command, seedHelp: string): Command {
+  return command
+    .requiredOption("--task <name>", `task family: ${taskFamilies.map((f) => f.name).join(", ")}`)
+    .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
+    .option("--limit <n>", "first n items (generated items: default 100)", int(1))
+    .option("--seed <n>", seedHelp, int(0), 0)
+    .option("--model <spec>", "generator: registered name, path to a .gguf, or http(s)://host/v1#model", defaultModelName)
+    .option("--mode <mode>", "countdown: strict (every number exactly once) or lenient", choice(["strict", "lenient"]), "strict");
+}
+
+/** Adds the flags that say how to open the model and how many items run at once. */
+export function modelFlags(command: Command, inFlight: string): Command {
+  return command
+    .option("--concurrency <n>", `${inFlight} in flight: embedded parallel sequences (default 1: reproducible, and as fast on 2 cores) or HTTP requests (default 4)`, int(1))
+    .option("--threads <n>", "CPU threads for the embedded model (default: all cores)", int(1))
+    .option("--context-size <n>", "embedded: context tokens per sequence", int(256), 4096)
+    .option("--no-prefix-reuse", "embedded: re-evaluate every prompt from scratch (to measure what KV-cache reuse saves)")
+    .option("--offline", "never fetch a model; fail if it is not cached", false)
+    .option("--api-key-env <name>", "HTTP: environment variable holding the API key (default OPENAI_API_KEY)")
+    .option("--timeout <ms>", "HTTP: per-request timeout", int(1));
+}
+
+/** The task, its items, how many run at once and how to open models, from the flags. */
+export async function taskRun(flags: TaskRunFlags): Promise<{ task: Task<unknown, Judgement>; items: TaskItem<unknown>[]; concurrency: number; openOptions: OpenModelOptions }> {
+  const family = findTaskFamily(flags.task);
+  const concurrency = flags.concurrency ?? (parseModelSpec(flags.model).kind === "http" ? 4 : 1);
+  const task = family.create({ mode: flags.mode });
+  const items = await taskItems(family, task, { seed: flags.seed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
+  const openOptions: OpenModelOptions = {
+    parallel: concurrency,
+    contextSize: flags.contextSize,
+    prefixReuse: flags.prefixReuse,
+    offline: flags.offline,
+    progress: fetchProgressBar(),
+    ...(flags.threads === undefined ? {} : { threads: flags.threads }),
+    ...(flags.apiKeyEnv === undefined ? {} : { apiKeyEnv: flags.apiKeyEnv }),
+    ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }),
+  };
+  return { task, items, concurrency, openOptions };
+}
+
+/** A signal that SIGINT or SIGTERM aborts with an InterruptedError saying how to resume; `release` stops listening. */
+export function interruptSignal(outDir: string, finished: string): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new InterruptedError(`interrupted — finished ${finished} are in ${outDir}; run the same command again to resume`));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}
