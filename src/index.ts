@@ -42,3 +42,41 @@ export { openLessonStore, maxLessonChars, capLesson, type LessonStoreOptions, ty
 export { instructionPool, loadInstructions, type ReflectionInstruction } from "./data/instructions.js";
 export { generateReflectionData, summarizeReflectionData, sampleInstructions, callSeed, firstAnswerPrompt, instructedReflectionRequest, thoughtRequest, type GenerateReflectionDataOptions, type GenerateReflectionDataResult } from "./data/generate.js";
 export type { ReflectionDataItem, ReflectionSample, ReflectionDataSummary } from "./data/types.js";
+export {
+  curateReflectionData,
+  splitOf,
+  curatedSets,
+  type CurateReflectionDataOptions,
+  type CurationResult,
+  type CurationReport,
+  type JudgeAgreement,
+  type CuratedSet,
+  type Split,
+  type AttemptContext,
+  type ReflectionTurn,
+  type DPlusRow,
+  type PairRow,
+  type PreferenceRow,
+  type DistillRow,
+} from "./data/curate.js";
+export {
+  exportReflectionData,
+  checkCombination,
+  sftConversation,
+  distillConversation,
+  preferenceConversation,
+  describeExport,
+  trainingSettings,
+  type ExportReflectionDataOptions,
+  type ExportResult,
+  type ExportSplit,
+  type TrainingSetting,
+  type WeightedMessage,
+  type PreferenceConversation,
+} from "./data/export.js";
+export { exportFormats, formatSchemas, parquetColumns, validateExportRow, validateExportFile, type ExportFormat } from "./data/formats.js";
+export { datasetCard, writeDatasetCard, cardFile, type DatasetCardInput } from "./data/card.js";
+export { instructionEfficacy, formatEfficacy, type InstructionEfficacy } from "./data/efficacy.js";
+export { reflectionStatistics, generationStats, formatStatistics, wordCount, type TaskStatistics } from "./data/stats.js";
+export { compareReflections, preferenceSchema, parsePreference, type PairComparison, type Preference } from "./data/preference-judge.js";
+export { readGenerationFolder, type GenerationFolder, type GenerationConfig } from "./data/generation-folder.js";

@@ -1,12 +1,17 @@
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
+import { curateReflectionData, curatedSets, type CurationReport, type CuratedSet } from "../data/curate.js";
+import { formatEfficacy } from "../data/efficacy.js";
+import { exportReflectionData, trainingSettings, type ExportSplit, type TrainingSetting } from "../data/export.js";
+import { exportFormats, type ExportFormat } from "../data/formats.js";
 import { generateReflectionData } from "../data/generate.js";
+import { formatStatistics, generationStats } from "../data/stats.js";
 import { instructionPool, loadInstructions } from "../data/instructions.js";
 import type { ReflectionDataSummary } from "../data/types.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { openModel } from "../models/open.js";
-import { interruptSignal, modelFlags, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
+import { interruptSignal, modelFlags, modelOpenOptions, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { episodeProgressBar } from "./progress.js";
 
@@ -24,9 +29,29 @@ interface GenerateFlags extends TaskRunFlags {
   json: boolean;
 }
 
+/** The model flags (`modelFlags`) open the judge. */
+interface CurateFlags extends Pick<TaskRunFlags, "concurrency" | "threads" | "contextSize" | "prefixReuse" | "offline" | "apiKeyEnv" | "timeout"> {
+  in: string;
+  out: string;
+  testShare: number;
+  seed: number;
+  judgeModel?: string;
+  maxPairsPerItem: number;
+  json: boolean;
+}
+
+interface ExportFlags {
+  in: string;
+  set: CuratedSet;
+  format: ExportFormat;
+  setting?: TrainingSetting;
+  split: ExportSplit;
+  out: string;
+}
+
 /** `reflect data …`: the reflection-data pipeline (ReflectEvo). */
 export function registerData(program: Command): void {
-  const data = program.command("data").description("reflection data for training (ReflectEvo): the instruction pool, sample generation");
+  const data = program.command("data").description("reflection data for training (ReflectEvo): the instruction pool, generation, statistics, curation, exports");
   data
     .command("instructions")
     .description("list the 32 reflection instructions (verify × error focus × plan), and your own with --add")
@@ -105,6 +130,81 @@ export function registerData(program: Command): void {
         interrupt.release();
         await model.close();
       }
+    });
+  registerStats(data);
+  registerCurate(data);
+  registerExport(data);
+}
+
+function registerStats(data: Command): void {
+  data
+    .command("stats")
+    .description("a generation folder's statistics (ReflectEvo's Table 1) and which instructions most often lead to a correct retry")
+    .requiredOption("--in <dir>", "a `reflect data generate` folder")
+    .option("--json", "print {statistics, efficacy} as JSON", false)
+    .action(async (flags: { in: string; json: boolean }) => {
+      const stats = await generationStats(path.resolve(flags.in));
+      if (flags.json) process.stdout.write(`${JSON.stringify(stats, null, 2)}\n`);
+      else process.stdout.write(`${formatStatistics(stats.statistics)}\n\nper-instruction efficacy (Wilson 95% intervals), best first:\n${formatEfficacy(stats.efficacy)}\n`);
+    });
+}
+
+function registerCurate(data: Command): void {
+  const curate = data
+    .command("curate")
+    .description("D+ (reflections that led to a correct retry), D± pairs, D_pref with a judge, distilled triples; a seeded train/test split by item (ReflectEvo)")
+    .requiredOption("--in <dir>", "a `reflect data generate` folder")
+    .requiredOption("--out <dir>", "folder for d_plus.jsonl, d_pm.jsonl, d_pref.jsonl (with a judge), distill.jsonl and curation.json")
+    .option("--test-share <share>", "share of the items in the test split", nonNegativeNumber, 0.1)
+    .option("--seed <n>", "seed of the split and of the choice of pairs", int(0), 0)
+    .option("--judge-model <spec>", "a judge that orders pairs of reflections for D_pref: registered name, path to a .gguf, or http(s)://host/v1#model")
+    .option("--max-pairs-per-item <n>", "at most this many D± pairs, and D_pref comparisons, per item", int(1), 4);
+  modelFlags(curate, "judge calls")
+    .option("--json", "print curation.json instead of the table", false)
+    .action(async (flags: CurateFlags) => {
+      const judge = flags.judgeModel === undefined ? undefined : await openModel(flags.judgeModel, modelOpenOptions(flags, flags.judgeModel));
+      try {
+        const { report } = await curateReflectionData({
+          inDir: path.resolve(flags.in),
+          outDir: path.resolve(flags.out),
+          testShare: flags.testShare,
+          seed: flags.seed,
+          maxPairsPerItem: flags.maxPairsPerItem,
+          ...(judge === undefined ? {} : { judge }),
+          ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+          config: { reflectkit: process.env.npm_package_version ?? null, judge_spec: flags.judgeModel ?? null, argv: process.argv.slice(2) },
+        });
+        process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCuration(report)}\ncurated folder: ${path.resolve(flags.out)}\n`);
+      } finally {
+        await judge?.close();
+      }
+    });
+}
+
+/** The counts of curation.json as a readable table. */
+export function formatCuration(report: CurationReport): string {
+  const lines = [`items ${report.items.total}: with reflections ${report.items.reflected} (train ${report.items.train}, test ${report.items.test})`, "", "set       train   test"];
+  for (const [set, counts] of Object.entries(report.counts)) lines.push(`${set.padEnd(8)} ${String(counts?.train ?? 0).padStart(6)} ${String(counts?.test ?? 0).padStart(6)}`);
+  const d = report.duplicates_dropped;
+  lines.push("", `duplicates dropped: d_plus ${d.d_plus}, d_pm ${d.d_pm}, d_pref ${d.d_pref}; pairs with the same reflection ${report.same_reflection_pairs_dropped}`);
+  const j = report.judge;
+  if (j !== null) lines.push(`judge ${j.model}: ${j.pairs_compared} pairs in both orders, agreed ${j.agreed}, disagreed ${j.disagreed}, unreadable ${j.unreadable}; first position chosen ${j.first_position_share === null ? "n/a" : `${(100 * j.first_position_share).toFixed(1)}%`}`);
+  return lines.join("\n");
+}
+
+function registerExport(data: Command): void {
+  data
+    .command("export")
+    .description("one curated set in a training format, with a dataset card beside it")
+    .requiredOption("--in <dir>", "a `reflect data curate` folder")
+    .requiredOption("--set <set>", `${curatedSets.join(", ")}`, choice(curatedSets))
+    .requiredOption("--format <format>", "trl-sft, openai-sft (d_plus, distill); trl-dpo, openai-dpo (d_pm, d_pref); parquet (any)", choice(exportFormats))
+    .option("--setting <setting>", "d_plus and distill: one-stage (default), two-stage-reflection or two-stage-correction", choice(trainingSettings))
+    .option("--split <split>", "train, test or all", choice(["train", "test", "all"]), "train")
+    .requiredOption("--out <file>", "the exported file; its card is README.md beside it, or <file>.README.md when the folder holds other files")
+    .action(async (flags: ExportFlags) => {
+      const result = await exportReflectionData({ inDir: path.resolve(flags.in), set: flags.set, format: flags.format, ...(flags.setting === undefined ? {} : { setting: flags.setting }), split: flags.split, outFile: path.resolve(flags.out) });
+      process.stdout.write(`${result.rows} rows of ${flags.set} (${flags.split}) as ${flags.format}: ${result.file}\ndataset card: ${result.card}\n`);
     });
 }
 

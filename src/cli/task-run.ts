@@ -51,11 +51,16 @@ export function modelFlags(command: Command, inFlight: string): Command {
 /** The task, its items, how many run at once and how to open models, from the flags. */
 export async function taskRun(flags: TaskRunFlags): Promise<{ task: Task<unknown, Judgement>; items: TaskItem<unknown>[]; concurrency: number; openOptions: OpenModelOptions }> {
   const family = findTaskFamily(flags.task);
-  const concurrency = flags.concurrency ?? (parseModelSpec(flags.model).kind === "http" ? 4 : 1);
   const task = family.create({ mode: flags.mode });
   const items = await taskItems(family, task, { seed: flags.seed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
-  const openOptions: OpenModelOptions = {
-    parallel: concurrency,
+  const openOptions = modelOpenOptions(flags, flags.model);
+  return { task, items, concurrency: openOptions.parallel as number, openOptions };
+}
+
+/** How to open the model `spec` from the model flags; in flight by default: 1 embedded sequence, 4 HTTP requests. */
+export function modelOpenOptions(flags: Omit<TaskRunFlags, "task" | "seed" | "model" | "mode">, spec: string): OpenModelOptions {
+  return {
+    parallel: flags.concurrency ?? (parseModelSpec(spec).kind === "http" ? 4 : 1),
     contextSize: flags.contextSize,
     prefixReuse: flags.prefixReuse,
     offline: flags.offline,
@@ -64,7 +69,6 @@ export async function taskRun(flags: TaskRunFlags): Promise<{ task: Task<unknown
     ...(flags.apiKeyEnv === undefined ? {} : { apiKeyEnv: flags.apiKeyEnv }),
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }),
   };
-  return { task, items, concurrency, openOptions };
 }
 
 /** A signal that SIGINT or SIGTERM aborts with an InterruptedError saying how to resume; `release` stops listening. */
