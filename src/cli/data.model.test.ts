@@ -29,10 +29,10 @@ describe("reflect data on the real embedded model", { timeout: 1_200_000 }, () =
       const dir = mkdtempSync(path.join(os.tmpdir(), `reflectkit-data-${task}-`));
       const gen = path.join(dir, "gen");
       const curated = path.join(dir, "curated");
-      await reflect(["data", "generate", "--task", task, "--limit", "4", "--instructions-per-item", "2", "--samples", "2", "--max-tokens", "48", "--reflection-max-tokens", "32", "--threads", "2", "--out", gen, "--json"]);
+      await reflect(["data", "generate", "--task", task, "--limit", "3", "--instructions-per-item", "2", "--samples", "1", "--max-tokens", "48", "--reflection-max-tokens", "32", "--threads", "2", "--out", gen, "--json"]);
       const summary = JSON.parse(readFileSync(path.join(gen, "summary.json"), "utf8")) as { items: number; failures: number; reflections: number; retries: number };
-      assert.equal(summary.items, 4);
-      assert.equal(summary.reflections, summary.failures * 2 * 2, "k instructions × n samples for every failure");
+      assert.equal(summary.items, 3);
+      assert.equal(summary.reflections, summary.failures * 2, "k = 2 instructions × n = 1 sample for every failure");
       assert.equal(summary.retries, summary.reflections);
 
       await reflect(["data", "curate", "--in", gen, "--out", curated, "--json"]);
