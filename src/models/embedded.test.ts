@@ -141,7 +141,7 @@ describe("reflect eval CLI on the real default model", { timeout: 600_000 }, () 
   it("prints the summary table", () => {
     const outDir = mkdtempSync(path.join(os.tmpdir(), "reflectkit-cli-"));
     const stdout = execFileSync(process.execPath, ["bin/reflect.js", "eval", "--task", "countdown", "--limit", "2", "--turns", "2", "--max-tokens", "64", "--reflection-max-tokens", "32", "--concurrency", "2", "--out", outDir], { encoding: "utf8", timeout: 300_000 });
-    assert.match(stdout, /reflect eval · countdown · embedded:smollm2-135m · 2 turns · binary feedback/);
+    assert.match(stdout, /reflect eval · countdown · reflect-retry · embedded:smollm2-135m · 2 turns · binary feedback/);
     assert.match(stdout, /Acc@t/);
     const summary = JSON.parse(readFileSync(path.join(outDir, "summary.json"), "utf8"));
     assert.equal(summary.n, 2);
