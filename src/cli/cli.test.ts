@@ -382,7 +382,7 @@ describe("reflect data instructions", { timeout: TEST_TIMEOUT_MS }, () => {
     await writeFile(own, '{"id": "units", "text": "Check every unit."}\n');
     const added = await cli(["data", "instructions", "--add", own]);
     assertExit(added, 0);
-    assert.match(added.stdout, /^step-by-step\/calculation\/high-level\n {2}Your previous answer was wrong\./);
+    assert.match(added.stdout, /^step-by-step\/calculation\/high-level\n {2}Go through your previous solution step by step and check each step again\./);
     assert.match(added.stdout, /\nunits\n {2}Check every unit\.\n$/);
     await writeFile(own, '{"id": "units", "text": "Check every unit."}\n{"id": "units", "text": "again"}\n');
     const bad = await cli(["data", "instructions", "--add", own]);

@@ -61,7 +61,7 @@ describe("the dataset card", () => {
     assert.ok(text.includes("| d_plus | 2 | 0 |"));
     assert.ok(text.includes("No judge: D_pref was not made."));
     assert.ok(text.includes("| `mine/units` | Check the units \\| of every number. |"), "the own instruction, its pipe escaped");
-    assert.ok(text.includes(`| \`${STEP}\` | Your previous answer was wrong. Go through your previous solution step by step`));
+    assert.ok(text.includes(`| \`${STEP}\` | Go through your previous solution step by step`));
     assert.ok(text.includes("| `mine/units` | 1 / 1 | 100.0% | 20.7% – 100.0% |"));
     assert.ok(text.indexOf(`| \`${QUICK}\` | 0 / 1 | 0.0%`) > text.indexOf("| `mine/units` | 1 / 1"), "best first");
     assert.ok(text.includes("Generator: `scripted` (`--model scripted`)"));

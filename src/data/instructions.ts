@@ -54,7 +54,7 @@ export function instructionPool(): ReflectionInstruction[] {
       planLevels.map((plan) => ({
         id: `${verify}/${focus}/${plan}`,
         stages: { verify, focus, plan },
-        text: `Your previous answer was wrong. ${verifyText[verify]} ${focusText[focus]} ${planText[plan]} ${CONSTRAINTS}`,
+        text: `${verifyText[verify]} ${focusText[focus]} ${planText[plan]} ${CONSTRAINTS}`,
       })),
     ),
   );
