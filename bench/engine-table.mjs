@@ -5,7 +5,7 @@ import path from "node:path";
 
 const out = process.argv[2] ?? "bench/runs/engine";
 const pct = (x) => (100 * x).toFixed(1);
-const order = ["reflect-retry", "reflexion", "cascade", "self-refine-verifier", "self-refine-judge", "cascade-judge", "always-reflect"];
+const order = ["reflect-retry", "reflexion", "reflexion-same-item", "cascade", "self-refine-verifier", "self-refine-judge", "cascade-judge", "always-reflect"];
 const names = readdirSync(out).filter((n) => existsSync(path.join(out, n, "summary.json"))).sort((a, b) => order.indexOf(a) - order.indexOf(b));
 console.log("| run | n | Acc@t1 [95% CI] | Acc@t3 [95% CI] | Δ | solved at any attempt | calls/item | tokens/item | by role (tokens/item) | judge precision / recall | stopped by |");
 console.log("|---|---|---|---|---|---|---|---|---|---|---|");
