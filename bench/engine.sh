@@ -14,8 +14,8 @@ run() { # run NAME FLAGS...
 }
 # The strategies, each with its default signal: the verifier (reflect-retry, reflexion, cascade) or an LLM judge (self-refine).
 run reflect-retry --strategy reflect-retry
-run reflexion --strategy reflexion
-# Ablation: Reflexion with lessons of the same item only (the paper's per-instance memory), no recall across items.
+run reflexion --strategy reflexion --related-lessons 2   # with recall of 2 lessons of other items (the default until this run)
+# Reflexion with lessons of the same item only (the paper's per-instance memory; the default since this ablation).
 run reflexion-same-item --strategy reflexion --related-lessons 0
 run cascade --strategy cascade
 run self-refine-judge --strategy self-refine --critic judge

@@ -62,7 +62,7 @@ export function registerEval(program: Command): void {
     .option("--refiner-model <spec>", "self-refine: the model that rewrites drafts (default: the generator)")
     .option("--memory <file>", "reflexion: the SQLite lesson memory, shared across runs (default <out>/memory.sqlite)")
     .option("--lessons <n>", "reflexion: lessons of the same item shown to an attempt", int(0), 3)
-    .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance", int(0), 2)
+    .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance (default 0: it hurt the small model, see BENCHMARKS.md)", int(0), 0)
     .option("--turns <n>", "most attempts per item", int(1), 2)
     .option("--stop-when <list>", "stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn", "verified")
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]));
