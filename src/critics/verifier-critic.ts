@@ -2,10 +2,13 @@ import type { Check } from "../loops/types.js";
 import type { Verdict } from "../tasks/task.js";
 import type { Critic } from "./critic.js";
 
-/** The verdict as a check: a pass scores 1, a failure the verifier's partial score (e.g. tests passed) or 0. */
+/**
+ * The verdict as a check: a pass scores 1; a failure the verifier's partial score (e.g. tests passed), kept below 1
+ * so it never ties a pass; "cannot judge" 0.
+ */
 export function checkFromVerdict(verdict: Verdict): Check {
-  const score = verdict.correct === true ? 1 : Math.min(1, Math.max(0, verdict.score ?? 0)) * (verdict.correct === null ? 0 : 1);
-  return { source: "verifier", pass: verdict.correct, score: verdict.correct === true ? 1 : Math.min(score, 0.999), feedback: verdict.feedback };
+  const partial = verdict.correct === false ? Math.min(0.999, Math.max(0, verdict.score ?? 0)) : 0;
+  return { source: "verifier", pass: verdict.correct, score: verdict.correct === true ? 1 : partial, feedback: verdict.feedback };
 }
 
 /** The deterministic critic: the task's own verifier (tests, schema, math checker). Costs no model call. */

@@ -68,7 +68,7 @@ export class EpisodeRun<R> {
     this.started = this.now();
     this.budget = new Budget(options.budget ?? {}, options.runBudget, this.now);
     this.tracer = options.tracer ?? noopTracer;
-    this.conditions = [...(options.stopWhen ?? defaultStops), isAttemptCount(this.turns)];
+    this.conditions = [...(options.stopWhen ?? []), isAttemptCount(this.turns)];
     this.episodeSpan = this.tracer.startSpan("episode", {
       "reflect.strategy": strategy,
       "reflect.task": options.task.name,
@@ -196,7 +196,6 @@ export class EpisodeRun<R> {
   }
 }
 
-const defaultStops: readonly StopCondition[] = [];
 
 /**
  * Runs a strategy's body and always returns a recorded episode: a spent budget ends it with `budget:<kind>`, a model
