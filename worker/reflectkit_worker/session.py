@@ -1,0 +1,397 @@
+"""One worker session: a model, its tokenizer and its optimizer, driven by protocol methods (Tinker's primitives:
+forwardBackward, optimStep, sample, logprobs, save). Gradients accumulate across forwardBackward calls until
+optimStep applies and clears them."""
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import platform
+
+from . import PROTOCOL_VERSION
+from .model import LoadConfig, WorkerError, load_model, pick_device
+
+__all__ = ["Session", "WorkerError"]
+
+
+class Session:
+    def __init__(self):
+        self.model = None
+        self.tokenizer = None
+        self.config = None
+        self.optimizer = None
+        self.steps = 0
+        self.reference = None  # frozen copy for full fine-tuning; LoRA uses the base with its adapter disabled
+
+    def methods(self):
+        return {
+            "load": self.load,
+            "renderChat": self.render_chat,
+            "tokenize": self.tokenize,
+            "decode": self.decode,
+            "forwardBackward": self.forward_backward,
+            "optimStep": self.optim_step,
+            "logprobs": self.logprobs,
+            "sample": self.sample,
+            "save": self.save,
+            "restore": self.restore,
+            "exportMerged": self.export_merged,
+            "parameters": self.parameters,
+            "zeroGrad": self.zero_grad,
+        }
+
+    def hello(self):
+        import torch
+        import transformers
+
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "cuda": torch.cuda.is_available(),
+        }
+
+    # --- model -------------------------------------------------------------------------------------------------
+
+    def load(self, **params):
+        import torch
+
+        self.config = LoadConfig.from_params(params)
+        self.model, self.tokenizer = load_model(self.config)
+        self.optimizer, self.steps, self.reference = None, 0, None
+        trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+        total = sum(p.numel() for p in self.model.parameters())
+        return {
+            "device": str(pick_device(self.config.device)),
+            "parameters": total,
+            "trainableParameters": trainable,
+            "vocabSize": len(self.tokenizer),
+            "eosTokenIds": self.stop_token_ids(),
+            "hasChatTemplate": self.tokenizer.chat_template is not None,
+            "threads": torch.get_num_threads(),
+        }
+
+    def require_model(self):
+        if self.model is None:
+            raise WorkerError("no model loaded: call load first")
+        return self.model
+
+    def stop_token_ids(self):
+        ids = set()
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(self.tokenizer.eos_token_id)
+        for token in ("<|im_end|>", "<end_of_turn>", "<|eot_id|>"):
+            token_id = self.tokenizer.convert_tokens_to_ids(token)
+            if isinstance(token_id, int) and token_id != self.tokenizer.unk_token_id and token_id < len(self.tokenizer):
+                ids.add(token_id)
+        return sorted(ids)
+
+    # --- text ----------------------------------------------------------------------------------------------------
+
+    def render_chat(self, conversations, addGenerationPrompt=False):
+        """Renders each conversation with the model's chat template and tokenizes it. For each message, `spans` gives
+        the token range [start, end) of its content: the tokens whose characters lie inside the content, so the
+        caller can weight exactly a message's own words. `exact` is false when a token straddles a content edge."""
+        self.require_model()
+        if self.tokenizer.chat_template is None:
+            raise WorkerError("this model has no chat template; load it with chat_template set")
+        out = []
+        for messages in conversations:
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=addGenerationPrompt)
+            encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            offsets = encoded["offset_mapping"]
+            spans, cursor = [], 0
+            for index, message in enumerate(messages):
+                start = text.find(message["content"], cursor) if message["content"] else cursor
+                if start < 0:
+                    raise WorkerError(f"message {index}'s content does not appear verbatim in the rendered template")
+                end = start + len(message["content"])
+                cursor = end
+                inside = [i for i, (a, b) in enumerate(offsets) if a >= start and b <= end and b > a]
+                first, last = (inside[0], inside[-1] + 1) if inside else (0, 0)
+                exact = "".join(text[a:b] for a, b in offsets[first:last]) == message["content"]
+                spans.append({"start": first, "end": last, "exact": exact})
+            out.append({"text": text, "tokens": encoded["input_ids"], "spans": spans})
+        return {"rendered": out}
+
+    def tokenize(self, texts):
+        self.require_model()
+        return {"tokens": [self.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]}
+
+    def decode(self, sequences, pieces=False):
+        self.require_model()
+        result = {"texts": [self.tokenizer.decode(s, skip_special_tokens=False) for s in sequences]}
+        if pieces:
+            result["pieces"] = [[self.tokenizer.decode([t], skip_special_tokens=False) for t in s] for s in sequences]
+        return result
+
+    # --- training ------------------------------------------------------------------------------------------------
+
+    def forward_backward(self, datums, loss, microBatch=4):
+        """Adds the gradient of the summed loss over `datums` to the accumulated gradient. `loss.kind`:
+        cross_entropy (datum: tokens, weights), policy_gradient (tokens, advantages, logprobs, weights,
+        refLogprobs when klCoef > 0; loss.clip, loss.klCoef), dpo (chosen/rejected {tokens, weights},
+        refChosen, refRejected; loss.beta). Arrays are aligned with tokens; entry 0 is ignored."""
+        import torch
+
+        from . import losses
+
+        model = self.require_model()
+        model.train()
+        kind = loss.get("kind")
+        if kind not in ("cross_entropy", "policy_gradient", "dpo"):
+            raise WorkerError(f"forwardBackward: unknown loss kind {kind!r}")
+        if not datums:
+            raise WorkerError("forwardBackward: no datums")
+        device = next(model.parameters()).device
+        per_datum, extra = [], {"tokens": 0}
+        for chunk_start in range(0, len(datums), max(1, int(microBatch))):
+            chunk = datums[chunk_start : chunk_start + max(1, int(microBatch))]
+            if kind == "dpo":
+                sequences = [d["chosen"] for d in chunk] + [d["rejected"] for d in chunk]
+            else:
+                sequences = chunk
+            for i, s in enumerate(sequences):
+                check_datum(s, kind if kind != "dpo" else "cross_entropy", chunk_start + (i % len(chunk)), len(self.tokenizer))
+            tokens, mask = losses.pad([s["tokens"] for s in sequences], 0)
+            tokens, mask = tokens.to(device), mask.to(device)
+            weights = losses.pad([s["weights"] for s in sequences], 0.0)[0].float().to(device)
+            logp = losses.token_logprobs(model, tokens, mask)
+            extra["tokens"] += int(mask.sum())
+            if kind == "cross_entropy":
+                values = losses.cross_entropy(logp, weights)
+            elif kind == "policy_gradient":
+                old = losses.pad([s["logprobs"] for s in chunk], 0.0)[0].float().to(device)
+                advantages = losses.pad([s["advantages"] for s in chunk], 0.0)[0].float().to(device)
+                kl_coef = float(loss.get("klCoef") or 0.0)
+                ref = None
+                if kl_coef:
+                    if any("refLogprobs" not in s for s in chunk):
+                        raise WorkerError("forwardBackward: klCoef > 0 needs refLogprobs on every datum (logprobs with reference: true)")
+                    ref = losses.pad([s["refLogprobs"] for s in chunk], 0.0)[0].float().to(device)
+                values, ratio, kl = losses.policy_gradient(logp, old, advantages, weights, loss.get("clip"), kl_coef, ref)
+                weighted = (weights != 0) & mask
+                extra.setdefault("ratioSum", 0.0)
+                extra.setdefault("ratioCount", 0)
+                extra["ratioSum"] += float(ratio[weighted].sum())
+                extra["ratioCount"] += int(weighted.sum())
+                extra["kl"] = extra.get("kl", 0.0) + float(kl.sum())
+            else:
+                n = len(chunk)
+                summed = (logp * weights).sum(-1)
+                ref_c = torch.tensor([float(d["refChosen"]) for d in chunk], device=device)
+                ref_r = torch.tensor([float(d["refRejected"]) for d in chunk], device=device)
+                values, margin = losses.dpo(summed[:n], summed[n:], ref_c, ref_r, float(loss.get("beta", 0.1)))
+                extra["margins"] = extra.get("margins", []) + [float(m) for m in margin]
+            values.sum().backward()
+            per_datum += [float(v) for v in values.detach()]
+        result = {"loss": math.fsum(per_datum), "perDatum": per_datum, "tokens": extra["tokens"]}
+        if kind == "policy_gradient":
+            result["meanRatio"] = extra["ratioSum"] / extra["ratioCount"] if extra["ratioCount"] else None
+            result["kl"] = extra.get("kl", 0.0)
+        if kind == "dpo":
+            result["margins"] = extra["margins"]
+            result["accuracy"] = sum(m > 0 for m in extra["margins"]) / len(extra["margins"])
+        return result
+
+    def optim_step(self, lr, beta1=0.9, beta2=0.999, eps=1e-8, weightDecay=0.0, gradClip=None):
+        """AdamW on the trainable parameters with the accumulated gradient, then clears it. Returns the gradient norm
+        before clipping."""
+        import torch
+
+        model = self.require_model()
+        params = [p for p in model.parameters() if p.requires_grad]
+        if self.optimizer is None:
+            self.optimizer = torch.optim.AdamW(params, lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weightDecay)
+        for group in self.optimizer.param_groups:
+            group.update(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weightDecay)
+        grads = [p.grad for p in params if p.grad is not None]
+        if not grads:
+            raise WorkerError("optimStep: no gradient accumulated (call forwardBackward first)")
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
+        if gradClip is not None:
+            torch.nn.utils.clip_grad_norm_(params, gradClip)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.steps += 1
+        return {"gradNorm": norm, "step": self.steps}
+
+    def zero_grad(self):
+        """Drops the accumulated gradient without stepping."""
+        for p in self.require_model().parameters():
+            p.grad = None
+        return {}
+
+    def parameters(self, names=None, limit=8):
+        """A few trainable tensors' sums and norms, and their gradients' norms: for tests that parameters move and
+        masked tokens receive no gradient."""
+        model = self.require_model()
+        out = []
+        for name, p in model.named_parameters():
+            if not p.requires_grad or (names is not None and name not in names):
+                continue
+            out.append({
+                "name": name,
+                "norm": float(p.detach().double().norm()),
+                "sum": float(p.detach().double().sum()),
+                "gradNorm": None if p.grad is None else float(p.grad.double().norm()),
+                "gradSum": None if p.grad is None else float(p.grad.double().sum()),
+            })
+            if names is None and len(out) >= limit:
+                break
+        return {"parameters": out}
+
+    # --- inference -----------------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def policy_or_reference(self, reference):
+        model = self.require_model()
+        if not reference:
+            yield model
+        elif self.config.lora is not None:
+            with model.disable_adapter():
+                yield model
+        else:
+            if self.reference is None:
+                raise WorkerError("reference log-probs of a fully fine-tuned model need load(..., keepReference) — use LoRA")
+            yield self.reference
+
+    def logprobs(self, datums, reference=False, microBatch=8):
+        import torch
+
+        from . import losses
+
+        model = self.require_model()
+        device = next(model.parameters()).device
+        out = []
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad(), self.policy_or_reference(reference) as m:
+                for start in range(0, len(datums), microBatch):
+                    chunk = datums[start : start + microBatch]
+                    tokens, mask = losses.pad([d["tokens"] for d in chunk], 0)
+                    logp = losses.token_logprobs(m, tokens.to(device), mask.to(device))
+                    out += [logp[i, : len(d["tokens"])].tolist() for i, d in enumerate(chunk)]
+        finally:
+            model.train(was_training)
+        return {"logprobs": out}
+
+    def sample(self, prompts, n=1, maxTokens=128, temperature=1.0, topP=1.0, topK=0, seed=0):
+        """n completions per prompt (token lists) from the current weights. Each sample carries its tokens (ending
+        with the stop token when it stopped), its text without the stop token, and its finish reason."""
+        import torch
+
+        model = self.require_model()
+        device = next(model.parameters()).device
+        stops = self.stop_token_ids()
+        was_training = model.training
+        model.eval()
+        results = []
+        try:
+            for index, prompt in enumerate(prompts):
+                torch.manual_seed(int(seed) * 1_000_003 + index)
+                input_ids = torch.tensor([prompt] * int(n), device=device)
+                kwargs = {"do_sample": temperature > 0, "max_new_tokens": int(maxTokens), "eos_token_id": stops, "pad_token_id": self.tokenizer.pad_token_id}
+                if temperature > 0:
+                    kwargs.update(temperature=float(temperature), top_p=float(topP), top_k=int(topK))
+                with torch.no_grad():
+                    generated = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs)
+                samples = []
+                for row in generated[:, len(prompt) :].tolist():
+                    tokens = []
+                    for token in row:
+                        tokens.append(token)
+                        if token in stops:
+                            break
+                    stopped = bool(tokens) and tokens[-1] in stops
+                    text = self.tokenizer.decode(tokens[:-1] if stopped else tokens, skip_special_tokens=False)
+                    samples.append({"tokens": tokens, "text": text, "finishReason": "stop" if stopped else "length"})
+                results.append(samples)
+        finally:
+            model.train(was_training)
+        return {"samples": results}
+
+    # --- checkpoints ---------------------------------------------------------------------------------------------
+
+    def save(self, path):
+        """Writes the trainable weights (a PEFT adapter, or the whole model), the optimizer state and the load config
+        into `path`, atomically (a folder renamed into place)."""
+        import shutil
+
+        import torch
+
+        model = self.require_model()
+        partial = path.rstrip("/") + ".partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        os.makedirs(partial)
+        model.save_pretrained(os.path.join(partial, "weights"))
+        if self.config.lora is None:
+            self.tokenizer.save_pretrained(os.path.join(partial, "weights"))
+        if self.optimizer is not None:
+            torch.save(self.optimizer.state_dict(), os.path.join(partial, "optimizer.pt"))
+        with open(os.path.join(partial, "worker.json"), "w") as f:
+            json.dump({"load": dataclasses.asdict(self.config), "steps": self.steps, "protocolVersion": PROTOCOL_VERSION}, f, indent=2)
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        os.replace(partial, path)
+        return {"path": path, "steps": self.steps}
+
+    def restore(self, path):
+        """Loads weights and optimizer state written by save into the loaded model (same load config)."""
+        import torch
+
+        model = self.require_model()
+        with open(os.path.join(path, "worker.json")) as f:
+            saved = json.load(f)
+        if saved["load"]["lora"] != (None if self.config.lora is None else dataclasses.asdict(self.config.lora)):
+            raise WorkerError(f"restore: {path} was saved with a different LoRA config")
+        weights = os.path.join(path, "weights")
+        if self.config.lora is not None:
+            from peft import set_peft_model_state_dict
+            from safetensors.torch import load_file
+
+            set_peft_model_state_dict(model, load_file(os.path.join(weights, "adapter_model.safetensors")))
+        else:
+            from safetensors.torch import load_file
+
+            state = {}
+            for name in os.listdir(weights):
+                if name.endswith(".safetensors"):
+                    state.update(load_file(os.path.join(weights, name)))
+            missing, unexpected = model.load_state_dict(state, strict=False)
+            if unexpected:
+                raise WorkerError(f"restore: unexpected tensors {unexpected[:3]}")
+        self.steps = int(saved["steps"])
+        self.optimizer = None
+        optimizer_path = os.path.join(path, "optimizer.pt")
+        if os.path.exists(optimizer_path):
+            params = [p for p in model.parameters() if p.requires_grad]
+            self.optimizer = torch.optim.AdamW(params, lr=0.0)
+            self.optimizer.load_state_dict(torch.load(optimizer_path, weights_only=True))
+        return {"steps": self.steps}
+
+    def export_merged(self, path):
+        """Writes the model with its adapter merged, as a Hugging Face folder (safetensors and tokenizer)."""
+        import copy
+
+        model = self.require_model()
+        merged = copy.deepcopy(model).merge_and_unload() if self.config.lora is not None else model
+        merged.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+        return {"path": path}
+
+
+def check_datum(datum, kind, index, vocab):
+    tokens = datum.get("tokens")
+    if not isinstance(tokens, list) or len(tokens) < 2:
+        raise WorkerError(f"datum {index}: tokens must be a list of at least 2 token ids")
+    fields = {"cross_entropy": ["weights"], "policy_gradient": ["weights", "advantages", "logprobs"]}[kind]
+    for name in fields:
+        values = datum.get(name)
+        if not isinstance(values, list) or len(values) != len(tokens):
+            raise WorkerError(f"datum {index}: {name} must have one entry per token ({len(tokens)})")
+    if any((not isinstance(t, int)) or t < 0 or t >= vocab for t in tokens):
+        raise WorkerError(f"datum {index}: token ids must be integers in [0, {vocab})")
