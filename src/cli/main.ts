@@ -3,6 +3,7 @@ import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
 import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
 import { registerModels } from "./models.js";
+import { registerTrain } from "./train.js";
 import { registerVerify } from "./verify.js";
 
 /** Flags → library calls, nothing else. Exit codes: 0 ok, 1 failure, 2 bad usage or input, 130 interrupted. */
@@ -15,6 +16,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerVerify(program);
   registerModels(program);
   registerData(program);
+  registerTrain(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;

@@ -1,0 +1,211 @@
+import path from "node:path";
+import type { Command } from "commander";
+import { UsageError } from "../errors.js";
+import type { FeedbackMode } from "../loops/feedback.js";
+import { trainDpo } from "../train/dpo.js";
+import { trainModelSource } from "../train/model-source.js";
+import { trainRrr } from "../train/rrr.js";
+import { ensureWorkerEnv, workerHome } from "../train/setup.js";
+import { trainSft, type CommonTrainOptions } from "../train/sft.js";
+import type { StepMetrics } from "../train/train-loop.js";
+import type { LoadParams } from "../train/types.js";
+import { WorkerClient } from "../train/worker-client.js";
+import { choice, int, nonNegativeNumber } from "./parse.js";
+import { fetchProgressBar } from "./progress.js";
+import { interruptSignal } from "./task-run.js";
+import { findTaskFamily, taskItems } from "../tasks/registry.js";
+
+interface CommonFlags {
+  model: string;
+  out: string;
+  steps: number;
+  batchSize: number;
+  microBatch: number;
+  lr: number;
+  weightDecay: number;
+  gradClip?: number;
+  loraRank: number;
+  loraAlpha: number;
+  full: boolean;
+  checkpointEvery: number;
+  seed: number;
+  maxLength: number;
+  threads?: number;
+  device: string;
+  dtype: "float32" | "bfloat16" | "float16";
+  offline: boolean;
+  json: boolean;
+  workerLog: boolean;
+}
+
+function commonFlags(command: Command, defaults: { steps: number; batchSize: number; lr: number }): Command {
+  return command
+    .option("--model <spec>", "base model: registered name, .gguf file, Hugging Face folder, or tiny:<name> (a tiny random model, for smoke runs)", "smollm2-135m")
+    .requiredOption("--out <dir>", "run folder: config, metrics.jsonl, checkpoints; the same command resumes it")
+    .option("--steps <n>", "optimizer steps in all (a finished run asked for more continues)", int(1), defaults.steps)
+    .option("--batch-size <n>", "examples per step", int(1), defaults.batchSize)
+    .option("--micro-batch <n>", "examples per forward pass (memory); the gradient is the same", int(1), 4)
+    .option("--lr <x>", "AdamW learning rate", nonNegativeNumber, defaults.lr)
+    .option("--weight-decay <x>", "AdamW weight decay", nonNegativeNumber, 0)
+    .option("--grad-clip <x>", "clip the global gradient norm", nonNegativeNumber)
+    .option("--lora-rank <n>", "LoRA rank", int(1), 16)
+    .option("--lora-alpha <x>", "LoRA alpha", nonNegativeNumber, 32)
+    .option("--full", "train every weight instead of a LoRA adapter", false)
+    .option("--checkpoint-every <n>", "steps between checkpoints", int(1), 10)
+    .option("--seed <n>", "data order and sampling seed", int(0), 0)
+    .option("--max-length <n>", "leave out examples longer than this many tokens", int(8), 1024)
+    .option("--threads <n>", "torch CPU threads (default: all cores)", int(1))
+    .option("--device <name>", "auto, cpu or cuda", "auto")
+    .option("--dtype <type>", "float32, bfloat16 or float16", choice(["float32", "bfloat16", "float16"] as const), "float32")
+    .option("--offline", "never fetch a model; fail if it is not cached", false)
+    .option("--worker-log", "show the worker's own log lines on stderr", false)
+    .option("--json", "print the final metrics as JSON", false);
+}
+
+async function startWorker(flags: CommonFlags): Promise<{ worker: WorkerClient; load: LoadParams }> {
+  const { python } = await ensureWorkerEnv({ onLog: (line) => process.stderr.write(`  ${line}\n`) });
+  const worker = await WorkerClient.start({
+    python,
+    cacheDir: path.join(workerHome(), "models"),
+    ...(flags.threads === undefined ? {} : { threads: flags.threads }),
+    ...(flags.workerLog ? { onLog: (line: string) => process.stderr.write(`worker: ${line}\n`) } : {}),
+  });
+  const source = await trainModelSource(flags.model, { offline: flags.offline, progress: fetchProgressBar() });
+  const load: LoadParams = { source, lora: flags.full ? null : { rank: flags.loraRank, alpha: flags.loraAlpha }, dtype: flags.dtype, device: flags.device, seed: flags.seed };
+  const info = await worker.load(load);
+  process.stderr.write(`worker: ${flags.model} on ${info.device}, ${info.trainableParameters.toLocaleString("en-US")} of ${info.parameters.toLocaleString("en-US")} parameters trained (torch ${worker.info.torch}, ${info.threads} threads)\n`);
+  return { worker, load };
+}
+
+function commonOptions(flags: CommonFlags, load: LoadParams, objective: string, signal: AbortSignal): CommonTrainOptions {
+  return {
+    out: flags.out,
+    steps: flags.steps,
+    batchSize: flags.batchSize,
+    microBatch: flags.microBatch,
+    adam: { lr: flags.lr, weightDecay: flags.weightDecay, gradClip: flags.gradClip ?? null },
+    checkpointEvery: flags.checkpointEvery,
+    seed: flags.seed,
+    maxLength: flags.maxLength,
+    config: { objective, model: flags.model, load, flags: { ...flags }, command: process.argv.slice(1).join(" ") },
+    fingerprint: { model: flags.model, load, lr: flags.lr, weightDecay: flags.weightDecay, gradClip: flags.gradClip ?? null },
+    signal,
+    onStart: (from, info) => process.stderr.write(`${from === 0 ? "training" : `resuming after step ${from}`}: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join(", ")}\n`),
+    onStep: (m) => process.stderr.write(`${stepLine(m, flags.steps)}\n`),
+  };
+}
+
+function stepLine(m: StepMetrics, steps: number): string {
+  const fields = [`step ${m.step}/${steps}`, `loss ${m.loss.toFixed(4)}`];
+  if (typeof m.reward === "number") fields.push(`reward ${m.reward.toFixed(3)}`, `groups with signal ${m.groupsWithSignal}`, `reflection ${Number(m.reflectionTokens).toFixed(0)} tok`);
+  if (typeof m.accuracy === "number") fields.push(`pair accuracy ${m.accuracy.toFixed(2)}`);
+  fields.push(`grad ${m.gradNorm.toFixed(3)}`, `${Math.round(Number(m.tokensPerSecond))} tok/s`, `${m.seconds.toFixed(1)} s`);
+  return fields.join(" · ");
+}
+
+async function withWorker<T>(flags: CommonFlags, objective: string, body: (worker: WorkerClient, options: CommonTrainOptions) => Promise<T>): Promise<T> {
+  const { worker, load } = await startWorker(flags);
+  const interrupt = interruptSignal(flags.out, "steps (up to the last checkpoint)");
+  try {
+    return await body(worker, commonOptions(flags, load, objective, interrupt.signal));
+  } finally {
+    interrupt.release();
+    await worker.close();
+  }
+}
+
+function printResult(flags: CommonFlags, result: Record<string, unknown>): void {
+  if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else process.stdout.write(`${Object.entries(result).map(([k, v]) => `${k}: ${typeof v === "number" ? Number(v.toPrecision(6)) : JSON.stringify(v)}`).join("\n")}\n`);
+}
+
+function summarise(metrics: readonly StepMetrics[], extra: Record<string, unknown>): Record<string, unknown> {
+  const first = metrics[0];
+  const last = metrics.at(-1);
+  const rates = metrics.map((m) => Number(m.tokensPerSecond)).sort((a, b) => a - b);
+  return {
+    ...extra,
+    steps: last?.step ?? 0,
+    first_loss: first?.loss ?? null,
+    last_loss: last?.loss ?? null,
+    median_tokens_per_second: rates.length === 0 ? null : rates[Math.floor(rates.length / 2)],
+    seconds: metrics.reduce((a, m) => a + m.seconds, 0),
+  };
+}
+
+export function registerTrain(program: Command): void {
+  const train = program.command("train").description("learn reflection into weights: SFT, DPO and Reflect-Retry-Reward (GRPO on reflection tokens) in a PyTorch worker");
+
+  train
+    .command("setup")
+    .description("create the worker's Python environment (PyTorch, transformers, PEFT, gguf) and check it starts")
+    .option("--force", "recreate it even if it exists", false)
+    .action(async (flags: { force: boolean }) => {
+      const { python, venv, created } = await ensureWorkerEnv({ force: flags.force, onLog: (line) => process.stderr.write(`  ${line}\n`) });
+      const worker = await WorkerClient.start({ python, cacheDir: path.join(workerHome(), "models") });
+      await worker.close();
+      process.stdout.write(`${created ? "created" : "found"} ${venv}: python ${worker.info.python}, torch ${worker.info.torch}, transformers ${worker.info.transformers}, CUDA ${worker.info.cuda ? "yes" : "no"}\n`);
+    });
+
+  commonFlags(train.command("sft").description("supervised fine-tuning on marked assistant turns (TRL conversational JSONL, e.g. reflect data export --format trl-sft)"), { steps: 50, batchSize: 8, lr: 2e-4 })
+    .requiredOption("--data <file>", "TRL-style SFT JSONL: {messages: [...]}, assistant messages with weight 0/1")
+    .action(async (flags: CommonFlags & { data: string }) => {
+      const metrics = await withWorker(flags, "sft", (worker, options) => trainSft(worker, { ...options, data: flags.data }));
+      printResult(flags, summarise(metrics, { objective: "sft", out: flags.out }));
+    });
+
+  commonFlags(train.command("dpo").description("DPO on preference pairs (TRL conversational JSONL, e.g. reflect data export --set d_pm --format trl-dpo)"), { steps: 50, batchSize: 8, lr: 5e-5 })
+    .requiredOption("--data <file>", "TRL-style preference JSONL: {prompt, chosen, rejected}")
+    .option("--beta <x>", "DPO temperature β", nonNegativeNumber, 0.1)
+    .action(async (flags: CommonFlags & { data: string; beta: number }) => {
+      const metrics = await withWorker(flags, "dpo", (worker, options) => trainDpo(worker, { ...options, data: flags.data, beta: flags.beta }));
+      printResult(flags, summarise(metrics, { objective: "dpo", out: flags.out, last_pair_accuracy: metrics.at(-1)?.accuracy ?? null }));
+    });
+
+  commonFlags(train.command("rrr").description("Reflect, Retry, Reward: GRPO with a binary retry reward, loss on reflection tokens only"), { steps: 30, batchSize: 4, lr: 1e-4 })
+    .requiredOption("--task <name>", "task family whose verifier rewards the retry")
+    .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
+    .option("--limit <n>", "first n items form the pool the failure set comes from", int(1))
+    .option("--item-seed <n>", "seed of generated task items (keep it apart from the evaluation's)", int(0), 1000)
+    .option("--mode <mode>", "countdown: strict or lenient", choice(["strict", "lenient"]), "strict")
+    .option("--group <n>", "G: reflections sampled per failure", int(2), 4)
+    .option("--feedback <mode>", "binary (the paper's) or detailed", choice(["binary", "detailed"] as const), "binary")
+    .option("--attempt-max-tokens <n>", "first attempt and retry token limit", int(1), 128)
+    .option("--reflection-max-tokens <n>", "reflection token limit", int(1), 96)
+    .option("--temperature <x>", "reflection sampling temperature", nonNegativeNumber, 1)
+    .option("--retry-temperature <x>", "retry sampling temperature (0: greedy)", nonNegativeNumber, 0)
+    .option("--kl <x>", "KL penalty to the untrained model on reflection tokens (LoRA only)", nonNegativeNumber, 0)
+    .option("--clip <x>", "PPO clip ε (inert on-policy; kept for off-policy use)", nonNegativeNumber, 0.2)
+    .option("--dry-run", "build the first batch and stop; with --dump-batch, write it", false)
+    .option("--dump-batch <file>", "with --dry-run: write the first batch as JSON lines {tokens, weights, advantages, reward, reflection}")
+    .action(async (flags: CommonFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string }) => {
+      const family = findTaskFamily(flags.task);
+      const task = family.create({ mode: flags.mode });
+      const items = await taskItems(family, task, { seed: flags.itemSeed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
+      if (flags.kl > 0 && flags.full) throw new UsageError("--kl needs a LoRA run (the untrained model is the adapter switched off); drop --full or --kl");
+      const result = await withWorker(flags, "rrr", (worker, options) =>
+        trainRrr(worker, {
+          ...options,
+          task,
+          items,
+          group: flags.group,
+          feedback: flags.feedback,
+          attempt: { maxTokens: flags.attemptMaxTokens, temperature: 0 },
+          reflection: { maxTokens: flags.reflectionMaxTokens, temperature: flags.temperature },
+          retry: { maxTokens: flags.attemptMaxTokens, temperature: flags.retryTemperature },
+          klCoef: flags.kl,
+          clip: flags.clip,
+          ...(flags.dryRun ? { dumpBatch: flags.dumpBatch ?? path.join(flags.out, "first-batch.jsonl") } : {}),
+          onFirstAttempt: (done, total, failures) => {
+            if (done % 10 === 0 || done === total) process.stderr.write(`first attempts: ${done}/${total}, ${failures} failed\n`);
+          },
+        }),
+      );
+      if (flags.dryRun) {
+        printResult(flags, { objective: "rrr", dry_run: true, items: result.items, failures: result.failures, batch: flags.dumpBatch ?? path.join(flags.out, "first-batch.jsonl") });
+        return;
+      }
+      const rewards = result.metrics.map((m) => Number(m.reward));
+      printResult(flags, summarise(result.metrics, { objective: "rrr", out: flags.out, items: result.items, failures: result.failures, first_reward: rewards[0] ?? null, last_reward: rewards.at(-1) ?? null }));
+    });
+}
