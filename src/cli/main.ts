@@ -3,7 +3,9 @@ import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
 import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
 import { registerModels } from "./models.js";
+import { registerReport } from "./report.js";
 import { registerVerify } from "./verify.js";
+import { registerView } from "./view.js";
 
 /** Flags → library calls, nothing else. Exit codes: 0 ok, 1 failure, 2 bad usage or input, 130 interrupted. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -15,6 +17,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerVerify(program);
   registerModels(program);
   registerData(program);
+  registerReport(program);
+  registerView(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;
