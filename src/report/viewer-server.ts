@@ -39,15 +39,14 @@ export async function startViewer(options: ViewerOptions): Promise<RunningViewer
     if (url.pathname === "/api/data") return send(200, "application/json; charset=utf-8", body);
     return send(404, "text/plain; charset=utf-8", "not found\n");
   });
-  server.listen(options.port ?? 0, "127.0.0.1");
-  await Promise.race([
-    once(server, "listening"),
-    once(server, "error").then(([error]) => {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EADDRINUSE" || code === "EACCES") throw new UsageError(`cannot listen on 127.0.0.1:${options.port} (${code}) — pass another --port, or leave it out for a free one`, { cause: error });
-      throw error;
-    }),
-  ]);
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE" || error.code === "EACCES") reject(new UsageError(`cannot listen on 127.0.0.1:${options.port} (${error.code}) — pass another --port, or leave it out for a free one`, { cause: error }));
+      else reject(error);
+    });
+    server.listen(options.port ?? 0, "127.0.0.1");
+  });
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/`,
