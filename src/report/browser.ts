@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { ReflectkitError } from "../errors.js";
 
 /** Debian's and Ubuntu's Chromium package. playwright-core drives it; no browser is ever downloaded. */
@@ -49,6 +49,8 @@ export async function launchChromium(options: { executablePath?: string; deviceS
   const userDataDir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-chromium-"));
   let context: BrowserContext;
   try {
+    // Loaded here, not at the top: every other `reflect` command would pay for it at start.
+    const { chromium } = await import("playwright-core");
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath,
       headless: true,

@@ -163,8 +163,8 @@ interface Bar {
 
 /** Horizontal bars in [0, 1] with Wilson whiskers. */
 function barChart(id: string, title: string, caption: string, bars: readonly Bar[], legendEntries: readonly { label: string; color: string }[]): Chart {
-  const width = 720;
-  const labelWidth = 260;
+  const width = 760;
+  const labelWidth = 300;
   const row = 20;
   const top = 30;
   const plotBottom = top + Math.max(1, bars.length) * row;

@@ -16,9 +16,11 @@ const ci = ([lo, hi]: [number, number]) => `[${pct(lo)}, ${pct(hi)}]`;
 const signed = (points: number) => `${points >= 0 ? "+" : ""}${points.toFixed(1)}`;
 const num = (v: number, digits = 1) => v.toFixed(digits);
 
-function table(header: readonly string[], rows: readonly (readonly string[])[], rawCells = false): string {
+/** A table; `rawCells`: the cells are already HTML (escaped by the caller); `textColumns`: left-aligned prose. */
+function table(header: readonly string[], rows: readonly (readonly string[])[], rawCells = false, textColumns: readonly number[] = []): string {
   const cell = (c: string) => (rawCells ? c : esc(c));
-  return `<table><thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${cell(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  const td = (c: string, i: number) => (textColumns.includes(i) ? `<td class="text">${cell(c)}</td>` : `<td>${cell(c)}</td>`);
+  return `<table><thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map(td).join("")}</tr>`).join("")}</tbody></table>`;
 }
 
 function figure(chart: Chart): string {
@@ -117,15 +119,15 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
     if (evalRuns.length > 1) {
       const base = evalRuns[0] as { run: EvalRun; index: number };
       const pairs = evalRuns.slice(1).map((other) => pairedOutcomes(base, other));
-      const chart = pairedChart(pairs, runs);
-      charts.push(chart);
+      const chart = pairs.some((p) => p.shared > 0) ? pairedChart(pairs, runs) : null;
+      if (chart !== null) charts.push(chart);
       const disagreements = pairs.flatMap((p) => [
         ...p.onlyBase.map((id) => [id, runs[p.base]?.label ?? "", runs[p.other]?.label ?? "", p.base, p.other] as const),
         ...p.onlyOther.map((id) => [id, runs[p.other]?.label ?? "", runs[p.base]?.label ?? "", p.other, p.base] as const),
       ]);
       sections.push(
         `<h2 id="side-by-side">Side by side</h2>`,
-        figure(chart),
+        chart === null ? `<p class="meta">These runs share no item id, so they cannot be compared item by item.</p>` : figure(chart),
         table(
           ["item", "right in", "not right in", "open"],
           disagreements.slice(0, 200).map(([id, right, wrong, ri, wi]) => [esc(id), esc(right), esc(wrong), `${link(`#run=${ri}&episode=${encodeURIComponent(id)}`, `run ${ri}`)} · ${link(`#run=${wi}&episode=${encodeURIComponent(id)}`, `run ${wi}`)}`]),
@@ -152,6 +154,7 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
         ["instruction", "right / retries", "rate", "95% interval", "text", "items"],
         run.efficacy.map((r) => [esc(r.instruction), `${r.correct}/${r.total}`, pct(r.rate), r.total === 0 ? "" : ci(r.ci95), esc(run.instructionText[r.instruction] ?? ""), link(`#run=${index}&instruction=${encodeURIComponent(r.instruction)}`, "list")]),
         true,
+        [4],
       ),
     );
   }

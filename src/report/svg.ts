@@ -48,8 +48,8 @@ export function tickLabel(v: number): string {
   return Math.abs(v) >= 10 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(1) : v.toFixed(2);
 }
 
-/** Okabe–Ito: distinguishable with the common colour-vision deficiencies. */
-const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+/** Okabe–Ito (distinguishable with the common colour-vision deficiencies), then four of Tol's muted colours. */
+const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#882255", "#44AA99", "#999933", "#888888"];
 
 export function runColor(index: number): string {
   return PALETTE[index % PALETTE.length] as string;

@@ -159,7 +159,8 @@ function viewDataItem(item: ReflectionDataItem, run: number): ViewEpisode {
     id: item.id,
     task: item.task,
     question: firstUser(first?.call),
-    correct: first?.verdict.correct === true || anyRetryRight,
+    // The item's badge is its first answer's verdict; a retry that fixed it shows as the `fixed` tag.
+    correct: first?.verdict.correct ?? null,
     tags,
     instructions: item.instructions,
     ...(item.error === undefined ? {} : { error: `${item.error.name}: ${item.error.message}` }),

@@ -214,12 +214,12 @@ main { max-width: 1200px; margin: 0 auto; padding: 16px 24px 64px; }
 h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; } h3 { font-size: 15px; margin: 8px 0; }
 .meta { color: #666; font-size: 12px; }
 figure.chart { background: #fff; border: 1px solid #e2e2e2; border-radius: 6px; padding: 8px; margin: 12px 0; display: inline-block; vertical-align: top; }
-.flip-run { display: inline-block; vertical-align: top; margin-right: 16px; max-width: 560px; }
+.flip-run { display: inline-block; vertical-align: top; margin-right: 16px; }
 .flip-run figure.chart { display: block; }
 figure.chart figcaption { font-size: 12px; color: #555; max-width: 680px; margin-top: 4px; }
 table { border-collapse: collapse; background: #fff; margin: 8px 0; font-size: 13px; }
 th, td { border: 1px solid #e2e2e2; padding: 3px 8px; text-align: right; } th:first-child, td:first-child { text-align: left; }
-th { background: #f3f3f3; font-weight: 600; }
+th { background: #f3f3f3; font-weight: 600; } td.text { text-align: left; }
 .note { background: #fff8e1; border: 1px solid #f0d98c; padding: 6px 10px; border-radius: 4px; }
 .controls { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin: 8px 0; }
 .controls input[type=search] { flex: 1; min-width: 240px; padding: 4px 6px; }
