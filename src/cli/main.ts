@@ -3,8 +3,10 @@ import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
 import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
 import { registerModels } from "./models.js";
+import { registerReport } from "./report.js";
 import { registerTrain } from "./train.js";
 import { registerVerify } from "./verify.js";
+import { registerView } from "./view.js";
 
 /** Flags → library calls, nothing else. Exit codes: 0 ok, 1 failure, 2 bad usage or input, 130 interrupted. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -17,6 +19,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerModels(program);
   registerData(program);
   registerTrain(program);
+  registerReport(program);
+  registerView(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;

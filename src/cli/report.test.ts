@@ -1,0 +1,119 @@
+/**
+ * `reflect report` and `reflect view` as a user runs them: on committed runs of the embedded models and on a
+ * reflection-data folder made by `reflect data generate` against a scripted local server (no model runs here).
+ */
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { requireChromium } from "../report/browser-harness.js";
+import { assertExit, cli, removeCacheDir, startCli, startServer, tempDir } from "./cli-harness.js";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const RUN = path.join(REPO, "bench/runs/engine/reflect-retry");
+
+describe("reflect report", { timeout: 120_000 }, () => {
+  after(removeCacheDir);
+
+  it("writes the HTML and one PNG per chart", async (t) => {
+    requireChromium();
+    const out = path.join(await tempDir(t), "report");
+    const result = await cli(["report", RUN, path.join(REPO, "bench/runs/engine/cascade"), "--out", out, "--png"]);
+    assertExit(result, 0);
+    assert.match(result.stdout, /report: .*report\.html \(2 runs, 6 charts\)\ncharts: 6 PNGs in /);
+    assert.deepEqual(readdirSync(path.join(out, "charts")).sort(), ["accuracy.png", "cost-lift.png", "flips-0.png", "flips-1.png", "paired.png", "per-task.png"]);
+    assert.match(readFileSync(path.join(out, "report.html"), "utf8"), /^<!doctype html>/);
+  });
+
+  it("--no-png writes the HTML only", async (t) => {
+    const out = path.join(await tempDir(t), "report");
+    const result = await cli(["report", RUN, "--out", out, "--no-png"]);
+    assertExit(result, 0);
+    assert.match(result.stdout, /PNGs not written \(--no-png\)/);
+    assert.ok(existsSync(path.join(out, "report.html")));
+    assert.ok(!existsSync(path.join(out, "charts")));
+  });
+
+  it("without a browser: writes the HTML and says how to get the PNGs; fails only when --png asked for them", async (t) => {
+    const dir = await tempDir(t);
+    const auto = await cli(["report", RUN, "--out", path.join(dir, "auto"), "--chromium", path.join(dir, "no-chromium")]);
+    assertExit(auto, 0);
+    assert.match(auto.stdout, /PNGs not written: no headless browser at .*no-chromium — install Chromium \(Debian\/Ubuntu: `apt-get install -y chromium`\)/);
+    assert.ok(existsSync(path.join(dir, "auto", "report.html")));
+    const asked = await cli(["report", RUN, "--out", path.join(dir, "asked"), "--png", "--chromium", path.join(dir, "no-chromium")]);
+    assertExit(asked, 1);
+    assert.match(asked.stderr, /^reflect: no headless browser at .*apt-get install -y chromium/);
+    assert.ok(existsSync(path.join(dir, "asked", "report.html")), "the HTML is written before the PNGs are attempted");
+  });
+
+  it("bad input exits 2 naming the folder, or the file and the line", async (t) => {
+    const dir = await tempDir(t);
+    const notRun = await cli(["report", dir, "--out", path.join(dir, "out"), "--no-png"]);
+    assertExit(notRun, 2);
+    assert.match(notRun.stderr, new RegExp(`^reflect: ${dir.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: not a run folder`));
+    const lines = readFileSync(path.join(RUN, "episodes.jsonl"), "utf8").split("\n");
+    await writeFile(path.join(dir, "episodes.jsonl"), `${lines[0]}\n${(lines[1] ?? "").slice(0, 40)}\n${lines[2]}\n`);
+    const malformed = await cli(["report", dir, "--out", path.join(dir, "out"), "--no-png"]);
+    assertExit(malformed, 2);
+    assert.match(malformed.stderr, /episodes\.jsonl:2: not valid JSON/);
+    assert.doesNotMatch(malformed.stderr, /at .*\.js:\d+/, "no stack trace");
+    const missingOut = await cli(["report", RUN]);
+    assertExit(missingOut, 2);
+    assert.match(missingOut.stderr, /required option '--out <dir>'/);
+  });
+
+  it("reports a reflect data generate folder with per-instruction efficacy", async (t) => {
+    const server = await startServer(t);
+    const dir = await tempDir(t);
+    const gen = path.join(dir, "gen");
+    assertExit(await cli(["data", "generate", "--task", "arithmetic", "--model", server.spec, "--out", gen, "--limit", "6", "--instructions-per-item", "2", "--samples", "1", "--json"]), 0);
+    const result = await cli(["report", gen, RUN, "--out", path.join(dir, "report"), "--no-png"]);
+    assertExit(result, 0);
+    const html = readFileSync(path.join(dir, "report", "report.html"), "utf8");
+    assert.match(html, /data-chart="efficacy-0"/);
+    assert.match(html, /data-chart="accuracy"/);
+    assert.match(html, /By reflection instruction<\/h2>\n<h3>gen<\/h3>/);
+  });
+});
+
+describe("reflect view", { timeout: 60_000 }, () => {
+  it("prints its URL on 127.0.0.1, serves the episodes, and stops on SIGINT", async () => {
+    const run = await startCli(["view", RUN]);
+    let stdout = "";
+    const url = await new Promise<string>((resolve, reject) => {
+      run.child.stdout!.on("data", (chunk: Buffer | string) => {
+        stdout += String(chunk);
+        const match = /at (http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(stdout);
+        if (match !== null) resolve(match[1] as string);
+      });
+      run.done.then((r) => reject(new Error(`reflect view exited early: ${r.stderr}`)), reject);
+    });
+    assert.match(stdout, /^reflect view: 100 episodes of 1 run at /);
+    const data = (await (await fetch(`${url}api/data`)).json()) as { episodes: { id: string }[] };
+    assert.equal(data.episodes[0]?.id, "gen-0-0");
+    assert.match(await (await fetch(url)).text(), /<section id="viewer"><\/section>/);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    assertExit(result, 0);
+  });
+
+  it("a port in use is a usage error", async (t) => {
+    const first = await startCli(["view", RUN]);
+    t.after(() => first.child.kill("SIGKILL"));
+    const port = await new Promise<string>((resolve) => {
+      let out = "";
+      first.child.stdout!.on("data", (chunk: Buffer | string) => {
+        out += String(chunk);
+        const match = /127\.0\.0\.1:(\d+)\//.exec(out);
+        if (match !== null) resolve(match[1] as string);
+      });
+    });
+    const second = await cli(["view", RUN, "--port", port]);
+    assertExit(second, 2);
+    assert.match(second.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\) — pass another --port`));
+    first.child.kill("SIGINT");
+    assertExit(await first.done, 0);
+  });
+});

@@ -1,0 +1,46 @@
+import path from "node:path";
+import type { Command } from "commander";
+import { writeReport, type PngPolicy } from "../report/write-report.js";
+import { int } from "./parse.js";
+
+interface ReportFlags {
+  out: string;
+  /** true: --png, false: --no-png, undefined: neither (auto). */
+  png?: boolean;
+  chromium?: string;
+  scale: number;
+  title?: string;
+}
+
+/** `reflect report`: one self-contained HTML page of one or more run folders, and PNGs of its charts. */
+export function registerReport(program: Command): void {
+  program
+    .command("report")
+    .description("write a self-contained HTML report of run folders (reflect eval or reflect data generate), with PNGs of its charts")
+    .argument("<run-dir...>", "run folders; several are shown side by side, the first as the baseline")
+    .requiredOption("--out <dir>", "where to write report.html and charts/*.png")
+    .option("--png", "require the PNGs: fail (exit 1) when no headless Chromium is found (default: write them when Chromium is there, else say so)")
+    .option("--no-png", "write the HTML only")
+    .option("--chromium <path>", "the Chromium to render PNGs with (default $REFLECTKIT_CHROMIUM, else /usr/bin/chromium)")
+    .option("--scale <n>", "device pixels per CSS pixel in the PNGs", int(1), 2)
+    .option("--title <text>", "the report's title")
+    .action(async (runDirs: string[], flags: ReportFlags) => {
+      const png: PngPolicy = flags.png === true ? "always" : flags.png === false ? "never" : "auto";
+      const result = await writeReport({
+        runDirs,
+        outDir: path.resolve(flags.out),
+        png,
+        scale: flags.scale,
+        ...(flags.chromium === undefined ? {} : { chromium: flags.chromium }),
+        ...(flags.title === undefined ? {} : { title: flags.title }),
+      });
+      const lines = [`report: ${result.htmlFile} (${result.runs.length} run${result.runs.length === 1 ? "" : "s"}, ${result.charts.length} charts)`];
+      for (const run of result.runs) {
+        if (run.kind === "eval" && run.partialLastLine !== null) lines.push(`note: ${run.label}: line ${run.partialLastLine} of episodes.jsonl is not finished (a live or killed run) and was left out`);
+      }
+      if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);
+      else if (result.pngSkipped !== null) lines.push(`PNGs not written: ${result.pngSkipped}. The HTML report is complete without them; run again after installing to get charts/*.png.`);
+      else lines.push("PNGs not written (--no-png)");
+      process.stdout.write(`${lines.join("\n")}\n`);
+    });
+}

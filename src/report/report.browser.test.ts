@@ -1,0 +1,104 @@
+/**
+ * The report in a real headless Chromium (Debian's package, driven by playwright-core): made from committed run
+ * folders of the embedded models (bench/runs: SmolLM2-135M with three strategies, a legacy SmolLM2 run, Gemma-3-270M)
+ * and a reflection-data folder; every chart must render with visible marks, the page must fetch nothing, the PNG
+ * exports and a screenshot must decode and show a drawing, and the report's links must open episodes.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../data/fixture.js";
+import { assertDrawn, openBrowser, pngStats, renderedCharts, requireChromium, strictPage } from "./browser-harness.js";
+import { writeReport, type ReportResult } from "./write-report.js";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const RUNS = ["bench/runs/engine/reflect-retry", "bench/runs/engine/reflexion-same-item", "bench/runs/arithmetic-smollm2-135m-t4", "bench/runs/arithmetic-gemma-3-270m-t2"].map((r) => path.join(REPO, r));
+
+describe("reflect report in headless Chromium", () => {
+  let dir: string;
+  let result: ReportResult;
+
+  before(async () => {
+    requireChromium();
+    dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-report-"));
+    const data = path.join(dir, "data-run");
+    await writeGenerationFolder(data, [
+      fixtureItem(failedItem("q1", "What is 2 + 2?", "5", [[STEP, "Recount the sum.", "4", true], [QUICK, "Looks fine.", "5", false]])),
+      fixtureItem(failedItem("q2", "What is 3 * 3?", "6", [[STEP, "Multiply, do not add.", "9", true], [QUICK, "Maybe 8.", "8", false]])),
+      fixtureItem({ id: "q3", question: "What is 1 + 1?", first: { answer: "2", correct: true } }),
+    ]);
+    result = await writeReport({ runDirs: [...RUNS, data], outDir: path.join(dir, "report"), png: "always" });
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it("exports one PNG per chart, each decoding to the chart's size at scale 2 and showing a drawing", async () => {
+    assert.deepEqual(result.charts, ["accuracy", "flips-0", "flips-1", "flips-2", "flips-3", "cost-lift", "per-task", "paired", "efficacy-4"]);
+    assert.equal(result.pngs.length, result.charts.length);
+    const html = readFileSync(result.htmlFile, "utf8");
+    for (const [i, id] of result.charts.entries()) {
+      const file = result.pngs[i] as string;
+      assert.equal(path.basename(file), `${id}.png`);
+      const size = new RegExp(`<svg [^>]*width="(\\d+)" height="(\\d+)"[^>]*data-chart="${id}"`).exec(html);
+      assert.ok(size !== null, `no SVG for ${id} in the HTML`);
+      const stats = pngStats(await readFile(file));
+      assert.deepEqual([stats.width, stats.height], [2 * Number(size[1]), 2 * Number(size[2])], `${id}.png`);
+      assertDrawn(stats, `${id}.png`);
+    }
+  });
+
+  it("renders every chart's SVG with non-empty marks, fetches nothing, and throws no script error", async (t) => {
+    const browser = await openBrowser(t);
+    const url = pathToFileURL(result.htmlFile).href;
+    const { page, errors, foreignRequests } = await strictPage(browser, url);
+    await page.goto(url, { waitUntil: "load" });
+    await page.waitForSelector("#viewer[data-ready=true]");
+    const charts = await renderedCharts(page);
+    assert.deepEqual(
+      charts.map((c) => c.id),
+      result.charts,
+    );
+    for (const chart of charts) {
+      assert.ok(chart.marks > 0, `${chart.id}: no data marks`);
+      assert.equal(chart.emptyMarks, 0, `${chart.id}: ${chart.emptyMarks} of ${chart.marks} marks have an empty box`);
+      assert.deepEqual([chart.box.width, chart.box.height], [chart.width, chart.height], `${chart.id}: rendered at another size`);
+    }
+    // One point per run and turn on the accuracy chart: 3 + 3 + 4 + 2 turns.
+    assert.equal(await page.locator('svg[data-chart="accuracy"] circle.mark').count(), 12);
+    const shot = pngStats(await page.screenshot({ fullPage: true }));
+    assert.equal(shot.width, 1280);
+    assert.ok(shot.height > 2000, `the full page is only ${shot.height} px high`);
+    assertDrawn(shot, "the report's screenshot");
+    assert.deepEqual(foreignRequests, []);
+    assert.deepEqual(errors, []);
+  });
+
+  it("opens episodes from the report's links: a flip cell lists them, an episode shows its attempts and diffs", async (t) => {
+    const browser = await openBrowser(t);
+    const url = pathToFileURL(result.htmlFile).href;
+    const { page, errors } = await strictPage(browser, url);
+    await page.goto(url, { waitUntil: "load" });
+    await page.waitForSelector("#viewer[data-ready=true]");
+    // Reflexion (run 1) fixed 8 episodes wrong→right (BENCHMARKS.md: 46 % → 54 %).
+    await page.locator('svg[data-chart="flips-1"] a[href="#run=1&filter=w2r"]').click();
+    await page.waitForFunction('location.hash === "#run=1&filter=w2r"');
+    const listed = await page.locator(".episode-list a.episode-link").count();
+    const expected = readFileSync(path.join(REPO, "bench/runs/engine/reflexion-same-item/episodes.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { attempts: { verdict: { correct: boolean | null } }[] })
+      .filter((e) => e.attempts.some((a, i) => i > 0 && a.verdict.correct === true && e.attempts[i - 1]?.verdict.correct !== true)).length;
+    assert.equal(listed, expected);
+    assert.equal(listed, 8);
+    await page.locator(".episode-list a.episode-link").first().click();
+    const detail = page.locator("#episode-detail");
+    await detail.waitFor();
+    assert.ok((await detail.locator(".step").count()) >= 2);
+    assert.ok((await detail.locator(".reflection .reflection-text pre").count()) >= 1, "no reflection shown");
+    assert.ok((await detail.locator("pre.diff ins, pre.diff del").count()) >= 1, "no diff marks");
+    assert.deepEqual(errors, []);
+  });
+});

@@ -1,0 +1,61 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { BrowserUnavailableError, chromiumAvailable, chromiumPath } from "./browser.js";
+import { exportChartPngs } from "./png-export.js";
+import { buildReport } from "./report-html.js";
+import { readRunFolders, type RunFolder } from "./run-folder.js";
+
+/** `auto`: PNGs when Chromium is there, else say so and go on; `always`: no Chromium is an error; `never`: HTML only. */
+export type PngPolicy = "auto" | "always" | "never";
+
+export interface ReportOptions {
+  runDirs: readonly string[];
+  outDir: string;
+  png: PngPolicy;
+  /** Default: `$REFLECTKIT_CHROMIUM`, else /usr/bin/chromium. */
+  chromium?: string;
+  /** Device pixels per CSS pixel in the PNGs (default 2). */
+  scale?: number;
+  title?: string;
+}
+
+export interface ReportResult {
+  runs: RunFolder[];
+  htmlFile: string;
+  /** The PNG files written, one per chart; empty when none were. */
+  pngs: string[];
+  /** Why no PNG was written under `auto` (no browser), with what to install. */
+  pngSkipped: string | null;
+  charts: string[];
+}
+
+/**
+ * Writes `<outDir>/report.html` and, unless told not to, `<outDir>/charts/<chart>.png`. The HTML is always written
+ * first: a missing browser costs the PNGs only, and under `always` the error comes after the HTML is on disk.
+ */
+export async function writeReport(options: ReportOptions): Promise<ReportResult> {
+  const runs = await readRunFolders(options.runDirs);
+  const report = buildReport(runs, options.title === undefined ? {} : { title: options.title });
+  await mkdir(options.outDir, { recursive: true });
+  const htmlFile = path.join(options.outDir, "report.html");
+  await writeFile(htmlFile, report.html);
+  const result: ReportResult = { runs, htmlFile, pngs: [], pngSkipped: null, charts: report.charts.map((c) => c.id) };
+  if (options.png === "never") return result;
+  const executablePath = chromiumPath(options.chromium);
+  if (!chromiumAvailable(executablePath)) {
+    const error = new BrowserUnavailableError(executablePath, "no such file");
+    if (options.png === "always") throw error;
+    result.pngSkipped = error.message;
+    return result;
+  }
+  const chartsDir = path.join(options.outDir, "charts");
+  await mkdir(chartsDir, { recursive: true });
+  try {
+    result.pngs = await exportChartPngs(report.charts, chartsDir, { executablePath, ...(options.scale === undefined ? {} : { scale: options.scale }) });
+  } catch (error) {
+    // A browser that is there but will not start costs the PNGs under `auto`, as a missing one does.
+    if (options.png === "always" || !(error instanceof BrowserUnavailableError)) throw error;
+    result.pngSkipped = error.message;
+  }
+  return result;
+}
