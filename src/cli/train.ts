@@ -63,6 +63,7 @@ function commonFlags(command: Command, defaults: { steps: number; batchSize: num
 }
 
 async function startWorker(flags: CommonFlags): Promise<{ worker: WorkerClient; load: LoadParams }> {
+  const source = await trainModelSource(flags.model, { offline: flags.offline, progress: fetchProgressBar() });
   const { python } = await ensureWorkerEnv({ onLog: (line) => process.stderr.write(`  ${line}\n`) });
   const worker = await WorkerClient.start({
     python,
@@ -70,11 +71,15 @@ async function startWorker(flags: CommonFlags): Promise<{ worker: WorkerClient; 
     ...(flags.threads === undefined ? {} : { threads: flags.threads }),
     ...(flags.workerLog ? { onLog: (line: string) => process.stderr.write(`worker: ${line}\n`) } : {}),
   });
-  const source = await trainModelSource(flags.model, { offline: flags.offline, progress: fetchProgressBar() });
-  const load: LoadParams = { source, lora: flags.full ? null : { rank: flags.loraRank, alpha: flags.loraAlpha }, dtype: flags.dtype, device: flags.device, seed: flags.seed };
-  const info = await worker.load(load);
-  process.stderr.write(`worker: ${flags.model} on ${info.device}, ${info.trainableParameters.toLocaleString("en-US")} of ${info.parameters.toLocaleString("en-US")} parameters trained (torch ${worker.info.torch}, ${info.threads} threads)\n`);
-  return { worker, load };
+  try {
+    const load: LoadParams = { source, lora: flags.full ? null : { rank: flags.loraRank, alpha: flags.loraAlpha }, dtype: flags.dtype, device: flags.device, seed: flags.seed };
+    const info = await worker.load(load);
+    process.stderr.write(`worker: ${flags.model} on ${info.device}, ${info.trainableParameters.toLocaleString("en-US")} of ${info.parameters.toLocaleString("en-US")} parameters trained (torch ${worker.info.torch}, ${info.threads} threads)\n`);
+    return { worker, load };
+  } catch (error) {
+    await worker.close();
+    throw error;
+  }
 }
 
 function commonOptions(flags: CommonFlags, load: LoadParams, objective: string, signal: AbortSignal): CommonTrainOptions {

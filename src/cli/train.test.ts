@@ -1,0 +1,87 @@
+/**
+ * `reflect train` end to end on a tiny model: the data pipeline's exports (curated from a fixture generation folder)
+ * train with SFT and DPO; `train rrr --dry-run --dump-batch` writes the first batch; bad input names its file and line.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../data/fixture.js";
+import { resolveRegisteredModel } from "../models/resolve.js";
+import type { DumpedDatum } from "../train/rrr.js";
+import type { StepMetrics } from "../train/train-loop.js";
+import { assertExit, cli, jsonLines, tempDir } from "./cli-harness.js";
+
+// The CLI runs offline with an empty model cache of its own; the tiny model takes SmolLM2's tokenizer from the file.
+const tokenizer = await resolveRegisteredModel("smollm2-135m");
+const tiny = ["--model", `tiny:${tokenizer}`, "--lora-rank", "4", "--lora-alpha", "8", "--threads", "2"];
+
+describe("reflect train", { timeout: 600_000 }, () => {
+  it("trains SFT on D+ and DPO on D± exported by the data pipeline", async (t) => {
+    const dir = await tempDir(t);
+    const gen = path.join(dir, "gen");
+    await writeGenerationFolder(
+      gen,
+      [
+        failedItem("q1", "What is 2 + 3?", "<answer>4</answer>", [
+          [STEP, "I added wrongly; redo the sum digit by digit.", "<answer>5</answer>", true],
+          [QUICK, "I should guess higher.", "<answer>7</answer>", false],
+        ]),
+        failedItem("q2", "What is 9 - 4?", "<answer>4</answer>", [
+          [STEP, "I subtracted one too many; count again.", "<answer>5</answer>", true],
+          [QUICK, "Maybe add instead.", "<answer>13</answer>", false],
+        ]),
+      ].map((s) => fixtureItem(s)),
+    );
+    const cur = path.join(dir, "curated");
+    assertExit(await cli(["data", "curate", "--in", gen, "--out", cur, "--test-share", "0", "--json"]), 0);
+    const sftFile = path.join(dir, "d_plus.jsonl");
+    const dpoFile = path.join(dir, "d_pm.jsonl");
+    assertExit(await cli(["data", "export", "--in", cur, "--set", "d_plus", "--format", "trl-sft", "--split", "all", "--out", sftFile]), 0);
+    assertExit(await cli(["data", "export", "--in", cur, "--set", "d_pm", "--format", "trl-dpo", "--split", "all", "--out", dpoFile]), 0);
+
+    const sft = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "2", "--batch-size", "2", "--json"]);
+    assertExit(sft, 0);
+    const summary = JSON.parse(sft.stdout) as { steps: number; first_loss: number; last_loss: number };
+    assert.equal(summary.steps, 2);
+    assert.ok(summary.first_loss > 0 && summary.last_loss > 0);
+    assert.match(sft.stderr, /step 2\/2 · loss/);
+    assert.equal(jsonLines<StepMetrics>(readFileSync(path.join(dir, "sft", "metrics.jsonl"), "utf8")).length, 2);
+
+    const dpo = await cli(["train", "dpo", ...tiny, "--data", dpoFile, "--out", path.join(dir, "dpo"), "--steps", "2", "--batch-size", "2", "--json"]);
+    assertExit(dpo, 0);
+    assert.ok(Math.abs((JSON.parse(dpo.stdout) as { first_loss: number }).first_loss - Math.LN2) < 1e-5);
+
+    // Asked for two more steps, the SFT run continues from its last checkpoint.
+    const more = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "3", "--batch-size", "2", "--json"]);
+    assertExit(more, 0);
+    assert.match(more.stderr, /resuming after step 2/);
+    assert.equal(jsonLines<StepMetrics>(readFileSync(path.join(dir, "sft", "metrics.jsonl"), "utf8")).length, 3);
+    // …but not with another learning rate.
+    const other = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "4", "--batch-size", "2", "--lr", "0.1"]);
+    assertExit(other, 2);
+    assert.match(other.stderr, /another configuration/);
+  });
+
+  it("rrr --dry-run --dump-batch writes the first batch with weight only on the reflection", async (t) => {
+    const dir = await tempDir(t);
+    const dump = path.join(dir, "batch.jsonl");
+    const run = await cli(["train", "rrr", ...tiny, "--task", "arithmetic", "--limit", "3", "--batch-size", "1", "--group", "2", "--attempt-max-tokens", "8", "--reflection-max-tokens", "8", "--out", path.join(dir, "rrr"), "--dry-run", "--dump-batch", dump, "--json"]);
+    assertExit(run, 0);
+    const lines = jsonLines<DumpedDatum>(readFileSync(dump, "utf8"));
+    assert.equal(lines.length, 2);
+    for (const line of lines) assert.equal(line.tokens.filter((_, i) => line.weights[i] !== 0).join(""), line.reflection);
+  });
+
+  it("a bad training file is an error naming the file and line", async (t) => {
+    const dir = await tempDir(t);
+    const file = path.join(dir, "bad.jsonl");
+    writeFileSync(file, `${JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello", weight: 1 }] })}\n{"messages": [{"role": "user", "content": "no answer"}]}\n`);
+    const run = await cli(["train", "sft", ...tiny, "--data", file, "--out", path.join(dir, "out"), "--steps", "1"]);
+    assertExit(run, 2);
+    assert.match(run.stderr, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:2: not a conversational SFT row`));
+    const missing = await cli(["train", "dpo", ...tiny, "--data", path.join(dir, "absent.jsonl"), "--out", path.join(dir, "out2"), "--steps", "1"]);
+    assertExit(missing, 2);
+    assert.match(missing.stderr, /absent\.jsonl: cannot read \(ENOENT\)/);
+  });
+});
