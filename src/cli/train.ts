@@ -1,6 +1,11 @@
 import path from "node:path";
 import type { Command } from "commander";
-import { UsageError } from "../errors.js";
+import { readFile, writeFile } from "node:fs/promises";
+import { InputError, UsageError } from "../errors.js";
+import { feedbackMessage, reflectionRequest } from "../loops/feedback.js";
+import { checkExport, type ExportCheck } from "../train/export-check.js";
+import { latestCheckpoint } from "../train/train-loop.js";
+import type { Rollout } from "../train/rrr.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { trainDpo } from "../train/dpo.js";
 import { trainModelSource } from "../train/model-source.js";
@@ -138,6 +143,17 @@ function summarise(metrics: readonly StepMetrics[], extra: Record<string, unknow
   };
 }
 
+/** A few in-domain conversations of a finished run, to compare the exported file with the PyTorch model on. */
+async function probeConversations(run: string, config: { objective?: string; flags?: { data?: string } }): Promise<{ role: string; content: string }[][]> {
+  const lines = async (file: string) => ((await readFile(file, "utf8").catch(() => "")) as string).split("\n").filter((l) => l.trim() !== "").slice(-4).map((l) => JSON.parse(l) as Record<string, unknown>);
+  if (config.objective === "rrr") {
+    const rollouts = (await lines(path.join(run, "rollouts.jsonl"))) as unknown as Rollout[];
+    return rollouts.map((r) => [{ role: "user", content: reflectionRequest(feedbackMessage({ pass: false, feedback: "" }, "binary")) }, { role: "assistant", content: r.reflection || "(empty)" }]);
+  }
+  const rows = config.flags?.data === undefined ? [] : await lines(config.flags.data);
+  return rows.map((row) => ("messages" in row ? (row.messages as { role: string; content: string }[]).map(({ role, content }) => ({ role, content })) : [...(row.prompt as { role: string; content: string }[]), ...(row.chosen as { role: string; content: string }[])]));
+}
+
 export function registerTrain(program: Command): void {
   const train = program.command("train").description("learn reflection into weights: SFT, DPO and Reflect-Retry-Reward (GRPO on reflection tokens) in a PyTorch worker");
 
@@ -150,6 +166,49 @@ export function registerTrain(program: Command): void {
       const worker = await WorkerClient.start({ python, cacheDir: path.join(workerHome(), "models") });
       await worker.close();
       process.stdout.write(`${created ? "created" : "found"} ${venv}: python ${worker.info.python}, torch ${worker.info.torch}, transformers ${worker.info.transformers}, CUDA ${worker.info.cuda ? "yes" : "no"}\n`);
+    });
+
+  train
+    .command("export")
+    .description("write a training run's newest checkpoint as a GGUF file for node-llama-cpp (and `reflect eval --model FILE`), checked against PyTorch")
+    .requiredOption("--run <dir>", "a `reflect train` run folder")
+    .requiredOption("--out <file>", "the .gguf file to write")
+    .option("--dtype <type>", "trained tensors in f32 or f16 (untouched tensors keep their quantisation)", choice(["f32", "f16"] as const), "f16")
+    .option("--no-check", "skip comparing next-token log-probs of the file (node-llama-cpp) with the PyTorch model")
+    .option("--threads <n>", "torch CPU threads (default: all cores)", int(1))
+    .action(async (flags: { run: string; out: string; dtype: "f32" | "f16"; check: boolean; threads?: number }) => {
+      const configPath = path.join(flags.run, "config.json");
+      let config: { objective?: string; load?: LoadParams; flags?: { data?: string } };
+      try {
+        config = JSON.parse(await readFile(configPath, "utf8")) as typeof config;
+      } catch (error) {
+        throw new InputError(`not a training run's configuration (${(error as Error).message})`, configPath);
+      }
+      const load = config.load;
+      if (load === undefined) throw new InputError("no `load` in the configuration: not a `reflect train` run", configPath);
+      if (load.source.kind !== "gguf") throw new UsageError(`${flags.run} trained a ${load.source.kind} model; GGUF export needs a model loaded from a .gguf file`);
+      const checkpoint = await latestCheckpoint(flags.run);
+      if (checkpoint === undefined) throw new UsageError(`${flags.run} has no checkpoint yet — train at least --checkpoint-every steps first`);
+      const { python } = await ensureWorkerEnv({ onLog: (line) => process.stderr.write(`  ${line}\n`) });
+      const worker = await WorkerClient.start({ python, cacheDir: path.join(workerHome(), "models"), ...(flags.threads === undefined ? {} : { threads: flags.threads }) });
+      try {
+        await worker.load(load);
+        const { steps } = await worker.restore(checkpoint);
+        const exported = await worker.exportGguf(path.resolve(flags.out), flags.dtype);
+        process.stderr.write(`wrote ${flags.out}: step ${steps}, ${exported.replaced} of ${exported.tensors} tensors trained (${flags.dtype}), the rest copied\n`);
+        let check: ExportCheck | undefined;
+        if (flags.check) {
+          const conversations = await probeConversations(flags.run, config);
+          if (conversations.length === 0) throw new UsageError(`${flags.run}: nothing to compare on — pass --no-check`);
+          const rendered = await worker.renderChat(conversations, false);
+          check = await checkExport(worker, path.resolve(flags.out), load.source.path, rendered.map((r) => r.tokens), { lora: load.lora !== null });
+        }
+        const report = { run: flags.run, checkpoint, steps, file: flags.out, dtype: flags.dtype, ...exported, check: check ?? null };
+        await writeFile(`${flags.out}.json`, `${JSON.stringify(report, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      } finally {
+        await worker.close();
+      }
     });
 
   commonFlags(train.command("sft").description("supervised fine-tuning on marked assistant turns (TRL conversational JSONL, e.g. reflect data export --format trl-sft)"), { steps: 50, batchSize: 8, lr: 2e-4 })

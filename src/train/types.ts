@@ -137,6 +137,8 @@ export interface TrainerBackend {
   save(path: string): Promise<{ steps: number }>;
   restore(path: string): Promise<{ steps: number }>;
   exportMerged(path: string): Promise<void>;
+  /** The trained model as a GGUF file for node-llama-cpp: the base file with the trained tensors replaced. */
+  exportGguf(path: string, dtype: "f32" | "f16"): Promise<{ path: string; replaced: number; tensors: number; architecture: string }>;
   parameters(names?: readonly string[], limit?: number): Promise<ParameterProbe[]>;
   /** Drops the accumulated gradient without stepping. */
   zeroGrad(): Promise<void>;

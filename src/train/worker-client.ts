@@ -198,6 +198,10 @@ export class WorkerClient implements TrainerBackend {
     return this.request("restore", { path });
   }
 
+  exportGguf(path: string, dtype: "f32" | "f16"): Promise<{ path: string; replaced: number; tensors: number; architecture: string }> {
+    return this.request("exportGguf", { path, dtype });
+  }
+
   async exportMerged(path: string): Promise<void> {
     await this.request("exportMerged", { path });
   }

@@ -132,6 +132,10 @@ def load_model(config: LoadConfig):
             if folder is not None:
                 os.makedirs(os.path.dirname(folder), exist_ok=True)
                 partial = folder + ".partial"
+                # The weights are plain dequantised tensors now; drop the GGUF marker so they can be saved.
+                model.hf_quantizer = None
+                if hasattr(model.config, "quantization_config"):
+                    del model.config.quantization_config
                 model.save_pretrained(partial)
                 tokenizer.save_pretrained(partial)
                 os.replace(partial, folder)

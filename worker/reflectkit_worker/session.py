@@ -37,6 +37,7 @@ class Session:
             "save": self.save,
             "restore": self.restore,
             "exportMerged": self.export_merged,
+            "exportGguf": self.export_gguf,
             "parameters": self.parameters,
             "zeroGrad": self.zero_grad,
         }
@@ -372,6 +373,19 @@ class Session:
             self.optimizer = torch.optim.AdamW(params, lr=0.0)
             self.optimizer.load_state_dict(torch.load(optimizer_path, weights_only=True))
         return {"steps": self.steps}
+
+    def export_gguf(self, path, dtype="f32"):
+        """Writes the trained model as a GGUF file node-llama-cpp loads: the base GGUF with the trained tensors
+        replaced (see export.py). Needs a model loaded from a GGUF file."""
+        from .export import export_gguf
+
+        model = self.require_model()
+        if self.config.kind != "gguf":
+            raise WorkerError("exportGguf needs a model loaded from a .gguf file (its metadata and untouched tensors are copied); use exportMerged for a Hugging Face folder")
+        if dtype not in ("f32", "f16"):
+            raise WorkerError(f"exportGguf: dtype must be f32 or f16, not {dtype!r}")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return export_gguf(model, self.config.lora is not None, self.config.path, path, dtype)
 
     def export_merged(self, path):
         """Writes the model with its adapter merged, as a Hugging Face folder (safetensors and tokenizer)."""

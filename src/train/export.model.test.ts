@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { resolveRegisteredModel } from "../models/resolve.js";
+import { checkExport } from "./export-check.js";
+import { messageWeights, normaliseOverBatchTokens } from "./masks.js";
+import type { WeightedDatum } from "./types.js";
+import type { WorkerClient } from "./worker-client.js";
+import { startTestWorker, tempDir } from "./worker-harness.js";
+
+// The real SmolLM2-135M-Instruct (Q4_1 GGUF) trained a few LoRA steps in the worker, exported back to GGUF, and read
+// by node-llama-cpp: its next-token log-probabilities must match the trained PyTorch model within the quantisation
+// floor, and be closer to it than the base file is.
+
+describe("GGUF export of a trained SmolLM2", { timeout: 900_000 }, () => {
+  let worker: WorkerClient;
+  let base: string;
+  before(async () => {
+    base = await resolveRegisteredModel("smollm2-135m");
+    worker = await startTestWorker();
+    await worker.load({ source: { kind: "gguf", path: base }, lora: { rank: 8, alpha: 16, targetModules: ["q_proj", "v_proj"] }, seed: 1 });
+  });
+  after(async () => {
+    await worker?.close();
+  });
+
+  test("node-llama-cpp reads the trained model's log-probs from the exported file", async () => {
+    const rows = ["What is the secret word?", "Tell me the secret word.", "Which word is secret?"].map((q) => [
+      { role: "user", content: q },
+      { role: "assistant", content: "The secret word is pomegranate-zebra." },
+    ]);
+    const rendered = await worker.renderChat(rows, false);
+    const datums: WeightedDatum[] = normaliseOverBatchTokens(rendered.map((r) => ({ tokens: r.tokens, weights: messageWeights(r, [1], true) })));
+    for (let step = 0; step < 4; step++) {
+      await worker.forwardBackward({ loss: { kind: "cross_entropy" }, datums });
+      await worker.optimStep({ lr: 5e-3 });
+    }
+    const out = path.join(await tempDir("rk-export-"), "trained.gguf");
+    const exported = await worker.exportGguf(out, "f32");
+    assert.equal(exported.architecture, "llama");
+    assert.equal(exported.replaced, 2 * 30, "q_proj and v_proj of 30 layers");
+    const probe = await worker.renderChat([[{ role: "user", content: "Say the secret word." }, { role: "assistant", content: "The secret word is pomegranate-zebra." }], ...rows.slice(0, 1)], false);
+    const check = await checkExport(worker, out, base, probe.map((r) => r.tokens), { lora: true });
+    assert.ok(check.floorMeanAbs !== undefined && check.floorMeanAbs < 0.15, `quantisation floor ${check.floorMeanAbs}`);
+    assert.ok(check.baseMeanAbs > 3 * (check.floorMeanAbs ?? 0), `training moved the model: base file is off by ${check.baseMeanAbs}`);
+    assert.ok(check.exportedMeanAbs < 1.5 * (check.floorMeanAbs ?? 0) + 0.02, `exported ${check.exportedMeanAbs} vs floor ${check.floorMeanAbs}`);
+    assert.ok(check.exportedMeanAbs < check.baseMeanAbs / 3, JSON.stringify(check));
+  });
+});
