@@ -3,11 +3,12 @@
  * train with SFT and DPO; `train rrr --dry-run --dump-batch` writes the first batch; bad input names its file and line.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../data/fixture.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
+import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import type { DumpedDatum } from "../train/rrr.js";
 import type { StepMetrics } from "../train/train-loop.js";
 import { assertExit, cli, jsonLines, tempDir } from "./cli-harness.js";
@@ -66,8 +67,13 @@ describe("reflect train", { timeout: 600_000 }, () => {
   it("rrr --dry-run --dump-batch writes the first batch with weight only on the reflection", async (t) => {
     const dir = await tempDir(t);
     const dump = path.join(dir, "batch.jsonl");
-    const run = await cli(["train", "rrr", ...tiny, "--task", "arithmetic", "--limit", "3", "--batch-size", "1", "--group", "2", "--attempt-max-tokens", "8", "--reflection-max-tokens", "8", "--out", path.join(dir, "rrr"), "--dry-run", "--dump-batch", dump, "--json"]);
+    // An evaluation run's records are held out of the training pool.
+    const [first] = generateArithmetic({ seed: 1000, count: 4 });
+    mkdirSync(path.join(dir, "eval"));
+    writeFileSync(path.join(dir, "eval", "episodes.jsonl"), `${JSON.stringify({ id: "x", record: first!.record })}\n`);
+    const run = await cli(["train", "rrr", ...tiny, "--task", "arithmetic", "--limit", "4", "--exclude-run", path.join(dir, "eval"), "--batch-size", "1", "--group", "2", "--attempt-max-tokens", "8", "--reflection-max-tokens", "8", "--out", path.join(dir, "rrr"), "--dry-run", "--dump-batch", dump, "--json"]);
     assertExit(run, 0);
+    assert.match(run.stderr, /held out: 1 of 4 items share a record/);
     const lines = jsonLines<DumpedDatum>(readFileSync(dump, "utf8"));
     assert.equal(lines.length, 2);
     for (const line of lines) assert.equal(line.tokens.filter((_, i) => line.weights[i] !== 0).join(""), line.reflection);

@@ -143,6 +143,32 @@ function summarise(metrics: readonly StepMetrics[], extra: Record<string, unknow
   };
 }
 
+/** The task records of a `reflect eval` run folder (read only; a line cut off by a running writer is ignored). */
+async function runRecords(run: string): Promise<unknown[]> {
+  const file = path.join(run, "episodes.jsonl");
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}) — --exclude-run takes a \`reflect eval\` run folder`, file);
+  }
+  const records = text
+    .split("\n")
+    .slice(0, -1)
+    .flatMap((line, index) => {
+      if (line.trim() === "") return [];
+      try {
+        const value = JSON.parse(line) as { record?: unknown };
+        if (value.record === undefined) throw new Error("no record");
+        return [value.record];
+      } catch (error) {
+        throw new InputError(`not an episode (${(error as Error).message})`, file, index + 1);
+      }
+    });
+  if (records.length === 0) throw new InputError("no episodes to hold out", file);
+  return records;
+}
+
 /** A few in-domain conversations of a finished run, to compare the exported file with the PyTorch model on. */
 async function probeConversations(run: string, config: { objective?: string; flags?: { data?: string } }): Promise<{ role: string; content: string }[][]> {
   const lines = async (file: string) => ((await readFile(file, "utf8").catch(() => "")) as string).split("\n").filter((l) => l.trim() !== "").slice(-4).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -232,6 +258,7 @@ export function registerTrain(program: Command): void {
     .option("--limit <n>", "first n items form the pool the failure set comes from", int(1))
     .option("--item-seed <n>", "seed of generated task items (keep it apart from the evaluation's)", int(0), 1000)
     .option("--mode <mode>", "countdown: strict or lenient", choice(["strict", "lenient"]), "strict")
+    .option("--exclude-run <dir...>", "leave out items whose record appears in these `reflect eval` runs (held-out evaluation items)")
     .option("--group <n>", "G: reflections sampled per failure", int(2), 4)
     .option("--feedback <mode>", "binary (the paper's) or detailed", choice(["binary", "detailed"] as const), "binary")
     .option("--attempt-max-tokens <n>", "first attempt and retry token limit", int(1), 128)
@@ -242,10 +269,14 @@ export function registerTrain(program: Command): void {
     .option("--clip <x>", "PPO clip ε (inert on-policy; kept for off-policy use)", nonNegativeNumber, 0.2)
     .option("--dry-run", "build the first batch and stop; with --dump-batch, write it", false)
     .option("--dump-batch <file>", "with --dry-run: write the first batch as JSON lines {tokens, weights, advantages, reward, reflection}")
-    .action(async (flags: CommonFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string }) => {
+    .action(async (flags: CommonFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string; excludeRun?: string[] }) => {
       const family = findTaskFamily(flags.task);
       const task = family.create({ mode: flags.mode });
-      const items = await taskItems(family, task, { seed: flags.itemSeed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
+      const pool = await taskItems(family, task, { seed: flags.itemSeed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
+      const heldOut = new Set<string>();
+      for (const run of flags.excludeRun ?? []) for (const record of await runRecords(run)) heldOut.add(JSON.stringify(record));
+      const items = pool.filter((item) => !heldOut.has(JSON.stringify(item.record)));
+      if (heldOut.size > 0) process.stderr.write(`held out: ${pool.length - items.length} of ${pool.length} items share a record with the ${heldOut.size} records of ${flags.excludeRun?.join(", ")}\n`);
       if (flags.kl > 0 && flags.full) throw new UsageError("--kl needs a LoRA run (the untrained model is the adapter switched off); drop --full or --kl");
       const result = await withWorker(flags, "rrr", (worker, options) =>
         trainRrr(worker, {
