@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { readFile, writeFile } from "node:fs/promises";
 import { InputError, UsageError } from "../errors.js";
 import { feedbackMessage, reflectionRequest } from "../loops/feedback.js";
+import { inferenceChatTemplate } from "../train/chat-template.js";
 import { checkExport, type ExportCheck } from "../train/export-check.js";
 import { latestCheckpoint } from "../train/train-loop.js";
 import type { Rollout } from "../train/rrr.js";
@@ -77,7 +78,18 @@ async function startWorker(flags: CommonFlags): Promise<{ worker: WorkerClient; 
     ...(flags.workerLog ? { onLog: (line: string) => process.stderr.write(`worker: ${line}\n`) } : {}),
   });
   try {
-    const load: LoadParams = { source, lora: flags.full ? null : { rank: flags.loraRank, alpha: flags.loraAlpha }, dtype: flags.dtype, device: flags.device, seed: flags.seed };
+    // Train on the prompts node-llama-cpp will show the model at evaluation, token for token.
+    const gguf = source.kind === "gguf" ? source.path : source.kind === "tiny" && source.tokenizer.endsWith(".gguf") ? source.tokenizer : undefined;
+    const chat = gguf === undefined ? undefined : await inferenceChatTemplate(gguf);
+    if (chat !== undefined && chat.template === undefined) process.stderr.write(`worker: node-llama-cpp renders this model with its ${chat.wrapper} wrapper, which has no template here; training uses the model's own chat template\n`);
+    const load: LoadParams = {
+      source,
+      lora: flags.full ? null : { rank: flags.loraRank, alpha: flags.loraAlpha },
+      dtype: flags.dtype,
+      device: flags.device,
+      seed: flags.seed,
+      ...(chat?.template === undefined ? {} : { chatTemplate: chat.template }),
+    };
     const info = await worker.load(load);
     process.stderr.write(`worker: ${flags.model} on ${info.device}, ${info.trainableParameters.toLocaleString("en-US")} of ${info.parameters.toLocaleString("en-US")} parameters trained (torch ${worker.info.torch}, ${info.threads} threads)\n`);
     return { worker, load };
