@@ -5,7 +5,7 @@ import { UsageError } from "../errors.js";
 import { writeFileWhole } from "../eval/durable-run.js";
 import { readPreferenceRows, renderWeighted, stepIndices } from "./datasets.js";
 import { weightedSum } from "./masks.js";
-import type { CommonTrainOptions } from "./sft.js";
+import { loopOptions, type CommonTrainOptions } from "./sft.js";
 import { trainLoop, type StepMetrics } from "./train-loop.js";
 import type { PreferenceDatum, TrainerBackend, WeightedDatum } from "./types.js";
 
@@ -42,16 +42,7 @@ export async function trainDpo(backend: TrainerBackend, options: DpoOptions): Pr
   const reference = await referenceLogprobs(backend, options.out, pairs);
   return trainLoop(
     backend,
-    {
-      out: options.out,
-      steps: options.steps,
-      checkpointEvery: options.checkpointEvery,
-      config: { ...options.config, rows: rows.length, pairs: pairs.length },
-      fingerprint: { ...options.fingerprint, objective: "dpo", data: options.data, rows: rows.length, batchSize: options.batchSize, maxLength: options.maxLength, seed: options.seed, beta: options.beta },
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
-      onStart: (from) => options.onStart?.(from, { rows: rows.length, pairs: pairs.length }),
-    },
+    loopOptions(options, { config: { rows: rows.length, pairs: pairs.length }, fingerprint: { objective: "dpo", data: options.data, rows: rows.length, beta: options.beta }, info: { rows: rows.length, pairs: pairs.length } }),
     async (n) => {
       const started = performance.now();
       const batch: PreferenceDatum[] = stepIndices(pairs.length, options.batchSize, n, options.seed).map((i) => {

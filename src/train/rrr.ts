@@ -8,7 +8,7 @@ import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { hash32 } from "../util/hash.js";
 import { groupAdvantages, tokenAdvantages } from "./advantages.js";
 import { stepIndices } from "./datasets.js";
-import type { CommonTrainOptions } from "./sft.js";
+import { loopOptions, type CommonTrainOptions } from "./sft.js";
 import { trainLoop, type StepMetrics } from "./train-loop.js";
 import type { PolicyDatum, Sample, TrainerBackend } from "./types.js";
 
@@ -149,35 +149,27 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
 
   const metrics = await trainLoop(
     backend,
-    {
-      out: options.out,
-      steps: options.steps,
-      checkpointEvery: options.checkpointEvery,
-      config: { ...options.config, items: firsts.length, failures: failures.length },
+    loopOptions(options, {
+      config: { items: firsts.length, failures: failures.length },
       fingerprint: {
-        ...options.fingerprint,
         objective: "rrr",
         task: options.task.name,
         items: options.items.map((i) => i.id),
         group: options.group,
-        batchSize: options.batchSize,
         feedback: options.feedback,
         attempt: options.attempt,
         reflection: options.reflection,
         retry: options.retry,
         klCoef: options.klCoef,
         clip: options.clip,
-        seed: options.seed,
       },
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
+      info: { items: firsts.length, failures: failures.length },
       onStart: async (from) => {
         // Rollouts of steps after the restored checkpoint are redone.
         const kept = await readJsonLines<Rollout>(rolloutsPath, "rollout", () => undefined);
         await writeFileWhole(rolloutsPath, kept.filter((r) => r.step <= from).map((r) => `${JSON.stringify(r)}\n`).join(""));
-        options.onStart?.(from, { items: firsts.length, failures: failures.length });
       },
-    },
+    }),
     async (n) => {
       const started = performance.now();
       const { datums, rollouts, sampleSeconds } = await step(n);

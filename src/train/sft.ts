@@ -1,25 +1,32 @@
 import { UsageError } from "../errors.js";
 import { normaliseOverBatchTokens } from "./masks.js";
 import { readSftRows, renderWeighted, stepIndices } from "./datasets.js";
-import { trainLoop, type StepMetrics } from "./train-loop.js";
+import { trainLoop, type StepMetrics, type TrainLoopOptions } from "./train-loop.js";
 import type { AdamParams, TrainerBackend, WeightedDatum } from "./types.js";
 
-export interface CommonTrainOptions {
-  out: string;
-  steps: number;
+/** What every objective takes: the loop's options (`config` and `fingerprint` hold the model, LoRA and optimizer
+ * settings; each objective adds its own), the batch and the optimizer. */
+export interface CommonTrainOptions extends Omit<TrainLoopOptions, "onStart"> {
   batchSize: number;
   microBatch: number;
   adam: AdamParams;
-  checkpointEvery: number;
   seed: number;
   maxLength: number;
-  /** The resolved configuration, written beside the run. */
-  config: Record<string, unknown>;
-  /** What determines results besides the objective's own options (model, LoRA, optimizer…). */
-  fingerprint: Record<string, unknown>;
-  signal?: AbortSignal;
-  onStep?: (metrics: StepMetrics) => void;
   onStart?: (fromStep: number, info: Record<string, number>) => void;
+}
+
+/** The loop options of an objective: the common ones, with the objective's own configuration and fingerprint added. */
+export function loopOptions(options: CommonTrainOptions, own: { config: Record<string, unknown>; fingerprint: Record<string, unknown>; info: Record<string, number>; onStart?: (from: number) => Promise<void> }): TrainLoopOptions {
+  const { onStart, ...common } = options;
+  return {
+    ...common,
+    config: { ...options.config, ...own.config },
+    fingerprint: { ...options.fingerprint, batchSize: options.batchSize, maxLength: options.maxLength, seed: options.seed, ...own.fingerprint },
+    onStart: async (from) => {
+      await own.onStart?.(from);
+      onStart?.(from, own.info);
+    },
+  };
 }
 
 export interface SftOptions extends CommonTrainOptions {
@@ -37,16 +44,7 @@ export async function trainSft(backend: TrainerBackend, options: SftOptions): Pr
   if (usable.length === 0) throw new UsageError(`${options.data}: no trainable rows (${rows.length} rows, ${tooLong} longer than --max-length ${options.maxLength})`);
   return trainLoop(
     backend,
-    {
-      out: options.out,
-      steps: options.steps,
-      checkpointEvery: options.checkpointEvery,
-      config: { ...options.config, rows: rows.length, tooLong },
-      fingerprint: { ...options.fingerprint, objective: "sft", data: options.data, rows: rows.length, batchSize: options.batchSize, maxLength: options.maxLength, seed: options.seed },
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
-      onStart: (from) => options.onStart?.(from, { rows: rows.length, usable: usable.length, tooLong }),
-    },
+    loopOptions(options, { config: { rows: rows.length, tooLong }, fingerprint: { objective: "sft", data: options.data, rows: rows.length }, info: { rows: rows.length, usable: usable.length, tooLong } }),
     async (n) => {
       const started = performance.now();
       const batch = normaliseOverBatchTokens(stepIndices(usable.length, options.batchSize, n, options.seed).map((i) => usable[i] as WeightedDatum));
