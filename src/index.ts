@@ -85,3 +85,30 @@ export { buildReport, type Report } from "./report/report-html.js";
 export { writeReport, type ReportOptions, type ReportResult, type PngPolicy } from "./report/write-report.js";
 export { startViewer, type ViewerOptions, type RunningViewer } from "./report/viewer-server.js";
 export { outcomeTags, perTask, pairedOutcomes, type OutcomeTag } from "./report/breakdowns.js";
+export { WorkerClient, WorkerError, PROTOCOL_VERSION, type WorkerOptions } from "./train/worker-client.js";
+export { ensureWorkerEnv, workerVenvDir, workerHome, workerPackageDir, WorkerSetupError, type SetupOptions } from "./train/setup.js";
+export type {
+  TrainerBackend,
+  WeightedDatum,
+  PolicyDatum,
+  PreferenceDatum,
+  LossBatch,
+  ForwardBackwardResult,
+  AdamParams,
+  LoraParams,
+  LoadParams,
+  ModelSourceSpec,
+  RenderedChat,
+  Sample,
+  SampleParams,
+} from "./train/types.js";
+export { messageWeights, normaliseOverBatchTokens, weightedSum } from "./train/masks.js";
+export { groupAdvantages, tokenAdvantages } from "./train/advantages.js";
+export { trainLoop, latestCheckpoint, type StepMetrics, type TrainLoopOptions } from "./train/train-loop.js";
+export { trainSft, type SftOptions, type CommonTrainOptions } from "./train/sft.js";
+export { trainDpo, type DpoOptions } from "./train/dpo.js";
+export { trainRrr, type RrrOptions, type Rollout, type DumpedDatum } from "./train/rrr.js";
+export { readSftRows, readPreferenceRows } from "./train/datasets.js";
+export { trainModelSource } from "./train/model-source.js";
+export { inferenceChatTemplate } from "./train/chat-template.js";
+export { checkExport, llamaCppLogprobs, type ExportCheck } from "./train/export-check.js";
