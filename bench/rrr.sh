@@ -14,4 +14,4 @@ node bin/reflect.js train rrr --task arithmetic --limit 400 --exclude-run "$befo
   --steps "$steps" --checkpoint-every 5 --lr 1e-4 --out "$out/train" --json > "$out/train-result.json"
 [ -f "$out/trained.gguf.json" ] || node bin/reflect.js train export --run "$out/train" --out "$out/trained.gguf" > /dev/null
 [ -f "$out/after/summary.json" ] || node bin/reflect.js eval --task arithmetic --limit 100 --turns 2 --model "$out/trained.gguf" --out "$out/after" > /dev/null
-node bench/table.mjs "$before" "$out/after" bench/runs/arithmetic-gemma-3-270m-t2
+node bench/rrr-table.mjs "$out"
