@@ -10,7 +10,7 @@ import { groupAdvantages, tokenAdvantages } from "./advantages.js";
 import { stepIndices } from "./datasets.js";
 import { loopOptions, type CommonTrainOptions } from "./sft.js";
 import { trainLoop, type StepMetrics } from "./train-loop.js";
-import type { PolicyDatum, Sample, TrainerBackend } from "./types.js";
+import type { PolicyDatum, TrainerBackend } from "./types.js";
 
 export interface RrrSampling {
   maxTokens: number;
@@ -87,30 +87,31 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
   const step = async (n: number): Promise<{ datums: PolicyDatum[]; rollouts: Rollout[]; promptLengths: number[]; sampleSeconds: number }> => {
     const started = performance.now();
     const chosen = stepIndices(failures.length, options.batchSize, n, options.seed).map((i) => failures[i] as FirstAttempt);
-    const groups: { first: FirstAttempt; prompt: number[]; samples: Sample[]; rewards: number[]; retries: string[] }[] = [];
-    for (const first of chosen) {
+    // All of the step's reflections decode as one batch, then all of their retries.
+    const asks = chosen.map((first) => {
       const item = byId.get(first.id) as TaskItem<unknown>;
       const taskPrompt = options.task.prompt(item.record);
-      const reflectAsk: ChatMessage[] = [
+      const conversation: ChatMessage[] = [
         ...taskPrompt,
         { role: "assistant", content: first.output },
         { role: "user", content: reflectionRequest(feedbackMessage({ pass: false, feedback: first.feedback }, options.feedback)) },
       ];
-      const [rendered] = await backend.renderChat([reflectAsk], true);
-      const prompt = rendered!.tokens;
-      const [samples] = await backend.sample([prompt], { n: options.group, ...sampling(options.reflection), seed: hash32(`${options.seed}:${n}:${first.id}:reflect`) });
-      const retryPrompts = await backend.renderChat(
-        samples!.map((s) => [...reflectAsk, { role: "assistant" as const, content: s.text }, { role: "user" as const, content: retryRequest(taskPrompt) }]),
-        true,
-      );
-      const retries = await backend.sample(
-        retryPrompts.map((r) => r.tokens),
-        { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:${first.id}:retry`) },
-      );
-      const texts = retries.map((r) => r[0]?.text ?? "");
-      const rewards = await Promise.all(texts.map(async (text) => ((await options.task.verify(item.record, text)).correct === true ? 1 : 0)));
-      groups.push({ first, prompt, samples: samples!, rewards, retries: texts });
-    }
+      return { first, item, taskPrompt, conversation };
+    });
+    const prompts = (await backend.renderChat(asks.map((a) => a.conversation), true)).map((r) => r.tokens);
+    const reflections = await backend.sample(prompts, { n: options.group, ...sampling(options.reflection), seed: hash32(`${options.seed}:${n}:reflect`) });
+    const retryConversations = asks.flatMap((a, i) =>
+      (reflections[i] ?? []).map((s) => [...a.conversation, { role: "assistant" as const, content: s.text }, { role: "user" as const, content: retryRequest(a.taskPrompt) }]),
+    );
+    const retryPrompts = (await backend.renderChat(retryConversations, true)).map((r) => r.tokens);
+    const retries = (await backend.sample(retryPrompts, { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:retry`) })).map((r) => r[0]?.text ?? "");
+    const groups = await Promise.all(
+      asks.map(async (a, i) => {
+        const texts = retries.slice(i * options.group, (i + 1) * options.group);
+        const rewards = await Promise.all(texts.map(async (text) => ((await options.task.verify(a.item.record, text)).correct === true ? 1 : 0)));
+        return { first: a.first, prompt: prompts[i] as number[], samples: reflections[i] ?? [], rewards, retries: texts };
+      }),
+    );
     const sequences = groups.reduce((a, g) => a + g.samples.length, 0);
     const datums: PolicyDatum[] = [];
     const rollouts: Rollout[] = [];
@@ -232,21 +233,30 @@ async function firstAttempts(backend: TrainerBackend, options: RrrOptions, enoug
   let failures = 0;
   const handle = await open(file, "a");
   try {
-    for (const [index, item] of options.items.entries()) {
-      if (failures >= enough) break;
+    // Sixteen items decode together; each finished item is on disk before the next batch starts.
+    for (let start = 0; start < options.items.length && failures < enough; start += 16) {
       options.signal?.throwIfAborted();
-      let first = seen.get(item.id);
-      if (first === undefined) {
-        const [rendered] = await backend.renderChat([options.task.prompt(item.record)], true);
-        const [[sample]] = (await backend.sample([rendered!.tokens], { n: 1, ...sampling(options.attempt), seed: hash32(`${options.seed}:${item.id}:first`) })) as [[Sample]];
-        const verdict = await options.task.verify(item.record, sample.text);
-        first = { id: item.id, output: sample.text, correct: verdict.correct, feedback: verdict.feedback };
-        await handle.write(`${JSON.stringify(first)}\n`);
+      const batch = options.items.slice(start, start + 16);
+      const pending = batch.filter((item) => !seen.has(item.id));
+      if (pending.length > 0) {
+        const rendered = await backend.renderChat(pending.map((item) => options.task.prompt(item.record)), true);
+        const samples = await backend.sample(rendered.map((r) => r.tokens), { n: 1, ...sampling(options.attempt), seed: hash32(`${options.seed}:${start}:first`) });
+        for (const [i, item] of pending.entries()) {
+          const text = samples[i]?.[0]?.text ?? "";
+          const verdict = await options.task.verify(item.record, text);
+          const first: FirstAttempt = { id: item.id, output: text, correct: verdict.correct, feedback: verdict.feedback };
+          await handle.write(`${JSON.stringify(first)}\n`);
+          seen.set(item.id, first);
+        }
         await handle.datasync();
       }
-      out.push(first);
-      if (first.correct === false) failures++;
-      options.onFirstAttempt?.(index + 1, options.items.length, failures);
+      for (const item of batch) {
+        if (failures >= enough) break;
+        const first = seen.get(item.id) as FirstAttempt;
+        out.push(first);
+        if (first.correct === false) failures++;
+      }
+      options.onFirstAttempt?.(Math.min(start + batch.length, options.items.length), options.items.length, failures);
     }
   } finally {
     await handle.close();

@@ -165,6 +165,11 @@ describe("training worker on a tiny model", { timeout: 900_000 }, () => {
     assert.equal(a[0]?.length, 3);
     assert.deepEqual(a, b);
     for (const s of a[0]!) assert.ok(s.tokens.length <= 6 && (s.finishReason === "length" ? s.tokens.length === 6 : true));
+    // Prompts of different lengths decode together, left-padded: a greedy sample is the same alone or in a batch.
+    const longer = (await worker.renderChat([[{ role: "user", content: "Say hello to everyone in the room, please, and then stop." }]], true))[0]!.tokens;
+    const alone = await worker.sample([prompt], { n: 1, maxTokens: 6, temperature: 0, seed: 0 });
+    const together = await worker.sample([longer, prompt], { n: 1, maxTokens: 6, temperature: 0, seed: 0 });
+    assert.deepEqual(together[1], alone[0]);
   });
 
   test("bad requests come back as errors naming the problem, and the worker stays up", async () => {

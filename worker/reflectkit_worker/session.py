@@ -280,40 +280,46 @@ class Session:
             model.train(was_training)
         return {"logprobs": out}
 
-    def sample(self, prompts, n=1, maxTokens=128, temperature=1.0, topP=1.0, topK=0, seed=0):
-        """n completions per prompt (token lists) from the current weights. Each sample carries its tokens (ending
-        with the stop token when it stopped), its text without the stop token, and its finish reason."""
+    def sample(self, prompts, n=1, maxTokens=128, temperature=1.0, topP=1.0, topK=0, seed=0, maxBatch=16):
+        """n completions per prompt (token lists) from the current weights, decoded together in left-padded batches of
+        up to maxBatch sequences. Each sample carries its tokens (ending with the stop token when it stopped), its
+        text without the stop token, and its finish reason. Seeded: the same call gives the same samples."""
         import torch
 
         model = self.require_model()
         device = next(model.parameters()).device
         stops = self.stop_token_ids()
+        pad = self.tokenizer.pad_token_id
+        rows = [prompt for prompt in prompts for _ in range(int(n))]
+        outputs = []
         was_training = model.training
         model.eval()
-        results = []
         try:
-            for index, prompt in enumerate(prompts):
-                torch.manual_seed(int(seed) * 1_000_003 + index)
-                input_ids = torch.tensor([prompt] * int(n), device=device)
-                kwargs = {"do_sample": temperature > 0, "max_new_tokens": int(maxTokens), "eos_token_id": stops, "pad_token_id": self.tokenizer.pad_token_id}
+            for start in range(0, len(rows), int(maxBatch)):
+                chunk = rows[start : start + int(maxBatch)]
+                width = max(len(r) for r in chunk)
+                input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in chunk], device=device)
+                attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in chunk], device=device)
+                torch.manual_seed(int(seed) * 1_000_003 + start)
+                kwargs = {"do_sample": temperature > 0, "max_new_tokens": int(maxTokens), "eos_token_id": stops, "pad_token_id": pad}
                 if temperature > 0:
                     kwargs.update(temperature=float(temperature), top_p=float(topP), top_k=int(topK))
                 with torch.no_grad():
-                    generated = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs)
-                samples = []
-                for row in generated[:, len(prompt) :].tolist():
-                    tokens = []
-                    for token in row:
-                        tokens.append(token)
-                        if token in stops:
-                            break
-                    stopped = bool(tokens) and tokens[-1] in stops
-                    text = self.tokenizer.decode(tokens[:-1] if stopped else tokens, skip_special_tokens=False)
-                    samples.append({"tokens": tokens, "text": text, "finishReason": "stop" if stopped else "length"})
-                results.append(samples)
+                    generated = model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
+                outputs += generated[:, width:].tolist()
         finally:
             model.train(was_training)
-        return {"samples": results}
+        samples = []
+        for row in outputs:
+            tokens = []
+            for token in row:
+                tokens.append(token)
+                if token in stops:
+                    break
+            stopped = bool(tokens) and tokens[-1] in stops
+            text = self.tokenizer.decode(tokens[:-1] if stopped else tokens, skip_special_tokens=False)
+            samples.append({"tokens": tokens, "text": text, "finishReason": "stop" if stopped else "length"})
+        return {"samples": [samples[i * int(n) : (i + 1) * int(n)] for i in range(len(prompts))]}
 
     # --- checkpoints ---------------------------------------------------------------------------------------------
 
