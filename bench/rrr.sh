@@ -10,8 +10,8 @@ out=${1:-bench/runs/rrr}
 steps=${2:-30}
 before=bench/runs/arithmetic-smollm2-135m-t2
 mkdir -p "$out"
-node bin/reflect.js train rrr --task arithmetic --limit 400 --exclude-run "$before" --group 4 --batch-size 4 \
-  --steps "$steps" --checkpoint-every 5 --lr 1e-4 --out "$out/train" --json > "$out/train-result.json"
+node bin/reflect.js train rrr --task arithmetic --limit 400 --exclude-run "$before" --group 4 --batch-size 4 --temperature 0.8 --retry-temperature 0.8 \
+  --steps "$steps" --checkpoint-every 5 --lr 2e-4 --out "$out/train" --json > "$out/train-result.json"
 [ -f "$out/trained.gguf.json" ] || node bin/reflect.js train export --run "$out/train" --out "$out/trained.gguf" > /dev/null
 [ -f "$out/after/summary.json" ] || node bin/reflect.js eval --task arithmetic --limit 100 --turns 2 --model "$out/trained.gguf" --out "$out/after" > /dev/null
 node bench/rrr-table.mjs "$out"
