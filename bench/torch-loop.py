@@ -32,7 +32,7 @@ for step in range(spec["steps"]):
     for s in range(0, len(spec["datums"]), micro):
         t, w, m = tokens[s : s + micro], weights[s : s + micro], mask[s : s + micro]
         width_here = int(m.sum(1).max())  # padded to the micro-batch's longest, as the worker does
-        t, w, m = t[:, :width_here], w[:, :width_here], m[:, :width_here]
+        t, w, m = t[:, :width_here].contiguous(), w[:, :width_here].contiguous(), m[:, :width_here].contiguous()
         logits = model(input_ids=t, attention_mask=m).logits.float()
         logp = torch.log_softmax(logits[:, :-1], -1).gather(-1, t[:, 1:, None]).squeeze(-1)
         loss = -(logp * w[:, 1:]).sum()
