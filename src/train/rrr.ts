@@ -179,7 +179,10 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
       let tokens = 0;
       let gradNorm = 0;
       let kl: number | null = null;
-      if (datums.length > 0) {
+      // A step where every group's rewards tie has a zero gradient (without KL); stepping AdamW on it would still move
+      // the weights along its momentum (the first benchmark's drift, dev/LOG.md), so no update is made.
+      const signal = options.klCoef > 0 || datums.some((d) => d.advantages.some((a) => a !== 0));
+      if (datums.length > 0 && signal) {
         const old = await backend.logprobs(datums);
         const ref = options.klCoef > 0 ? await backend.logprobs(datums, true) : undefined;
         datums.forEach((d, i) => {
@@ -201,6 +204,7 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
         tokens,
         gradNorm,
         kl,
+        updated: datums.length > 0 && signal ? 1 : 0,
         reward: rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length),
         groupsWithSignal,
         reflectionTokens: rollouts.reduce((a, r) => a + r.reflectionTokens, 0) / Math.max(1, rollouts.length),
