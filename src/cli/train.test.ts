@@ -58,6 +58,13 @@ describe("reflect train", { timeout: 600_000 }, () => {
     assertExit(more, 0);
     assert.match(more.stderr, /resuming after step 2/);
     assert.equal(jsonLines<StepMetrics>(readFileSync(path.join(dir, "sft", "metrics.jsonl"), "utf8")).length, 3);
+    // Export needs a model loaded from a .gguf (a tiny model is not), and a training run folder.
+    const tinyExport = await cli(["train", "export", "--run", path.join(dir, "sft"), "--out", path.join(dir, "x.gguf")]);
+    assertExit(tinyExport, 2);
+    assert.match(tinyExport.stderr, /trained a tiny model; GGUF export needs a model loaded from a \.gguf file/);
+    const notRun = await cli(["train", "export", "--run", path.join(dir, "nowhere"), "--out", path.join(dir, "x.gguf")]);
+    assertExit(notRun, 2);
+    assert.match(notRun.stderr, /config\.json: not a training run's configuration/);
     // …but not with another learning rate.
     const other = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "4", "--batch-size", "2", "--lr", "0.1"]);
     assertExit(other, 2);

@@ -136,7 +136,6 @@ export interface TrainerBackend {
   sample(prompts: readonly (readonly number[])[], params: SampleParams): Promise<Sample[][]>;
   save(path: string): Promise<{ steps: number }>;
   restore(path: string): Promise<{ steps: number }>;
-  exportMerged(path: string): Promise<void>;
   /** The trained model as a GGUF file for node-llama-cpp: the base file with the trained tensors replaced. */
   exportGguf(path: string, dtype: "f32" | "f16"): Promise<{ path: string; replaced: number; tensors: number; architecture: string }>;
   parameters(names?: readonly string[], limit?: number): Promise<ParameterProbe[]>;

@@ -57,7 +57,6 @@ export class WorkerClient implements TrainerBackend {
   private readonly pending = new Map<number, Pending>();
   private readonly stderrTail: string[] = [];
   private exited: WorkerError | undefined;
-  private load_: LoadParams | undefined;
 
   private constructor(
     private readonly child: ChildProcessWithoutNullStreams,
@@ -141,10 +140,6 @@ export class WorkerClient implements TrainerBackend {
     });
   }
 
-  get loaded(): LoadParams | undefined {
-    return this.load_;
-  }
-
   async load(params: LoadParams): Promise<LoadResult> {
     const { source, lora } = params;
     const result = await this.request<LoadResult>("load", {
@@ -158,7 +153,6 @@ export class WorkerClient implements TrainerBackend {
       cache_dir: this.options.cacheDir,
       chat_template: params.chatTemplate ?? null,
     });
-    this.load_ = params;
     return result;
   }
 
@@ -200,10 +194,6 @@ export class WorkerClient implements TrainerBackend {
 
   exportGguf(path: string, dtype: "f32" | "f16"): Promise<{ path: string; replaced: number; tensors: number; architecture: string }> {
     return this.request("exportGguf", { path, dtype });
-  }
-
-  async exportMerged(path: string): Promise<void> {
-    await this.request("exportMerged", { path });
   }
 
   async parameters(names?: readonly string[], limit = 8): Promise<ParameterProbe[]> {

@@ -22,7 +22,6 @@ class Session:
         self.config = None
         self.optimizer = None
         self.steps = 0
-        self.reference = None  # frozen copy for full fine-tuning; LoRA uses the base with its adapter disabled
 
     def methods(self):
         return {
@@ -36,7 +35,6 @@ class Session:
             "sample": self.sample,
             "save": self.save,
             "restore": self.restore,
-            "exportMerged": self.export_merged,
             "exportGguf": self.export_gguf,
             "parameters": self.parameters,
             "zeroGrad": self.zero_grad,
@@ -61,7 +59,7 @@ class Session:
 
         self.config = LoadConfig.from_params(params)
         self.model, self.tokenizer = load_model(self.config)
-        self.optimizer, self.steps, self.reference = None, 0, None
+        self.optimizer, self.steps = None, 0
         trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
         total = sum(p.numel() for p in self.model.parameters())
         return {
@@ -255,9 +253,7 @@ class Session:
             with model.disable_adapter():
                 yield model
         else:
-            if self.reference is None:
-                raise WorkerError("reference log-probs of a fully fine-tuned model need load(..., keepReference) — use LoRA")
-            yield self.reference
+            raise WorkerError("reference log-probs need a LoRA model (the untrained model is the adapter switched off); this one trains every weight")
 
     def logprobs(self, datums, reference=False, microBatch=8):
         import torch
@@ -387,21 +383,11 @@ class Session:
 
         model = self.require_model()
         if self.config.kind != "gguf":
-            raise WorkerError("exportGguf needs a model loaded from a .gguf file (its metadata and untouched tensors are copied); use exportMerged for a Hugging Face folder")
+            raise WorkerError("exportGguf needs a model loaded from a .gguf file (its metadata and untouched tensors are copied); train from a .gguf")
         if dtype not in ("f32", "f16"):
             raise WorkerError(f"exportGguf: dtype must be f32 or f16, not {dtype!r}")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         return export_gguf(model, self.config.lora is not None, self.config.path, path, dtype)
-
-    def export_merged(self, path):
-        """Writes the model with its adapter merged, as a Hugging Face folder (safetensors and tokenizer)."""
-        import copy
-
-        model = self.require_model()
-        merged = copy.deepcopy(model).merge_and_unload() if self.config.lora is not None else model
-        merged.save_pretrained(path)
-        self.tokenizer.save_pretrained(path)
-        return {"path": path}
 
 
 def check_datum(datum, kind, index, vocab):
