@@ -14,7 +14,7 @@ import { trainRrr } from "../train/rrr.js";
 import { ensureWorkerEnv, workerHome } from "../train/setup.js";
 import { trainSft, type CommonTrainOptions } from "../train/sft.js";
 import type { StepMetrics } from "../train/train-loop.js";
-import type { LoadParams } from "../train/types.js";
+import { EXPORT_DTYPES, type ExportDtype, type LoadParams } from "../train/types.js";
 import { WorkerClient } from "../train/worker-client.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { fetchProgressBar } from "./progress.js";
@@ -211,10 +211,10 @@ export function registerTrain(program: Command): void {
     .description("write a training run's newest checkpoint as a GGUF file for node-llama-cpp (and `reflect eval --model FILE`), checked against PyTorch")
     .requiredOption("--run <dir>", "a `reflect train` run folder")
     .requiredOption("--out <file>", "the .gguf file to write")
-    .option("--dtype <type>", "trained tensors in f32 or f16 (untouched tensors keep their quantisation)", choice(["f32", "f16"] as const), "f16")
+    .option("--dtype <type>", "trained tensors in f32, f16, q8_0, q4_0, q4_1, or `base` (each re-quantised to its type in the base file); untouched tensors keep theirs", choice(EXPORT_DTYPES), "f16")
     .option("--no-check", "skip comparing next-token log-probs of the file (node-llama-cpp) with the PyTorch model")
     .option("--threads <n>", "torch CPU threads (default: all cores)", int(1))
-    .action(async (flags: { run: string; out: string; dtype: "f32" | "f16"; check: boolean; threads?: number }) => {
+    .action(async (flags: { run: string; out: string; dtype: ExportDtype; check: boolean; threads?: number }) => {
       const configPath = path.join(flags.run, "config.json");
       let config: { objective?: string; load?: LoadParams; flags?: { data?: string } };
       try {

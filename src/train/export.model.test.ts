@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { resolveRegisteredModel } from "../models/resolve.js";
-import { checkExport } from "./export-check.js";
+import { checkExport, llamaCppLogprobs } from "./export-check.js";
 import { messageWeights, normaliseOverBatchTokens } from "./masks.js";
 import type { WeightedDatum } from "./types.js";
 import type { WorkerClient } from "./worker-client.js";
@@ -22,6 +22,19 @@ describe("GGUF export of a trained SmolLM2", { timeout: 900_000 }, () => {
   });
   after(async () => {
     await worker?.close();
+  });
+
+  test("an untrained model exported with --dtype base is the base file again: every tensor re-quantised to Q4_1 bit for bit", async () => {
+    // A fresh LoRA adapter has B = 0, so the merged weights are the dequantised base weights; Q4_1 re-quantises them
+    // to the same blocks, so node-llama-cpp must compute exactly the same log-probs from both files.
+    const out = path.join(await tempDir("rk-export-"), "untrained.gguf");
+    const exported = await worker.exportGguf(out, "base");
+    assert.equal(exported.replaced, 2 * 30);
+    const probe = await worker.renderChat([[{ role: "user", content: "What is 17 + 25?" }, { role: "assistant", content: "17 + 25 = 42." }]], false);
+    const tokens = probe.map((r) => r.tokens);
+    const [fromBase, fromExport] = [await llamaCppLogprobs(base, tokens), await llamaCppLogprobs(out, tokens)];
+    assert.ok(fromBase[0]!.length > 10);
+    assert.deepEqual(fromExport, fromBase);
   });
 
   test("node-llama-cpp reads the trained model's log-probs from the exported file", async () => {
@@ -45,5 +58,16 @@ describe("GGUF export of a trained SmolLM2", { timeout: 900_000 }, () => {
     assert.ok(check.baseMeanAbs > 3 * (check.floorMeanAbs ?? 0), `training moved the model: base file is off by ${check.baseMeanAbs}`);
     assert.ok(check.exportedMeanAbs < 1.5 * (check.floorMeanAbs ?? 0) + 0.02, `exported ${check.exportedMeanAbs} vs floor ${check.floorMeanAbs}`);
     assert.ok(check.exportedMeanAbs < check.baseMeanAbs / 3, JSON.stringify(check));
+
+    // Quantised to Q8_0 the file is still far closer to the trained model than the base file is.
+    const q8 = path.join(path.dirname(out), "trained-q8_0.gguf");
+    await worker.exportGguf(q8, "q8_0");
+    const checkQ8 = await checkExport(worker, q8, base, probe.map((r) => r.tokens), { lora: true });
+    assert.ok(checkQ8.exportedMeanAbs < 1.5 * (checkQ8.floorMeanAbs ?? 0) + 0.02, JSON.stringify(checkQ8));
+    assert.ok(checkQ8.exportedMeanAbs < checkQ8.baseMeanAbs / 3, JSON.stringify(checkQ8));
+  });
+
+  test("an unknown dtype is refused by name", async () => {
+    await assert.rejects(worker.exportGguf(path.join(await tempDir("rk-export-"), "x.gguf"), "q2_k" as never), /dtype must be one of f32, f16, q8_0, q4_0, q4_1, base/);
   });
 });

@@ -124,6 +124,14 @@ export interface ParameterProbe {
 }
 
 /** The worker's verbs, as TypeScript sees them. A `TrainerBackend` could also be a remote service. */
+/**
+ * How `exportGguf` writes the trained tensors: plain floats, a fixed quantisation, or `base`, each re-quantised to
+ * the type it had in the base file (as small and fast as that file; refused for types gguf-py cannot quantise, such
+ * as the k-quants).
+ */
+export const EXPORT_DTYPES = ["f32", "f16", "q8_0", "q4_0", "q4_1", "base"] as const;
+export type ExportDtype = (typeof EXPORT_DTYPES)[number];
+
 export interface TrainerBackend {
   readonly specificationVersion: "v1";
   load(params: LoadParams): Promise<LoadResult>;
@@ -137,7 +145,7 @@ export interface TrainerBackend {
   save(path: string): Promise<{ steps: number }>;
   restore(path: string): Promise<{ steps: number }>;
   /** The trained model as a GGUF file for node-llama-cpp: the base file with the trained tensors replaced. */
-  exportGguf(path: string, dtype: "f32" | "f16"): Promise<{ path: string; replaced: number; tensors: number; architecture: string }>;
+  exportGguf(path: string, dtype: ExportDtype): Promise<{ path: string; replaced: number; tensors: number; architecture: string }>;
   parameters(names?: readonly string[], limit?: number): Promise<ParameterProbe[]>;
   /** Drops the accumulated gradient without stepping. */
   zeroGrad(): Promise<void>;

@@ -4,6 +4,7 @@ import { ReflectkitError } from "../errors.js";
 import { workerPackageDir } from "./setup.js";
 import type {
   AdamParams,
+  ExportDtype,
   ForwardBackwardResult,
   LoadParams,
   LoadResult,
@@ -192,7 +193,7 @@ export class WorkerClient implements TrainerBackend {
     return this.request("restore", { path });
   }
 
-  exportGguf(path: string, dtype: "f32" | "f16"): Promise<{ path: string; replaced: number; tensors: number; architecture: string }> {
+  exportGguf(path: string, dtype: ExportDtype): Promise<{ path: string; replaced: number; tensors: number; architecture: string }> {
     return this.request("exportGguf", { path, dtype });
   }
 

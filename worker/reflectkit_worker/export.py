@@ -1,6 +1,8 @@
 """Writing a trained model back to GGUF, so node-llama-cpp runs it: the base GGUF is copied with its metadata and
-every tensor training did not touch kept byte for byte (quantised as it was); the trained tensors are written in
-F32 or F16, mapped back to llama.cpp's layout. Each mapping is checked on the base weights before it is trusted."""
+every tensor training did not touch kept byte for byte (quantised as it was); the trained tensors are mapped back to
+llama.cpp's layout and written in F32, F16, Q8_0, Q4_0 or Q4_1, or ("base") re-quantised to the type each had in the
+base file, so the export is as small and fast as the file it came from. Each mapping is checked on the base weights
+before it is trusted."""
 
 import os
 
@@ -13,6 +15,31 @@ def permute_for_llama_cpp(w, n_head):
     """llama.cpp's convert_hf_to_gguf permutes the rows of Q and K (rotary halves interleaved); transformers undoes
     it when reading a GGUF. This redoes it."""
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+DTYPES = ("f32", "f16", "q8_0", "q4_0", "q4_1", "base")
+
+
+def encode(array, dtype, base_type, tensor_name):
+    """The tensor as written: (data, raw GGML type or None for plain float arrays)."""
+    import gguf
+
+    T = gguf.GGMLQuantizationType
+    if dtype == "f32":
+        return array.astype(np.float32), None
+    if dtype == "f16":
+        return array.astype(np.float16), None
+    qtype = base_type if dtype == "base" else {"q8_0": T.Q8_0, "q4_0": T.Q4_0, "q4_1": T.Q4_1}[dtype]
+    if qtype == T.F32:
+        return array.astype(np.float32), None
+    if qtype == T.F16:
+        return array.astype(np.float16), None
+    try:
+        return gguf.quants.quantize(np.ascontiguousarray(array, dtype=np.float32), qtype), qtype
+    except NotImplementedError:
+        raise WorkerError(f"export: gguf-py cannot quantise {tensor_name} to {qtype.name}; export with --dtype f16, q8_0, q4_0 or q4_1") from None
+    except Exception as error:  # a row length that is not a multiple of the block size, for one
+        raise WorkerError(f"export: cannot quantise {tensor_name} {tuple(array.shape)} to {qtype.name}: {error}") from None
 
 
 def field(reader, key):
@@ -86,7 +113,7 @@ def export_gguf(model, lora, base_path, out_path, dtype="f32"):
                 raise WorkerError(f"export: mapping {hf_name} → {gguf_name} does not reproduce the base file ({arch}); cannot export")
         elif np.array_equal(array.astype(original.dtype), original):
             continue
-        replacements[gguf_name] = array.astype(np.float16 if dtype == "f16" else np.float32)
+        replacements[gguf_name] = encode(array, dtype, tensor.tensor_type, gguf_name)
         changed += 1
 
     partial = out_path + ".partial"
@@ -102,8 +129,8 @@ def export_gguf(model, lora, base_path, out_path, dtype="f32"):
         writer.add_key_value(f.name, f.contents(), value_type, sub_type=sub_type)
     for tensor in reader.tensors:
         if tensor.name in replacements:
-            a = replacements[tensor.name]
-            writer.add_tensor_info(tensor.name, a.shape, a.dtype, a.nbytes)
+            a, raw = replacements[tensor.name]
+            writer.add_tensor_info(tensor.name, a.shape, a.dtype, a.nbytes, raw)
         else:
             writer.add_tensor_info(tensor.name, tensor.data.shape, tensor.data.dtype, tensor.data.nbytes, tensor.tensor_type)
     writer.write_header_to_file()
@@ -111,7 +138,7 @@ def export_gguf(model, lora, base_path, out_path, dtype="f32"):
     writer.write_ti_data_to_file()
     for tensor in reader.tensors:
         if tensor.name in replacements:
-            writer.write_tensor_data(replacements[tensor.name])
+            writer.write_tensor_data(replacements[tensor.name][0])
         else:
             writer.write_tensor_data(tensor.data, tensor_endianess=reader.endianess)
     writer.close()

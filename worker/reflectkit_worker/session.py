@@ -10,6 +10,7 @@ import os
 import platform
 
 from . import PROTOCOL_VERSION
+from .export import DTYPES
 from .model import LoadConfig, WorkerError, load_model, pick_device
 
 __all__ = ["Session", "WorkerError"]
@@ -384,8 +385,8 @@ class Session:
         model = self.require_model()
         if self.config.kind != "gguf":
             raise WorkerError("exportGguf needs a model loaded from a .gguf file (its metadata and untouched tensors are copied); train from a .gguf")
-        if dtype not in ("f32", "f16"):
-            raise WorkerError(f"exportGguf: dtype must be f32 or f16, not {dtype!r}")
+        if dtype not in DTYPES:
+            raise WorkerError(f"exportGguf: dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         return export_gguf(model, self.config.lora is not None, self.config.path, path, dtype)
 
