@@ -175,7 +175,7 @@ class Session:
                 weighted = (weights != 0) & mask
                 extra.setdefault("ratioSum", 0.0)
                 extra.setdefault("ratioCount", 0)
-                extra["ratioSum"] += float(ratio[weighted].sum())
+                extra["ratioSum"] += float(ratio[weighted].detach().sum())
                 extra["ratioCount"] += int(weighted.sum())
                 extra["kl"] = extra.get("kl", 0.0) + float(kl.sum())
             else:
@@ -374,7 +374,9 @@ class Session:
         if os.path.exists(optimizer_path):
             params = [p for p in model.parameters() if p.requires_grad]
             self.optimizer = torch.optim.AdamW(params, lr=0.0)
-            self.optimizer.load_state_dict(torch.load(optimizer_path, weights_only=True))
+            # map_location: a checkpoint saved on CUDA restores on a machine without it; load_state_dict moves the
+            # state to each parameter's device.
+            self.optimizer.load_state_dict(torch.load(optimizer_path, weights_only=True, map_location="cpu"))
         return {"steps": self.steps}
 
     def export_gguf(self, path, dtype="f32"):
