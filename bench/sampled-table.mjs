@@ -1,0 +1,75 @@
+// Tables for bench/sampled.sh: per model, Acc@t1 and Acc@t2 averaged over the sampled seeds, with 95% intervals from
+// a bootstrap over items (the seeds of one item are not independent, so items are the unit); then each model against
+// its control, paired by item. Usage:
+//   node bench/sampled-table.mjs OUT_DIR MODEL:CONTROL... [--exclude-sft D_PLUS_JSONL]
+// --exclude-sft leaves out the items whose question is among the SFT file's (not held out from that training).
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+const args = process.argv.slice(2);
+const dir = args.shift();
+let exclude = new Set();
+const pairs = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "--exclude-sft") {
+    const rows = readFileSync(args[++i], "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    exclude = new Set(rows.map((row) => row.messages[0].content.split("?")[0] + "?"));
+  } else pairs.push(args[i].split(":"));
+}
+const lines = (file) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const question = (r) => `What is ${r.a} ${r.op} ${r.b}?`;
+
+/** item id → [rate right at t1, rate right by t2] over the model's seeds. */
+function rates(name) {
+  const folder = path.join(dir, name);
+  const seeds = readdirSync(folder).filter((s) => existsSync(path.join(folder, s, "summary.json")));
+  const byItem = new Map();
+  for (const seed of seeds) {
+    for (const e of lines(path.join(folder, seed, "episodes.jsonl"))) {
+      if (exclude.has(question(e.record))) continue;
+      const r = byItem.get(e.id) ?? [0, 0];
+      r[0] += e.attempts[0]?.verdict.correct === true ? 1 / seeds.length : 0;
+      r[1] += e.attempts.slice(0, 2).some((a) => a.verdict.correct === true) ? 1 / seeds.length : 0;
+      byItem.set(e.id, r);
+    }
+  }
+  return { seeds: seeds.length, byItem };
+}
+
+function mulberry32(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+/** Mean of values and its 95% percentile-bootstrap interval over items. */
+function bootstrap(values) {
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const random = mulberry32(12345);
+  const means = [];
+  for (let b = 0; b < 4000; b++) means.push(mean(values.map(() => values[Math.floor(random() * values.length)])));
+  means.sort((a, b) => a - b);
+  return [mean(values), means[Math.floor(0.025 * means.length)], means[Math.floor(0.975 * means.length)]];
+}
+const fmt = ([m, lo, hi], sign = false) => `${sign && m >= 0 ? "+" : ""}${(100 * m).toFixed(1)} [${(100 * lo).toFixed(1)}, ${(100 * hi).toFixed(1)}]`;
+
+const names = [...new Set(pairs.flat())].filter((n) => existsSync(path.join(dir, n)));
+const data = new Map(names.map((n) => [n, rates(n)]));
+console.log("| model | items | seeds | Acc@t1 [95% CI] | Acc@t2 [95% CI] | Δ = t2 − t1 [95% CI] |");
+console.log("|---|---|---|---|---|---|");
+for (const [name, { seeds, byItem }] of data) {
+  const r = [...byItem.values()];
+  console.log(`| ${name} | ${r.length} | ${seeds} | ${fmt(bootstrap(r.map((x) => x[0])))} | ${fmt(bootstrap(r.map((x) => x[1])))} | ${fmt(bootstrap(r.map((x) => x[1] - x[0])), true)} |`);
+}
+console.log();
+console.log("| model − control (paired by item) | items | Acc@t1 difference [95% CI] | Acc@t2 difference [95% CI] |");
+console.log("|---|---|---|---|");
+for (const [model, control] of pairs) {
+  if (control === undefined || !data.has(model) || !data.has(control)) continue;
+  const a = data.get(model).byItem;
+  const b = data.get(control).byItem;
+  const ids = [...a.keys()].filter((id) => b.has(id));
+  console.log(`| ${model} − ${control} | ${ids.length} | ${fmt(bootstrap(ids.map((id) => a.get(id)[0] - b.get(id)[0])), true)} | ${fmt(bootstrap(ids.map((id) => a.get(id)[1] - b.get(id)[1])), true)} |`);
+}

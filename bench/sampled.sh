@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sampled evaluation of trained models (issue 6, BENCHMARKS.md). Greedy decoding of SmolLM2 on arithmetic hangs on a
+# knife-edge first token ("The answer is" vs working it out), so a small change of weights or numerics moves greedy
+# accuracy by ten points either way. Sampling at T = 0.7 with three seeds averages over that edge: the same 100
+# items as the spine's run (bench/runs/arithmetic-smollm2-135m-t2), 2 turns, each model × seeds 1–3.
+# Resumable: a finished run is not repeated. Then `node bench/sampled-table.mjs OUT_DIR` compares each model with its
+# control, paired by item.
+# Usage: bash bench/sampled.sh OUT_DIR NAME=MODEL...   (MODEL: a registered name or a .gguf file)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$1
+shift
+mkdir -p "$out"
+items=$out/items.jsonl
+[ -f "$items" ] || node -e '
+  const lines = require("fs").readFileSync("bench/runs/arithmetic-smollm2-135m-t2/episodes.jsonl", "utf8").trim().split("\n");
+  process.stdout.write(lines.map((l) => JSON.stringify(JSON.parse(l).record)).join("\n") + "\n");' > "$items"
+for spec in "$@"; do
+  name=${spec%%=*}
+  model=${spec#*=}
+  for seed in 1 2 3; do
+    run=$out/$name/seed-$seed
+    [ -f "$run/summary.json" ] || node bin/reflect.js eval --task arithmetic --data "$items" --turns 2 --temperature 0.7 --seed "$seed" --model "$model" --out "$run" > /dev/null
+  done
+done
