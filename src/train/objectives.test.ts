@@ -166,5 +166,23 @@ describe("training objectives on a tiny model", { timeout: 900_000 }, () => {
         assert.equal(m.reward, mean(ofStep.map((r) => r.reward)));
       }
     });
+
+    test("a step without reward signal leaves the weights exactly as they were", async () => {
+      // Every retry fails, so every group ties at reward 0: AdamW must not step. One ordinary step first gives it
+      // momentum, so a step on a zero gradient would still move the weights.
+      await worker.load(await tinyModel());
+      const [tokens] = await worker.tokenize(["a few tokens to give the optimizer some momentum"]);
+      await worker.forwardBackward({ loss: { kind: "cross_entropy" }, datums: [{ tokens: tokens!, weights: tokens!.map(() => 1) }] });
+      await worker.optimStep({ lr: 1e-2 });
+      const before_ = await worker.parameters(undefined, 1000);
+      const neverTask = { ...parityTask, verify: () => ({ correct: false, feedback: "no", answer: null }) };
+      const { metrics } = await trainRrr(worker, { ...rrrOptions(path.join(dir, "rrr-none")), task: neverTask as Task<unknown, Verdict> });
+      assert.equal(metrics.length, 2);
+      for (const m of metrics) {
+        assert.equal(m.groupsWithSignal, 0);
+        assert.equal(m.updated, 0);
+      }
+      assert.deepEqual(await worker.parameters(undefined, 1000), before_);
+    });
   });
 });
