@@ -53,10 +53,13 @@ function bootstrap(values) {
   means.sort((a, b) => a - b);
   return [mean(values), means[Math.floor(0.025 * means.length)], means[Math.floor(0.975 * means.length)]];
 }
-const fmt = ([m, lo, hi], sign = false) => `${sign && m >= 0 ? "+" : ""}${(100 * m).toFixed(1)} [${(100 * lo).toFixed(1)}, ${(100 * hi).toFixed(1)}]`;
+const pct = (x) => (100 * x).toFixed(1).replace(/^-0\.0$/, "0.0");
+const fmt = ([m, lo, hi], sign = false) => `${sign && Number(pct(m)) >= 0 ? "+" : ""}${pct(m)} [${pct(lo)}, ${pct(hi)}]`;
 
 const names = [...new Set(pairs.flat())].filter((n) => existsSync(path.join(dir, n)));
-const data = new Map(names.map((n) => [n, rates(n)]));
+const data = new Map(names.map((n) => [n, rates(n)]).filter(([, r]) => r.seeds > 0));
+const missing = [...new Set(pairs.flat())].filter((n) => !data.has(n));
+if (missing.length > 0) console.log(`(no finished run yet: ${missing.join(", ")})\n`);
 console.log("| model | items | seeds | Acc@t1 [95% CI] | Acc@t2 [95% CI] | Δ = t2 − t1 [95% CI] |");
 console.log("|---|---|---|---|---|---|");
 for (const [name, { seeds, byItem }] of data) {
@@ -64,12 +67,14 @@ for (const [name, { seeds, byItem }] of data) {
   console.log(`| ${name} | ${r.length} | ${seeds} | ${fmt(bootstrap(r.map((x) => x[0])))} | ${fmt(bootstrap(r.map((x) => x[1])))} | ${fmt(bootstrap(r.map((x) => x[1] - x[0])), true)} |`);
 }
 console.log();
-console.log("| model − control (paired by item) | items | Acc@t1 difference [95% CI] | Acc@t2 difference [95% CI] |");
-console.log("|---|---|---|---|");
+console.log("| model − control (paired by item) | items | Acc@t1 difference [95% CI] | Acc@t2 difference [95% CI] | Δ difference [95% CI] |");
+console.log("|---|---|---|---|---|");
 for (const [model, control] of pairs) {
   if (control === undefined || !data.has(model) || !data.has(control)) continue;
   const a = data.get(model).byItem;
   const b = data.get(control).byItem;
   const ids = [...a.keys()].filter((id) => b.has(id));
-  console.log(`| ${model} − ${control} | ${ids.length} | ${fmt(bootstrap(ids.map((id) => a.get(id)[0] - b.get(id)[0])), true)} | ${fmt(bootstrap(ids.map((id) => a.get(id)[1] - b.get(id)[1])), true)} |`);
+  const diff = (t) => ids.map((id) => a.get(id)[t] - b.get(id)[t]);
+  const delta = ids.map((id) => a.get(id)[1] - a.get(id)[0] - (b.get(id)[1] - b.get(id)[0]));
+  console.log(`| ${model} − ${control} | ${ids.length} | ${fmt(bootstrap(diff(0)), true)} | ${fmt(bootstrap(diff(1)), true)} | ${fmt(bootstrap(delta), true)} |`);
 }
