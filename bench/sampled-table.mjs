@@ -5,6 +5,7 @@
 // --exclude-sft leaves out the items whose question is among the SFT file's (not held out from that training).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { mulberry32 } from "../dist/util/random.js";
 
 const args = process.argv.slice(2);
 const dir = args.shift();
@@ -36,14 +37,6 @@ function rates(name) {
   return { seeds: seeds.length, byItem };
 }
 
-function mulberry32(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 /** Mean of values and its 95% percentile-bootstrap interval over items. */
 function bootstrap(values) {
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -123,7 +123,6 @@ export interface ParameterProbe {
   gradSum: number | null;
 }
 
-/** The worker's verbs, as TypeScript sees them. A `TrainerBackend` could also be a remote service. */
 /**
  * How `exportGguf` writes the trained tensors: plain floats, a fixed quantisation, or `base`, each re-quantised to
  * the type it had in the base file (as small and fast as that file; refused for types gguf-py cannot quantise, such
@@ -132,6 +131,7 @@ export interface ParameterProbe {
 export const EXPORT_DTYPES = ["f32", "f16", "q8_0", "q4_0", "q4_1", "base"] as const;
 export type ExportDtype = (typeof EXPORT_DTYPES)[number];
 
+/** The worker's verbs, as TypeScript sees them. A `TrainerBackend` could also be a remote service. */
 export interface TrainerBackend {
   readonly specificationVersion: "v1";
   load(params: LoadParams): Promise<LoadResult>;

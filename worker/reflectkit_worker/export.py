@@ -25,11 +25,7 @@ def encode(array, dtype, base_type, tensor_name):
     import gguf
 
     T = gguf.GGMLQuantizationType
-    if dtype == "f32":
-        return array.astype(np.float32), None
-    if dtype == "f16":
-        return array.astype(np.float16), None
-    qtype = base_type if dtype == "base" else {"q8_0": T.Q8_0, "q4_0": T.Q4_0, "q4_1": T.Q4_1}[dtype]
+    qtype = base_type if dtype == "base" else {"f32": T.F32, "f16": T.F16, "q8_0": T.Q8_0, "q4_0": T.Q4_0, "q4_1": T.Q4_1}[dtype]
     if qtype == T.F32:
         return array.astype(np.float32), None
     if qtype == T.F16:
