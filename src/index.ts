@@ -10,6 +10,7 @@ export type * from "./tasks/task.js";
 export { countdownTask, verifyCountdown, generateCountdown, loadCountdown, solveCountdown, type CountdownRecord } from "./tasks/countdown/index.js";
 export { arithmeticTask, verifyArithmetic, generateArithmetic, type ArithmeticRecord } from "./tasks/arithmetic/index.js";
 export { taskFamilies, findTaskFamily } from "./tasks/registry.js";
+export { withDemonstrations, pickDemonstrations, type Demonstration } from "./tasks/demonstrations.js";
 export { reflectRetry, type ReflectRetryOptions, type FeedbackMode } from "./loops/reflect-retry.js";
 export { selfRefine, refineRequest, type SelfRefineOptions } from "./loops/self-refine.js";
 export { reflexion, withLessons, type ReflexionOptions } from "./loops/reflexion.js";

@@ -38,6 +38,8 @@ export interface SeenRequest {
   /** The sampling seed reflectkit derives from the run seed, the item id, the turn and the role: one per call site. */
   seed: number;
   messages: ChatMessage[];
+  /** The request's stop strings, when it sent any. */
+  stop?: string[];
 }
 
 export interface FakeServer {
@@ -73,11 +75,16 @@ const firstAttemptWrongWhenAEven: WrongRule = ({ a }, attempt) => attempt === 1 
  * The attempt number is read from the request: reflect-retry restates the question in one growing conversation
  * (attempt n holds it n times); Reflexion starts each trial afresh with one note per lesson of this item so far.
  */
+/** The arithmetic family's demonstration replies (`--shots`). */
+const DEMONSTRATION = /^\d+ [-+*] \d+ = -?\d+\. <answer>-?\d+<\/answer>$/;
+
 export function scriptedReply(messages: readonly ChatMessage[], wrong: WrongRule = firstAttemptWrongWhenAEven): { kind: "attempt" | "reflection"; attempt: number; text: string } {
   const users = messages.filter((m) => m.role === "user");
   const last = users.at(-1)?.content ?? "";
   const ownLessons = last.split(OWN_LESSON_MARK).length - 1;
-  const attempt = users.filter((m) => QUESTION.test(m.content)).length + ownLessons;
+  // `--shots` demonstrations are question/answer turns before the item's own question: they are not attempts.
+  const demonstrations = messages.filter((m) => m.role === "assistant" && DEMONSTRATION.test(m.content)).length;
+  const attempt = users.filter((m) => QUESTION.test(m.content)).length - demonstrations + ownLessons;
   if (REFLECTION_MARKS.some((mark) => last.includes(mark))) return { kind: "reflection", attempt, text: REFLECTION_TEXT };
   const match = QUESTION.exec(last);
   if (match === null) throw new Error(`no question in the last user message: ${JSON.stringify(last)}`);
@@ -99,10 +106,10 @@ export async function startServer(t: TestContext, options: ServerOptions = {}): 
       let body: unknown;
       try {
         if (req.method !== "POST" || req.url !== "/v1/chat/completions") throw new Error(`unexpected ${req.method} ${req.url}`);
-        const request = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: ChatMessage[]; seed: number };
+        const request = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: ChatMessage[]; seed: number; stop?: string[] };
         if (request.model !== "fake") throw new Error(`unexpected model ${request.model}`);
         const reply = scriptedReply(request.messages, options.wrong);
-        requests.push({ at: Date.now(), kind: reply.kind, attempt: reply.attempt, seed: request.seed, messages: request.messages });
+        requests.push({ at: Date.now(), kind: reply.kind, attempt: reply.attempt, seed: request.seed, messages: request.messages, ...(request.stop === undefined ? {} : { stop: request.stop }) });
         body = {
           id: `cmpl-${requests.length}`,
           object: "chat.completion",

@@ -219,6 +219,34 @@ describe("reflect eval against an OpenAI-compatible server", { timeout: TEST_TIM
     assert.deepEqual(summary.accuracy, expectedFor(episodes.map((e) => e.record)).accuracy);
   });
 
+  it("--shots and --stop-at-answer: solved examples open every call; only attempts stop at </answer>", async (t) => {
+    const server = await startServer(t);
+    const out = path.join(await tempDir(t), "run");
+    assertExit(await cli(evalArgs(server, out, ["--limit", "3", "--turns", "2", "--shots", "2", "--stop-at-answer", "--json"])), 0);
+    const config = JSON.parse(await readFile(path.join(out, "config.json"), "utf8")) as { shots: number; attempt: { stop?: string[] }; reflection: { stop?: string[] } };
+    assert.equal(config.shots, 2);
+    assert.deepEqual(config.attempt.stop, ["</answer>"]);
+    assert.equal(config.reflection.stop, undefined);
+    assert.ok(server.requests.some((r) => r.kind === "reflection"), "the rule makes some first attempts wrong");
+    const items = generateArithmetic({ seed: 0, count: 3 }).map((i) => `What is ${i.record.a} ${i.record.op} ${i.record.b}?`);
+    for (const request of server.requests) {
+      const [q1, a1, q2, a2] = request.messages;
+      assert.deepEqual([q1?.role, a1?.role, q2?.role, a2?.role], ["user", "assistant", "user", "assistant"]);
+      for (const [q, a] of [[q1, a1], [q2, a2]] as const) {
+        const [, x, op, y] = /What is (\d+) ([-+*]) (\d+)\?/.exec(q?.content ?? "") ?? [];
+        assert.equal(a?.content, `${x} ${op} ${y} = ${rightAnswer(Number(x), op as ArithmeticRecord["op"], Number(y))}. <answer>${rightAnswer(Number(x), op as ArithmeticRecord["op"], Number(y))}</answer>`);
+        assert.ok(!items.some((item) => q?.content.startsWith(item)), "a demonstration is never an item of the run");
+      }
+      assert.deepEqual(request.stop, request.kind === "attempt" ? ["</answer>"] : undefined);
+    }
+    // A family without generated solved items refuses, naming those that have them; no model call is made.
+    const calls = server.requests.length;
+    const refused = await cli(["eval", "--task", "json", "--model", server.spec, "--out", path.join(await tempDir(t), "json"), "--shots", "1"]);
+    assertExit(refused, 2);
+    assert.match(refused.stderr, /--shots: task json has no demonstrations .*tasks with them: countdown, arithmetic/);
+    assert.equal(server.requests.length, calls);
+  });
+
   it("refuses another configuration in the same --out, naming the field", async (t) => {
     const server = await startServer(t);
     const out = path.join(await tempDir(t), "run");

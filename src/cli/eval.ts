@@ -18,6 +18,8 @@ import { openLessonStore } from "../memory/sqlite-lesson-store.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel } from "../models/open.js";
 import { createOtelTracer, otlpEndpointFromEnv } from "../telemetry/otel.js";
+import { withDemonstrations, type Demonstration } from "../tasks/demonstrations.js";
+import { findTaskFamily, taskFamilies } from "../tasks/registry.js";
 import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { formatSummary } from "./format.js";
 import { interruptSignal, modelFlags, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
@@ -42,6 +44,8 @@ interface EvalFlags extends TaskRunFlags {
   topP?: number;
   maxTokens: number;
   reflectionMaxTokens: number;
+  shots: number;
+  stopAtAnswer: boolean;
   budgetTokens?: number;
   budgetCalls?: number;
   budgetSeconds?: number;
@@ -71,6 +75,8 @@ export function registerEval(program: Command): void {
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
     .option("--max-tokens <n>", "token limit of an attempt", int(1), 256)
     .option("--reflection-max-tokens <n>", "token limit of a reflection or a critique", int(1), 128)
+    .option("--shots <k>", "few-shot: k solved examples of the task as earlier chat turns (arithmetic, countdown; for pretrained models)", int(0), 0)
+    .option("--stop-at-answer", "end an attempt once it closes its </answer> block (the tag is kept); for models that do not stop by themselves", false)
     .option("--budget-tokens <n>", "per episode: most prompt + completion tokens, all models together", int(1))
     .option("--budget-calls <n>", "per episode: most model calls", int(1))
     .option("--budget-seconds <n>", "per episode: most wall-clock seconds", int(1))
@@ -82,11 +88,13 @@ export function registerEval(program: Command): void {
     .option("--out <dir>", "run folder (default runs/<time>-<task>-<model>); an existing folder with the same flags is resumed")
     .option("--json", "print summary.json instead of the table", false)
     .action(async (flags: EvalFlags) => {
-      const { task, items, concurrency, openOptions } = await taskRun(flags);
+      const { task: plainTask, items, concurrency, openOptions } = await taskRun(flags);
+      const task = flags.shots === 0 ? plainTask : withDemonstrations(plainTask, demonstrationsFor(flags.task, flags.shots, items));
       const modelTag = flags.model.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
       const outDir = path.resolve(flags.out ?? path.join("runs", `${new Date().toISOString().replace(/[:.]/g, "-")}-${task.name}-${modelTag}`));
-      const attempt = { maxTokens: flags.maxTokens, temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };
-      const reflection = { ...attempt, maxTokens: flags.reflectionMaxTokens };
+      const sampling = { temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };
+      const attempt = { maxTokens: flags.maxTokens, ...sampling, ...(flags.stopAtAnswer ? { stop: ["</answer>"], includeStop: true } : {}) };
+      const reflection = { maxTokens: flags.reflectionMaxTokens, ...sampling };
       const stopWhen: StopCondition[] = flags.stopWhen.trim() === "none" ? [] : parseStops(flags.stopWhen);
       const critic = flags.critic ?? (flags.criticModel !== undefined || flags.strategy === "self-refine" ? "judge" : undefined);
       if (critic !== undefined && flags.strategy !== "self-refine" && flags.strategy !== "cascade") throw new UsageError(`--critic applies to self-refine and cascade, not ${flags.strategy}`);
@@ -111,6 +119,7 @@ export function registerEval(program: Command): void {
         feedback,
         attempt,
         reflection,
+        ...(flags.shots === 0 ? {} : { shots: flags.shots }),
         ...(flags.strategy === "reflect-retry" ? {} : { strategy: flags.strategy }),
         ...(criticModelSpec === undefined ? {} : { critic: critic, critic_model: criticModelSpec }),
         ...(critic === "verifier" ? { critic } : {}),
@@ -197,6 +206,20 @@ export function registerEval(program: Command): void {
         for (const model of opened.values()) await model.close();
       }
     });
+}
+
+/** The task family's demonstrations for a run over `items`, or a usage error naming the families that have them. */
+function demonstrationsFor(name: string, shots: number, items: readonly TaskItem<unknown>[]): Demonstration[] {
+  const family = findTaskFamily(name);
+  if (family.demonstrations === undefined) {
+    const able = taskFamilies.filter((f) => f.demonstrations !== undefined).map((f) => f.name);
+    throw new UsageError(`--shots: task ${name} has no demonstrations (they are generated, never taken from test data); tasks with them: ${able.join(", ")}`);
+  }
+  try {
+    return family.demonstrations(shots, items.map((item) => item.record));
+  } catch (error) {
+    throw new UsageError(`--shots ${shots}: ${(error as Error).message}`);
+  }
 }
 
 function parseStops(text: string): StopCondition[] {

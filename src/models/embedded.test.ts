@@ -47,6 +47,18 @@ describe("embedded model (SmolLM2-135M, real)", { timeout: 600_000 }, () => {
     assert.ok(!result.text.includes("5"), result.text);
   });
 
+  it("keeps the stop sequence that ended generation when includeStop asks, and only that one", async () => {
+    const messages: ChatMessage[] = [{ role: "user", content: "Count from 1 to 20, separated by commas." }];
+    const kept = await model.doGenerate({ messages, maxTokens: 80, temperature: 0, stop: ["5", "zebra"], includeStop: true });
+    const plain = await model.doGenerate({ messages, maxTokens: 80, temperature: 0, stop: ["5", "zebra"] });
+    assert.equal(kept.finishReason, "stop");
+    assert.equal(kept.text, `${plain.text}5`);
+    // Stopped by the token limit, nothing is added.
+    const cut = await model.doGenerate({ messages, maxTokens: 3, temperature: 0, stop: ["zebra"], includeStop: true });
+    assert.equal(cut.finishReason, "length");
+    assert.ok(!cut.text.endsWith("zebra"), cut.text);
+  });
+
   it("is repeatable for a seed when sampling", async () => {
     const request = { messages: [{ role: "user" as const, content: "Write one sentence about the sea." }], maxTokens: 24, temperature: 1, seed: 1234 };
     const a = await model.doGenerate(request);

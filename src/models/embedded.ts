@@ -132,8 +132,9 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         const completionTokens = meter.usedOutputTokens - outputBefore;
         totals.evaluatedPromptTokens += evaluatedPromptTokens;
         totals.completionTokens += completionTokens;
+        const stopText = request.includeStop === true && result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger.filter((part): part is string => typeof part === "string").join("") : "";
         return {
-          text: result.response,
+          text: result.response + stopText,
           finishReason: finishReason(result.metadata.stopReason),
           usage: {
             promptTokens: Math.max(0, slot.sequence.contextTokens.length - completionTokens),

@@ -180,6 +180,26 @@ describe("createHttpModel", () => {
     assert.deepEqual(await model.doGenerate(request), { text: "", finishReason: "other", usage: zeros });
   });
 
+  it("keeps the matched stop string only when asked and the server names it (vLLM's stop_reason)", async (t) => {
+    const stopped = (content: string, extra: Record<string, unknown>) => replyJson({ choices: [{ message: { role: "assistant", content }, finish_reason: "stop", ...extra }] });
+    const server = await startServer(t, [
+      stopped("<answer>42", { stop_reason: "</answer>" }),
+      stopped("<answer>42", { stop_reason: "</answer>" }),
+      stopped("<answer>42", {}),
+      stopped("<answer>42", { stop_reason: 106 }),
+      stopped("<answer>42", { stop_reason: "something else" }),
+    ]);
+    const model = modelFor(server);
+    const asked = { ...request, stop: ["</answer>"], includeStop: true };
+    assert.equal((await model.doGenerate(asked)).text, "<answer>42</answer>");
+    assert.equal((await model.doGenerate({ ...request, stop: ["</answer>"] })).text, "<answer>42", "not asked: left out");
+    assert.equal((await model.doGenerate(asked)).text, "<answer>42", "OpenAI does not say which string matched");
+    assert.equal((await model.doGenerate(asked)).text, "<answer>42", "a token id (end of sequence) is not a stop string");
+    assert.equal((await model.doGenerate(asked)).text, "<answer>42", "only the request's own stop strings");
+    // includeStop is ours, not an API field: the body carries no trace of it.
+    assert.ok(server.requests.every((r) => !JSON.stringify(r.body).includes("include")));
+  });
+
   it("reports all prompt tokens as evaluated when the server says nothing about caching", async (t) => {
     const server = await startServer(t, ok);
     const result = await modelFor(server).doGenerate(request);

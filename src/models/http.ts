@@ -75,7 +75,7 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
     return key === undefined || key === "" ? undefined : key;
   }
 
-  async function attempt(body: string, signal: AbortSignal | undefined): Promise<GenerateResult | RetryableFailure> {
+  async function attempt(body: string, signal: AbortSignal | undefined, keepStops: readonly string[]): Promise<GenerateResult | RetryableFailure> {
     const apiKey = readApiKey();
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
@@ -99,7 +99,7 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
         return { status: undefined, detail, retryAfterMs: undefined, cause: error };
       }
 
-      if (response.ok) return parseCompletion(text, url, apiKey);
+      if (response.ok) return parseCompletion(text, url, apiKey, keepStops);
 
       const status = response.status;
       const detail = `POST ${url} returned HTTP ${status}: ${excerpt(text, apiKey)}`;
@@ -116,9 +116,10 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
   async function generate(request: GenerateRequest): Promise<GenerateResult> {
     const { signal } = request;
     const body = JSON.stringify(toRequestBody(model, request));
+    const keepStops = request.includeStop === true ? (request.stop ?? []) : [];
     for (let retriesDone = 0; ; retriesDone++) {
       signal?.throwIfAborted();
-      const outcome = await attempt(body, signal);
+      const outcome = await attempt(body, signal, keepStops);
       if (!isFailure(outcome)) return outcome;
       if (retriesDone >= retry.maxRetries) {
         const attempts = retriesDone + 1;
@@ -220,7 +221,11 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
   return body;
 }
 
-function parseCompletion(text: string, url: string, apiKey: string | undefined): GenerateResult {
+/**
+ * `keepStops`: the request's stop strings when it asked for the matched one back. Only servers that name the match
+ * (vLLM's `stop_reason`) can honour that; OpenAI's API does not say which string stopped it, so nothing is added.
+ */
+function parseCompletion(text: string, url: string, apiKey: string | undefined, keepStops: readonly string[] = []): GenerateResult {
   const malformed = (what: string): ModelCallError =>
     new ModelCallError(`POST ${url} returned a malformed completion (${what}): ${excerpt(text, apiKey)}`, undefined, false);
   let json: unknown;
@@ -236,8 +241,9 @@ function parseCompletion(text: string, url: string, apiKey: string | undefined):
   if (content !== null && content !== undefined && typeof content !== "string") {
     throw malformed("choices[0].message.content is not a string");
   }
+  const matched = choice.finish_reason === "stop" && typeof choice.stop_reason === "string" && keepStops.includes(choice.stop_reason) ? choice.stop_reason : "";
   return {
-    text: content ?? "",
+    text: (content ?? "") + matched,
     finishReason: mapFinishReason(choice.finish_reason),
     usage: isRecord(json) ? mapUsage(json.usage) : mapUsage(undefined),
   };

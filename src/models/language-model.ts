@@ -17,8 +17,14 @@ export interface SamplingParams {
   topK?: number;
   /** Makes sampling repeatable where the backend supports it. */
   seed?: number;
-  /** Generation stops before any of these strings; they are not part of `text`. */
+  /** Generation stops before any of these strings; they are not part of `text` unless `includeStop` is set. */
   stop?: readonly string[];
+  /**
+   * Keep the stop string that ended generation at the end of `text` (vLLM's `include_stop_str_in_output`), so that
+   * stopping at `</answer>` still yields a closed answer block. Backends add it only when they know which string
+   * matched: the embedded model always does; over HTTP only servers that report it (vLLM's `stop_reason`).
+   */
+  includeStop?: boolean;
 }
 
 /** Constrains the output to JSON matching `schema` (embedded: a grammar; HTTP: `response_format` json_schema). */

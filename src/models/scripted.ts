@@ -24,9 +24,18 @@ export function scriptedModel(replies: readonly ScriptedReply[], options: { mode
       if (reply === undefined) throw new Error(`scripted model: no reply left for call ${calls.length}`);
       const full = typeof reply === "function" ? reply(request) : reply;
       // One token per character, for prompt and completion alike; replies longer than maxTokens are cut.
-      const text = full.slice(0, request.maxTokens);
+      // Stop strings end the reply where they first occur, as a backend's would (kept when `includeStop` asks).
+      let stopAt = full.length;
+      let matched = "";
+      for (const stop of request.stop ?? []) {
+        const at = stop === "" ? -1 : full.indexOf(stop);
+        if (at !== -1 && at < stopAt) [stopAt, matched] = [at, stop];
+      }
+      const cut = full.slice(0, Math.min(stopAt, request.maxTokens));
+      const truncated = cut.length < Math.min(stopAt, full.length);
+      const text = truncated || request.includeStop !== true ? cut : cut + matched;
       const promptTokens = request.messages.reduce((n, m) => n + m.content.length, 0);
-      const result: GenerateResult = { text, finishReason: text.length < full.length ? "length" : "stop", usage: { promptTokens, evaluatedPromptTokens: promptTokens, completionTokens: text.length } };
+      const result: GenerateResult = { text, finishReason: truncated ? "length" : "stop", usage: { promptTokens, evaluatedPromptTokens: promptTokens, completionTokens: cut.length } };
       return result;
     },
     async close() {},

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { arithmeticTask, generateArithmetic } from "./arithmetic/index.js";
-import { countdownTask, generateCountdown, loadCountdown } from "./countdown/index.js";
+import { arithmeticAnswer, arithmeticTask, generateArithmetic, type ArithmeticRecord } from "./arithmetic/index.js";
+import { countdownTask, generateCountdown, loadCountdown, solveCountdown, type CountdownRecord } from "./countdown/index.js";
+import { pickDemonstrations, type Demonstration } from "./demonstrations.js";
 import { bbhFamily } from "./bbh/index.js";
 import { bfclFamily } from "./bfcl/index.js";
 import { gsm8kFamily } from "./gsm8k/index.js";
@@ -30,7 +31,16 @@ export interface TaskFamily {
   /** Without --data and without a generator: this file under the data folder (`$REFLECTKIT_DATA`, default `../shared/data`). */
   defaultData?: string;
   load(file: string, task: Task<unknown, Judgement>): TaskItem<unknown>[] | Promise<TaskItem<unknown>[]>;
+  /**
+   * `count` worked examples for few-shot prompting (`reflect eval --shots`), none equal to a record in `avoid`.
+   * Only families that can make their own solved items have them: demonstrations are never drawn from benchmark
+   * data, whose files are test splits.
+   */
+  demonstrations?(count: number, avoid: readonly unknown[]): Demonstration[];
 }
+
+/** Demonstrations come from their own seed, so they do not depend on the run's --seed. */
+const DEMONSTRATION_SEED = 0x5eed5;
 
 export const taskFamilies: readonly TaskFamily[] = [
   {
@@ -39,6 +49,13 @@ export const taskFamilies: readonly TaskFamily[] = [
     create: (options) => countdownTask({ mode: options.mode ?? "strict" }) as Task<unknown>,
     generate: (seed, count) => generateCountdown({ seed, count, minNumbers: 3, maxNumbers: 4 }),
     load: (file) => loadCountdown(file),
+    demonstrations: (count, avoid) => {
+      const candidates = generateCountdown({ seed: DEMONSTRATION_SEED, count: count + 20, minNumbers: 3, maxNumbers: 4 }).map(({ record }) => {
+        const equation = solveCountdown(record.nums, record.target) as string;
+        return { record, reply: `<think> ${equation} = ${record.target} </think>\n<answer> ${equation} </answer>` };
+      });
+      return pickDemonstrations(candidates, count, avoid as CountdownRecord[], (r) => `${[...r.nums].sort((a, b) => a - b).join(",")}=${r.target}`);
+    },
   },
   {
     name: "arithmetic",
@@ -46,6 +63,13 @@ export const taskFamilies: readonly TaskFamily[] = [
     create: () => arithmeticTask() as Task<unknown>,
     generate: (seed, count) => generateArithmetic({ seed, count }),
     load: (file, task) => loadRecords(file, (value) => task.parseRecord(value)),
+    demonstrations: (count, avoid) => {
+      const candidates = generateArithmetic({ seed: DEMONSTRATION_SEED, count: 1000 }).map(({ record }) => {
+        const answer = arithmeticAnswer(record);
+        return { record, reply: `${record.a} ${record.op} ${record.b} = ${answer}. <answer>${answer}</answer>` };
+      });
+      return pickDemonstrations(candidates, count, avoid as ArithmeticRecord[], (r) => `${r.a}${r.op}${r.b}`);
+    },
   },
   gsm8kFamily,
   mathFamily,
