@@ -30,3 +30,9 @@ run arithmetic-gemma-3-270m-t2 --task arithmetic --limit 100 --seed 0 --turns 2 
 run countdown-smollm2-135m-t4 --task countdown --data "$countdown" --limit 100 --turns 4 --model smollm2-135m
 run arithmetic-gemma-3-270m-t4 --task arithmetic --limit 100 --seed 0 --turns 4 --model gemma-3-270m
 run countdown-gemma-3-270m-t4 --task countdown --data "$countdown" --limit 100 --turns 4 --model gemma-3-270m
+# Few-shot: 3 generated demonstrations as chat turns and attempts that end at </answer> (`--shots 3
+# --stop-at-answer`), so the pretrained Gemma answers instead of echoing the prompt; SmolLM2 alongside for comparison.
+for model in gemma-3-270m smollm2-135m; do
+  run "arithmetic-$model-shots3-t4" --task arithmetic --limit 100 --seed 0 --turns 4 --model "$model" --shots 3 --stop-at-answer
+done
+run countdown-smollm2-135m-shots3-t4 --task countdown --data "$countdown" --limit 100 --turns 4 --model smollm2-135m --shots 3 --stop-at-answer
