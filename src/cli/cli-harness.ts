@@ -71,13 +71,13 @@ export function rightAnswer(a: number, op: string, b: number): number {
 
 const firstAttemptWrongWhenAEven: WrongRule = ({ a }, attempt) => attempt === 1 && a % 2 === 0;
 
+/** The arithmetic family's demonstration replies (`--shots`). */
+const DEMONSTRATION = /^\d+ [-+*] \d+ = -?\d+\. <answer>-?\d+<\/answer>$/;
+
 /**
  * The attempt number is read from the request: reflect-retry restates the question in one growing conversation
  * (attempt n holds it n times); Reflexion starts each trial afresh with one note per lesson of this item so far.
  */
-/** The arithmetic family's demonstration replies (`--shots`). */
-const DEMONSTRATION = /^\d+ [-+*] \d+ = -?\d+\. <answer>-?\d+<\/answer>$/;
-
 export function scriptedReply(messages: readonly ChatMessage[], wrong: WrongRule = firstAttemptWrongWhenAEven): { kind: "attempt" | "reflection"; attempt: number; text: string } {
   const users = messages.filter((m) => m.role === "user");
   const last = users.at(-1)?.content ?? "";

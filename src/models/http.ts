@@ -225,7 +225,7 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
  * `keepStops`: the request's stop strings when it asked for the matched one back. Only servers that name the match
  * (vLLM's `stop_reason`) can honour that; OpenAI's API does not say which string stopped it, so nothing is added.
  */
-function parseCompletion(text: string, url: string, apiKey: string | undefined, keepStops: readonly string[] = []): GenerateResult {
+function parseCompletion(text: string, url: string, apiKey: string | undefined, keepStops: readonly string[]): GenerateResult {
   const malformed = (what: string): ModelCallError =>
     new ModelCallError(`POST ${url} returned a malformed completion (${what}): ${excerpt(text, apiKey)}`, undefined, false);
   let json: unknown;
