@@ -7,7 +7,7 @@ import { countCapitalWords } from "./words.js";
 /**
  * `change_case:*` (upstream CapitalWordFrequencyChecker, CapitalLettersEnglishChecker,
  * LowercaseLettersEnglishChecker). "All capitals" is Python's `str.isupper()` over the whole response, "all
- * lowercase" its `str.islower()`; "in English" is `detectLanguage` (see language.ts) in place of langdetect.
+ * lowercase" its `str.islower()`; "in English" is `detectLanguage` (CLD3, see language.ts) in place of langdetect.
  */
 
 export const capitalWordFrequency: InstructionSpec<"change_case:capital_word_frequency"> = {

@@ -61,6 +61,16 @@ const CASES: { [K in InstructionId]: Cases[] } = {
       pass: ["Днес е хубав ден и аз съм много щастлив."],
       fail: [["Сегодня хороший день, и я очень счастлив, это было так.", /^written in Russian \(ru\), need Bulgarian \(bg\)$/]],
     },
+    {
+      kwargs: { language: "it" },
+      pass: ["Nave bianca danza\nsul mare in notte stellata\nun sogno naviga"],
+      fail: [["White yacht at sea\nslow waves beneath the sun\nwind in the sails", /^written in English \(en\), need Italian \(it\)$/]],
+    },
+    {
+      kwargs: { language: "gu" },
+      pass: ["તમે ગુજરાતમાં ક્યાંથી છો? તમારા મનપસંદ ગુજરાતી વાનગી કઈ છે?\n\nP.S. I hope this question helps you start a friendly conversation."],
+      fail: [["તમે ગુજરાતમાં ક્યાંથી છો?\n\nP.S. I hope this question helps you start a friendly conversation.", /^written in English \(en\), need Gujarati \(gu\)$/]],
+    },
   ],
   "length_constraints:number_sentences": [
     {
@@ -229,7 +239,11 @@ const CASES: { [K in InstructionId]: Cases[] } = {
     {
       kwargs: {},
       pass: ["hello, this is the answer to your question.", "i am here."],
-      fail: [["Hello, this is the answer.", /^not all lowercase letters: "Hello," has capital letters$/], ["hola, esta es la respuesta y es muy buena para todos.", /written in Spanish \(es\), need English \(en\)$/]],
+      fail: [
+        ["Hello, this is the answer.", /^not all lowercase letters: "Hello," has capital letters$/],
+        ["hola, esta es la respuesta y es muy buena para todos.", /written in Spanish \(es\), need English \(en\)$/],
+        ["nave bianca danza\nsul mare in notte stellata\nun sogno naviga", /^all lowercase letters, but written in Italian \(it\), need English \(en\)$/],
+      ],
     },
   ],
   "punctuation:no_comma": [

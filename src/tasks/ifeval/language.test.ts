@@ -40,10 +40,39 @@ describe("detectLanguage", () => {
     assert.equal(detectLanguage("Das ist nicht gut und die Sache ist schwer. ".repeat(300) + "the and of to in is that it ".repeat(5000)).language, "de");
   });
 
-  it("says when it cannot tell", () => {
+  it("says when it cannot tell, and takes a language langdetect does not know as undetermined", () => {
     assert.deepEqual(detectLanguage("12345 !!! ..."), { language: null, script: null });
     assert.deepEqual(detectLanguage("Zebra xylophone"), { language: null, script: "Latin" });
-    assert.deepEqual(detectLanguage("नमस्ते"), { language: null, script: "Devanagari" });
+    // CLD3 calls this Corsican, which langdetect (it says Italian) cannot return.
+    assert.deepEqual(detectLanguage("Roma è una città piena di storia."), { language: null, script: "Latin" });
+  });
+
+  // Each expectation below is langdetect 1.0.9's answer under 21 seeds (unanimous unless a count is given).
+  it("takes short non-English replies as what they are, not English", () => {
+    assert.equal(detectLanguage("Nave bianca danza\nsul mare in notte stellata\nun sogno naviga").language, "it", "GPT-4's IFEval haiku");
+    assert.equal(detectLanguage("Yacht bianco in mare\nonde lente sotto il sole\nvento nelle vele").language, "it");
+    assert.equal(detectLanguage("તમે ગુજરાતમાં કયા ભાગમાં રહેશો છો?").language, "gu");
+  });
+
+  it("decides a reply with an English P.S. as langdetect does: by how much of each script there is", () => {
+    const gujarati = "તમે ગુજરાતમાં ક્યાંથી છો? તમારા મનપસંદ ગુજરાતી વાનગી કઈ છે?";
+    // 48 Gujarati letters, 53 Latin: Gujarati (19 of 21 seeds); letter counts alone said English.
+    assert.equal(detectLanguage(`${gujarati}\n\nP.S. I hope this question helps you start a friendly conversation.`).language, "gu");
+    // 21 Gujarati letters, 53 Latin: English.
+    assert.equal(detectLanguage("તમે ગુજરાતમાં ક્યાંથી છો?\n\nP.S. I hope this question helps you start a friendly conversation.").language, "en");
+    assert.equal(detectLanguage("यह एक अच्छा सवाल है।\n\nP.S. Let me know if you need more help.").language, "en");
+    assert.equal(detectLanguage("तुम्हाला पुण्यात राहायला आवडते का?\n\nP.S. Pune is a lovely city.").language, "mr");
+    assert.equal(detectLanguage("Москва — столица России и самый большой город страны.\n\nP.S. Thanks for reading!").language, "ru");
+  });
+
+  it("keeps English with a foreign word or phrase English, and a foreign reply with an English word foreign", () => {
+    assert.equal(detectLanguage("She greeted everyone with a warm bonjour and a smile.").language, "en");
+    assert.equal(detectLanguage("The phrase السلام عليكم means peace be upon you and is a common greeting.").language, "en");
+    assert.equal(detectLanguage("In Hindi you say नमस्ते to greet someone politely.").language, "en");
+    assert.equal(detectLanguage("LISTEN UP, SPORTS FANS! WE'RE TALKING ABOUT INTRA-TEAM CONFLICT AND HOW IT CAN MAKE OR BREAK A TEAM!").language, "en");
+    assert.equal(detectLanguage("저는 매일 아침 Starbucks에서 커피를 마십니다.").language, "ko");
+    assert.equal(detectLanguage("Мы используем JavaScript и React для frontend разработки.").language, "ru");
+    assert.equal(detectLanguage("Il weekend scorso siamo andati al mare con gli amici e abbiamo fatto un picnic.").language, "it");
   });
 
   it("takes kana-bearing text as Japanese and Han alone as Chinese", () => {

@@ -3,11 +3,12 @@ import { detectLanguage, LANGUAGE_NAMES, LANGUAGE_SCRIPTS, languageName } from "
 import { quote } from "./python-text.js";
 
 /**
- * Whether a response is in `expected` (an ISO 639-1 code), by `detectLanguage` in place of upstream's langdetect.
- * Where langdetect raises ("no features in text": no letters at all) upstream counts the instruction as followed;
- * so does this. Where the detector knows the script but cannot tell the language within it, the instruction
- * counts as followed when the expected language is written in that script (the benefit of the doubt that
- * langdetect's own guess would have given about as often as not).
+ * Whether a response is in `expected` (an ISO 639-1 code), by `detectLanguage` (CLD3) in place of upstream's
+ * langdetect. Where langdetect raises ("no features in text": no letters at all) upstream counts the instruction as
+ * followed; so does this. Where the detector knows the script but not a language langdetect could return (CLD3
+ * says `und`, or names a language outside langdetect's 55, such as Corsican for a short Italian sentence), the
+ * instruction counts as followed when the expected language is written in that script (the benefit of the doubt
+ * that langdetect's own guess would have given about as often as not).
  */
 export function checkLanguage(response: string, expected: string): Check {
   const guess = detectLanguage(response);
