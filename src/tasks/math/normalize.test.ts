@@ -130,6 +130,35 @@ describe("normalizeMathAnswer: equivalence table", () => {
     assert.equal(key("1,-2"), "\\{-2,1\\}");
   });
 
+  it("refuses digits split by spacing as ambiguous, and keeps the thousands separators MATH uses", () => {
+    // Each as Math-Verify 0.9.0 decides it against the joined number (42, 4200, 1000, 14/3, -42, 4.25).
+    for (const [written, split] of [
+      ["4 2", "4 2"],
+      ["4\\,200", "4 200"],
+      ["4\\ 200", "4 200"],
+      ["4~200", "4 200"],
+      ["4\\;200", "4 200"],
+      ["4\\:200", "4 200"],
+      ["4\\quad 200", "4 200"],
+      ["1 000", "1 000"],
+      ["4 2/3", "4 2"],
+      ["-4 2", "4 2"],
+      ["4.2 5", "4.2 5"],
+      ["x = 4 2", "4 2"],
+    ]) {
+      const answer = normalizeMathAnswer(written as string);
+      assert.equal(answer.splitDigits, split, written);
+      assert.equal(answer.parsed, false, written);
+      for (const joined of ["42", "4200", "1000", "\\frac{14}{3}", "-42", "4.25", "8", "800"]) assert.notEqual(answer.key, normalizeMathAnswer(joined).key, `${written} vs ${joined}`);
+    }
+    for (const written of ["4,200", "4{,}200", "4,\\!200", "4\\!200"]) {
+      assert.deepEqual(normalizeMathAnswer(written), { key: "4200", parsed: true, splitDigits: null }, written);
+    }
+    assert.equal(normalizeMathAnswer("4{,}200{,}000").key, "4200000");
+    // Not split digits: a number after an exponent or a subscript, a mixed number, a coefficient.
+    for (const written of ["\\sin^2 20^\\circ", "x_1 2", "137 \\frac{1}{2}", "2 \\sqrt{3}", "4 \\cdot 2"]) assert.equal(normalizeMathAnswer(written).splitDigits, null, written);
+  });
+
   it("marks what it could not read, and compares it as canonical text", () => {
     const overline = normalizeMathAnswer("0.\\overline{3}");
     assert.equal(overline.parsed, false);

@@ -11,6 +11,13 @@ import { isSym, printTokens, tokenize, type Token } from "./tokens.js";
 export interface NormalizedAnswer {
   key: string;
   parsed: boolean;
+  /**
+   * Two numbers with only spacing between them, as written (`4 2` for `4 2`, `4\,200`, `4~200`, `1 000`): one number
+   * in groups, or a product? Such an answer is never read as a number and its key is the text with the spacing kept,
+   * so it equals no number (Math-Verify refuses these as well). Null when there is none. Not split: thousands written
+   * `4,200`, `4{,}200`, `4,\!200` or `4\!200`, and a number after an exponent (`\sin^2 20`).
+   */
+  splitDigits: string | null;
 }
 
 /** Answers longer than this are not parsed (no MATH answer comes near; a hostile one costs nothing). */
@@ -21,7 +28,9 @@ const MAX_NESTING = 8;
  * What the normaliser does, in order (Hendrycks' `_strip_string` and PRM800K's grader are the references; unlike
  * both, it decides numeric and algebraic equality exactly instead of by string or by sympy):
  * 1. text: drop `$`, `\left`/`\right`, spacing commands (`\!`, `\,`), `\%`, degrees (`^\circ`, `°`), `\displaystyle`;
- *    `\dfrac`/`\tfrac` → `\frac`; thousands separators `10,\!080` and `1{,}000`; a final period.
+ *    `\dfrac`/`\tfrac` → `\frac`; thousands separators `10,\!080` and `1{,}000`; `\!` between digits (a negative
+ *    space: `4\!200` is 4200); a final period. Digits split by any other spacing (`4 2`, `4\,200`) stop here: see
+ *    `splitDigits`.
  * 2. words: `\text{ cm}`-like units after a value (and `^2` after them) and plain unit words (`5 cm`, `18 square
  *    feet`) are dropped; `\text{ and }`/`\text{ or }` separate answers; an answer that is only words (`\text{Evelyn}`,
  *    `East`) compares case-insensitively; `(C)`, `\text{(C)}`, `C` are choice C.
@@ -34,10 +43,25 @@ const MAX_NESTING = 8;
  *    `-5i+6`); what it cannot read is compared as canonically printed tokens (`\frac12` → `\frac{1}{2}`).
  */
 export function normalizeMathAnswer(raw: string): NormalizedAnswer {
-  if (raw.length > MAX_ANSWER_LENGTH) return { key: raw.replace(/\s+/g, ""), parsed: false };
+  if (raw.length > MAX_ANSWER_LENGTH) return { key: raw.replace(/\s+/g, ""), parsed: false, splitDigits: null };
+  const text = clean(raw);
+  const tokens = tokenize(text);
+  const split = splitDigits(tokens);
+  if (split !== null) return { key: text.replace(/\s+/g, " "), parsed: false, splitDigits: split };
   const state = { parsed: true };
-  const key = structure(tokenize(clean(raw)), state, 0);
-  return { key, parsed: state.parsed };
+  const key = structure(tokens, state, 0);
+  return { key, parsed: state.parsed, splitDigits: null };
+}
+
+/** `4 2` where a number follows a number with only spacing between (after `clean`, every spacing is a space). */
+function splitDigits(tokens: readonly Token[]): string | null {
+  for (let i = 1; i < tokens.length; i++) {
+    const token = tokens[i] as Token;
+    const previous = tokens[i - 1] as Token;
+    const before = tokens[i - 2];
+    if (token.kind === "num" && token.space && previous.kind === "num" && !isSym(before, "^") && !isSym(before, "_")) return `${previous.text} ${token.text}`;
+  }
+  return null;
 }
 
 /** Text-level clean-up before tokenising. Every pattern is linear. */
@@ -47,6 +71,7 @@ export function clean(raw: string): string {
     .replace(/\$/g, "")
     .replace(/(\d)\s*,(?<!\\)\\!\s*(?=\d{3}(?!\d))/g, "$1")
     .replace(/(\d)\{,\}(?=\d{3}(?!\d))/g, "$1")
+    .replace(/(\d)\\!(?=\d)/g, "$1")
     .replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![A-Za-z])\s*\.?/g, "")
     .replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree(?![A-Za-z])/g, "")
     .replace(/\^\s*\{\s*\\text\s*\{\s*o\s*\}\s*\}/g, "")

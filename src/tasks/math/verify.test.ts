@@ -38,6 +38,26 @@ describe("verifyMath", () => {
     }
   });
 
+  it("refuses digits split by a space as ambiguous, whatever the gold, and says why", () => {
+    for (const [answer, output] of [
+      ["42", "\\boxed{4 2}"],
+      ["6", "\\boxed{4 2}"],
+      ["8", "\\boxed{4 2}"],
+      ["4200", "\\boxed{4\\,200}"],
+      ["4200", "\\boxed{4\\ 200}"],
+      ["1000", "The answer is $1 000$."],
+    ]) {
+      const verdict = verifyMath({ problem: "p", answer: answer as string }, output as string);
+      assert.equal(verdict.correct, false, `${output} for ${answer}`);
+      assert.match(verdict.feedback, /has digits split by a space \("\d+ \d+"\), which is ambiguous: one number, or a product\?/);
+      assert.ok(!verdict.feedback.includes(` ${answer} `), verdict.feedback);
+    }
+    for (const output of ["\\boxed{4,200}", "\\boxed{4{,}200}", "\\boxed{4,\\!200}", "\\boxed{4\\!200}", "\\boxed{4200}"]) {
+      assert.equal(verifyMath({ problem: "p", answer: "4200" }, output).correct, true, output);
+    }
+    assert.equal(verifyMath({ problem: "p", answer: "4 2" }, "\\boxed{42}").correct, null);
+  });
+
   it("cannot judge a record with an empty gold", () => {
     assert.equal(verifyMath({ problem: "p", answer: " $ $ " }, "\\boxed{1}").correct, null);
   });
