@@ -69,12 +69,30 @@ describe("parseExpression", () => {
     assert.deepEqual(errorOf("(3 + (5 * 7)"), { kind: "syntax", message: "'(' at column 1 is never closed", column: 1 });
   });
 
-  it("rejects unary minus", () => {
-    const error = errorOf("-3 + 5");
-    assert.equal(error.column, 1);
-    assert.match(error.message, /negative numbers are not allowed/);
-    assert.equal(errorOf("3 * (-5)").column, 6);
-    assert.equal(errorOf("3 - -5").column, 5);
+  it("reads a sign before an operand as unary minus or plus, binding tighter than * and /, as Python's eval does", () => {
+    // Each value is what TinyZero's reward gets from eval for the same text.
+    assert.equal(valueOf("-(-(3 + 5))"), "8");
+    assert.equal(valueOf("-3 + 11"), "8");
+    assert.equal(valueOf("3 - -5"), "8");
+    assert.equal(valueOf("+3 + 5"), "8");
+    assert.equal(valueOf("--3 + 5"), "8");
+    assert.equal(valueOf("3 * (-5)"), "-15");
+    assert.equal(valueOf("-3 * 2"), "-6");
+    assert.equal(valueOf("2 * -3"), "-6");
+    assert.equal(valueOf("-2 / -4"), "1/2");
+    assert.equal(valueOf("\u22123 + 11"), "8");
+    const used = parseExpression("-(-(3 + 5)) * -2");
+    assert.ok(used.ok);
+    assert.deepEqual(used.numbersUsed, [3n, 5n, 2n]);
+    assert.equal(used.value.toString(), "-16");
+  });
+
+  it("still rejects a sign with no operand and a * or / where an operand belongs", () => {
+    assert.deepEqual(errorOf("-"), { kind: "syntax", message: "unexpected end of expression", column: 2 });
+    assert.deepEqual(errorOf("(-)3"), { kind: "syntax", message: "unexpected ')'", column: 3 });
+    assert.deepEqual(errorOf("3 * / 5"), { kind: "syntax", message: "unexpected '/'", column: 5 });
+    assert.deepEqual(errorOf("- ( 3"), { kind: "syntax", message: "'(' at column 3 is never closed", column: 3 });
+    assert.equal(errorOf("-".repeat(9_999) + "(").message, "unexpected end of expression");
   });
 
   it("rejects non-ASCII digits, naming the character and column", () => {

@@ -5,7 +5,10 @@ import { Rational } from "./rational.js";
  *
  * Grammar: ASCII integer literals, `+ - * /` (also `×`, `÷` and the Unicode minus `−`), parentheses and
  * whitespace, optionally followed by one `= <integer>` which is ignored (models write `3 + 5 = 8`; the left side
- * is what counts). No unary minus: every number must come from the given list. Parsing is iterative
+ * is what counts). A sign before an operand (`-5`, `-(-(3 + 5))`, `+3`) is unary minus or plus, binding tighter than
+ * `*` and `/`, as in Python: TinyZero's reward checks the characters with a regex that admits `-` and `+` and then
+ * evaluates with `eval`, so it takes these as written; the numbers used are still the literals, so `-3` uses the
+ * given 3. Parsing is iterative
  * (shunting-yard to postfix, then a stack evaluation), so nesting depth cannot overflow the call stack; the depth
  * and length limits exist to keep hostile answers cheap, not to protect recursion.
  *
@@ -58,7 +61,7 @@ type Token =
   | { type: "equals"; column: number; offset: number }
   | { type: "end"; column: number };
 
-type Postfix = { type: "number"; value: bigint } | { type: "operator"; op: Operator; column: number };
+type Postfix = { type: "number"; value: bigint } | { type: "operator"; op: Operator; column: number } | { type: "negate"; column: number };
 
 class ParseFailure {
   constructor(readonly error: ExpressionError) {}
@@ -178,8 +181,8 @@ function toPostfix(
 ): { postfix: Postfix[]; numbersUsed: bigint[]; equalsOffset: number | null } {
   const postfix: Postfix[] = [];
   const numbersUsed: bigint[] = [];
-  /** Operators and open parentheses; `open` entries remember their column for "unclosed" errors. */
-  const stack: ({ type: "operator"; op: Operator; column: number } | { type: "open"; column: number })[] = [];
+  /** Operators (binary, and unary minus as `negate`) and open parentheses; `open` entries remember their column. */
+  const stack: ({ type: "operator"; op: Operator; column: number } | { type: "negate"; column: number } | { type: "open"; column: number })[] = [];
   let depth = 0;
   let expectOperand = true;
   let previous: Token | null = null;
@@ -208,10 +211,9 @@ function toPostfix(
           stack.push({ type: "open", column: token.column });
           break;
         case "operator":
-          if (token.op === "-") {
-            fail("syntax", `unexpected '${token.text}': negative numbers are not allowed, every number must come from the list`, token.column);
-          }
-          fail("syntax", `unexpected '${token.text}'`, token.column);
+          // A prefix sign: unary minus waits on the stack for its operand, unary plus changes nothing.
+          if (token.op === "-") stack.push({ type: "negate", column: token.column });
+          else if (token.op !== "+") fail("syntax", `unexpected '${token.text}'`, token.column);
           break;
         case "close":
           fail("syntax", previous?.type === "open" ? "empty parentheses '()'" : "unexpected ')'", token.column);
@@ -226,8 +228,9 @@ function toPostfix(
       switch (token.type) {
         case "operator": {
           const precedence = PRECEDENCE[token.op];
-          // All four operators are left-associative: pop while the top binds at least as tightly.
-          for (let top = stack.at(-1); top?.type === "operator" && PRECEDENCE[top.op] >= precedence; top = stack.at(-1)) {
+          // All four operators are left-associative: pop while the top binds at least as tightly (a unary minus
+          // binds tighter than any of them).
+          for (let top = stack.at(-1); top?.type === "negate" || (top?.type === "operator" && PRECEDENCE[top.op] >= precedence); top = stack.at(-1)) {
             postfix.push(top);
             stack.pop();
           }
@@ -237,7 +240,7 @@ function toPostfix(
         }
         case "close": {
           let top = stack.pop();
-          while (top?.type === "operator") {
+          while (top?.type === "operator" || top?.type === "negate") {
             postfix.push(top);
             top = stack.pop();
           }
@@ -277,6 +280,12 @@ function evaluate(
   for (const item of postfix) {
     if (item.type === "number") {
       values.push(Rational.of(item.value));
+      continue;
+    }
+    if (item.type === "negate") {
+      const operand = values.pop();
+      if (operand === undefined) return { ok: false, error: { kind: "syntax", message: "malformed expression", column: item.column } };
+      values.push(operand.neg());
       continue;
     }
     const right = values.pop();

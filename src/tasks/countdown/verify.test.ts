@@ -49,6 +49,18 @@ describe("verifyCountdown", () => {
     assert.equal(cut.answer, null);
   });
 
+  it("takes unary minus as TinyZero's reward does, and never says a negative number was written", () => {
+    const nested = verifyCountdown({ nums: [3, 5], target: 8 }, answer("-(-(3 + 5))"));
+    assert.equal(nested.correct, true, nested.feedback);
+    assert.equal(nested.feedback, 'Correct: "-(-(3 + 5))" = 8 using each of [3, 5] once.');
+    assert.equal(verifyCountdown({ nums: [3, 11], target: 8 }, answer("-3 + 11")).correct, true);
+    const negated = verifyCountdown({ nums: [3, 5], target: 8 }, answer("-(3 + 5)"));
+    assertWrong(negated, '"-(3 + 5)" evaluates to -8, not the target 8.');
+    const missing = verifyCountdown({ nums: [2, 3, 5], target: 8 }, answer("-(-(3 + 5))"));
+    assertWrong(missing, '"-(-(3 + 5))" equals the target 8, but the numbers are not used as required.', "Numbers missing: 2.");
+    for (const verdict of [nested, negated, missing, check("3 * (-5) + 7"), check("- 3 * 5 + 7")]) assert.ok(!/negative numbers/.test(verdict.feedback), verdict.feedback);
+  });
+
   it("names the column and quotes the answer on a syntax error", () => {
     const verdict = check("3 + * 5");
     assertWrong(verdict, `Syntax error at column 5 of "3 + * 5": unexpected '*'.`);
@@ -56,8 +68,8 @@ describe("verifyCountdown", () => {
   });
 
   it("truncates a long quoted answer to about 80 characters", () => {
-    const verdict = check("3 + 5 " + "+ 7 ".repeat(50) + "+ +");
-    assert.match(verdict.feedback, /^Syntax error at column 209 of "3 \+ 5 \+ 7[^"]{60,80}…": unexpected '\+'\.$/);
+    const verdict = check("3 + 5 " + "+ 7 ".repeat(50) + "+ *");
+    assert.match(verdict.feedback, /^Syntax error at column 209 of "3 \+ 5 \+ 7[^"]{60,80}…": unexpected '\*'\.$/);
   });
 
   it("states the value reached and the target", () => {
