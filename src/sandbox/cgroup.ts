@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { access, mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 
@@ -64,10 +64,12 @@ export type CgroupSearch = { host: CgroupHost; where: string } | { host: undefin
 
 /**
  * Finds where this process may make per-run cgroups with a memory limit: under its own cgroup, on v2 where the memory
- * controller is delegated to it, else on v1 where the memory hierarchy is writable (as root). A delegated v2 cgroup
- * that holds processes cannot enable controllers for children (the "no internal processes" rule), so its processes
- * are moved into a leaf `reflectkit-<pid>-main` first, as systemd asks of delegated subtrees; when any move fails they are
- * put back and the search goes on. Each candidate is tried for real: a probe cgroup made, limited and removed.
+ * controller is delegated to it, else on v1 where the memory hierarchy is writable (as root). A v2 cgroup that holds
+ * processes cannot enable controllers for children (the "no internal processes" rule), so when it holds only this
+ * process and its descendants they are moved into a leaf `reflectkit-<pid>-main` first, as systemd asks of delegated
+ * subtrees (`systemd-run --user --scope -p Delegate=yes node …` gives such a cgroup); a cgroup shared with other
+ * processes (a shell's) is left alone. When any step fails everything is put back and the search goes on. Each
+ * candidate is tried for real: a probe cgroup made, limited and removed.
  */
 export async function findCgroupHost(proc = "/proc/self"): Promise<CgroupSearch> {
   let paths: Map<string, string>;
@@ -129,6 +131,10 @@ async function prepareV2(own: string): Promise<CgroupHost | string> {
 
 /** Moves `own`'s processes into a leaf and enables `controllers` for its children; says why not, with everything put back. */
 async function enableForChildren(own: string, controllers: string[]): Promise<string | undefined> {
+  const strangers = words(await readText(path.join(own, "cgroup.procs"))).filter((pid) => !isOwnTree(Number(pid)));
+  if (strangers.length > 0) {
+    return `${own} also holds processes not started by this one (${strangers.slice(0, 3).join(", ")}), which reflectkit will not move; run it in a cgroup of its own with the memory controller delegated (systemd-run --user --scope -p Delegate=yes …)`;
+  }
   const leaf = path.join(own, `reflectkit-${process.pid}-main`);
   try {
     await mkdir(leaf);
@@ -138,7 +144,7 @@ async function enableForChildren(own: string, controllers: string[]): Promise<st
   const moved: string[] = [];
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
-      for (const pid of words(await readText(path.join(own, "cgroup.procs")))) {
+      for (const pid of words(await readText(path.join(own, "cgroup.procs"))).filter((pid) => isOwnTree(Number(pid)))) {
         await writeFile(path.join(leaf, "cgroup.procs"), pid);
         moved.push(pid);
       }
@@ -193,6 +199,21 @@ export async function removeStale(host: CgroupHost): Promise<void> {
       await rmdir(folder).catch(() => undefined);
     }
   }
+}
+
+/** Whether `pid` is this process or one of its descendants (followed through /proc/<pid>/stat's parent field). */
+function isOwnTree(pid: number): boolean {
+  for (let current = pid, steps = 0; current > 1 && steps < 64; steps++) {
+    if (current === process.pid) return true;
+    try {
+      const stat = readFileSync(`/proc/${current}/stat`, "utf8");
+      // The command name, in parentheses, may hold spaces; the parent pid is the second field after it.
+      current = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }
 
 function alive(pid: number): boolean {
@@ -310,9 +331,9 @@ export class RunCgroup {
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === "ENOENT") break;
-          if (code !== "EBUSY" || attempt >= 60) throw new Error(`cannot remove cgroup ${folder}: ${code ?? (error as Error).message}`, { cause: error });
+          if (code !== "EBUSY" || attempt >= 300) throw new Error(`cannot remove cgroup ${folder}: ${code ?? (error as Error).message}`, { cause: error });
           await this.kill();
-          await new Promise((resolve) => setTimeout(resolve, 50));
+          await new Promise((resolve) => setTimeout(resolve, 10));
         }
       }
     }

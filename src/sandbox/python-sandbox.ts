@@ -96,7 +96,8 @@ const DRAIN_MS = 1000;
 /**
  * A Python sandbox built on bubblewrap, with a concurrency limit shared by every run through it. Each run gets a
  * fresh temporary directory on the host (holding only the program, removed afterwards) and a fresh size-capped
- * tmpfs as its working directory; see `bwrapArgs` for the isolation and `SandboxLimits` for the limits.
+ * tmpfs as its working directory; see `bwrapArgs` for the isolation and `SandboxLimits` for the limits. Its memory
+ * is bounded as a whole, whatever it forks: by a cgroup of its own where the machine allows (see `sandbox-memory.ts`).
  */
 export function createPythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox {
   const concurrency = options.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
@@ -185,7 +186,8 @@ async function probeSetup(options: PythonSandboxOptions): Promise<Setup> {
   } catch (error) {
     throw new SandboxUnavailableError(`a trial run of ${bwrap} could not start: ${(error as Error).message}`, { cause: error });
   }
-  if (setup.memory.mechanism !== "rlimit" && trial.exitCode === 0 && !(Number(trial.memoryPeakBytes) > 0)) {
+  // A cgroup that was never charged means the sandbox ran outside it (a kernel without memory.peak cannot say).
+  if (setup.memory.mechanism !== "rlimit" && trial.exitCode === 0 && trial.memoryPeakBytes === 0) {
     throw new SandboxUnavailableError(`a trial run in a cgroup (${setup.memory.detail}) left it charged with no memory: the sandbox did not run inside it`);
   }
   if (trial.exitCode !== 0 || trial.stdout.trim() !== "ok 3") {
@@ -207,13 +209,16 @@ async function runOnce(setup: Setup, code: string, limits: SandboxLimits, option
     await writeFile(program, code, { mode: 0o400 });
     // Passed as an open descriptor, so the sandbox user needs no access to the temp dir or the folders above it.
     const file = await open(program, "r");
-    const memory = await setup.memory.forRun(limits);
     try {
-      const args = bwrapArgs({ programFd: PROGRAM_FD, python: setup.python, prlimit: setup.prlimit, limits, rlimits: memory.rlimits, rootEntries: setup.rootEntries, disableUserns: setup.disableUserns });
-      const result = await spawnSandbox(memory.command([setup.bwrap, ...args]), limits, options.stdin, file.fd, () => memory.kill());
-      return { ...result, ...(await memory.outcome(result)) };
+      const memory = await setup.memory.forRun(limits);
+      try {
+        const args = bwrapArgs({ programFd: PROGRAM_FD, python: setup.python, prlimit: setup.prlimit, limits, rlimits: memory.rlimits, rootEntries: setup.rootEntries, disableUserns: setup.disableUserns });
+        const result = await spawnSandbox(memory.command([setup.bwrap, ...args]), limits, options.stdin, file.fd, () => memory.kill());
+        return { ...result, ...(await memory.outcome(result)) };
+      } finally {
+        await memory.release();
+      }
     } finally {
-      await memory.release();
       await file.close();
     }
   } finally {

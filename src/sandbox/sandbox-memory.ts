@@ -63,7 +63,13 @@ function cgroupMemory(host: CgroupHost, where: string, dropTo: { setpriv: string
         command: (argv) => ({ argv: joinCommand(cgroup.procsFiles, argv, dropTo), uid: undefined }),
         kill: () => cgroup.kill(),
         outcome: () => cgroup.outcome(),
-        release: () => cgroup.remove(),
+        release: async () => {
+          try {
+            await cgroup.remove();
+          } catch (error) {
+            throw new SandboxUnavailableError(`${(error as Error).message} — its processes did not die within 3 s of SIGKILL; see \`ps -eo pid,stat,args\` for tasks stuck in state D`, { cause: error });
+          }
+        },
       };
     },
   };
