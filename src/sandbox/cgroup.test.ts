@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { cgroupFolder, findCgroupHost, joinCommand, parseMountinfo, parseProcCgroup, RunCgroup } from "./cgroup.js";
 
@@ -40,6 +42,24 @@ describe("cgroup discovery", () => {
     assert.equal(cgroupFolder(nested, "/docker/abc/sub"), "/mnt/with space/sub");
     assert.equal(cgroupFolder(nested, "/docker/abc"), "/mnt/with space");
     assert.equal(cgroupFolder(nested, "/elsewhere"), undefined, "a cgroup outside the mount's root is not visible there");
+  });
+
+  it("says why there is no cgroup: v2 without the memory controller delegated, no v1 memory hierarchy", async () => {
+    const root = mkdtempSync(join(os.tmpdir(), "reflectkit-cgroup-test-"));
+    try {
+      mkdirSync(join(root, "proc"));
+      mkdirSync(join(root, "unified", "user.slice"), { recursive: true });
+      writeFileSync(join(root, "unified", "user.slice", "cgroup.controllers"), "cpu io\n");
+      writeFileSync(join(root, "proc", "cgroup"), "0::/user.slice\n");
+      writeFileSync(join(root, "proc", "mountinfo"), `36 30 0:32 / ${join(root, "unified")} rw,relatime - cgroup2 cgroup2 rw\n`);
+      const found = await findCgroupHost(join(root, "proc"));
+      assert.equal(found.host, undefined);
+      assert.equal("why" in found && found.why, `v2: the memory controller is not delegated to ${join(root, "unified", "user.slice")}; v1: no memory hierarchy mounted`);
+      const unreadable = await findCgroupHost(join(root, "nothing"));
+      assert.match(("why" in unreadable && unreadable.why) || "", /cannot read .*nothing\/cgroup/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("joins the cgroups first, then drops privileges, then runs the command", () => {
