@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { before, describe, it } from "node:test";
-import { findCgroupHost } from "./cgroup.js";
+import { findCgroupHost } from "./cgroup-host.js";
 import { createPythonSandbox, type SandboxResult } from "./python-sandbox.js";
 
 const MB = 1024 * 1024;

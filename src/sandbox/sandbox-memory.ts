@@ -1,10 +1,12 @@
 import { accessSync, constants } from "node:fs";
-import { findCgroupHost, joinCommand, removeStale, RunCgroup, type CgroupHost, type MemoryLimitMechanism } from "./cgroup.js";
+import { joinCommand, RunCgroup, type CgroupHost } from "./cgroup.js";
+import { findCgroupHost, removeStale } from "./cgroup-host.js";
 import { SandboxUnavailableError } from "./errors.js";
 import type { SandboxLimits } from "./limits.js";
 import { rlimitBudget, type RlimitBudget } from "./rlimit-budget.js";
 
-export type { MemoryLimitMechanism } from "./cgroup.js";
+/** How a sandbox's total memory is bounded: a cgroup of its own (v2 or v1), or per-process rlimits that multiply out to it. */
+export type MemoryLimitMechanism = "cgroup-v2" | "cgroup-v1" | "rlimit";
 
 /** "auto": a cgroup where the machine allows one, else rlimits; "cgroup": a cgroup or no sandbox; "rlimit": rlimits only. */
 export type MemoryLimitChoice = "auto" | "cgroup" | "rlimit";
