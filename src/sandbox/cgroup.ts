@@ -20,7 +20,7 @@ export interface CgroupOutcome {
 }
 
 let counter = 0;
-/** Above the program's RLIMIT_NPROC, for bubblewrap's own process outside the sandbox. */
+/** pids.max above RLIMIT_NPROC (which counts bubblewrap's init inside the sandbox): its monitor outside, and one spare. */
 const APPARATUS_TASKS = 2;
 
 /** One run's cgroup: made with its limits before the sandbox starts, read after it ends, then emptied and removed. */
