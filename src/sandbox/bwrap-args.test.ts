@@ -4,17 +4,19 @@ import { bwrapArgs, PROGRAM_PATH, sandboxEnv } from "./bwrap-args.js";
 import { defaultLimits, resolveLimits } from "./limits.js";
 
 describe("bwrapArgs", () => {
-  const args = bwrapArgs({
+  const command = {
     programFd: 4,
     python: "/usr/bin/python3",
     prlimit: "/usr/bin/prlimit",
     limits: resolveLimits({ cpuSeconds: 3, memoryMb: 256, maxProcesses: 8, diskMb: 4 }),
+    rlimits: { addressSpaceMb: 32, processes: 8 },
     rootEntries: [
-      { path: "/lib", kind: "symlink", target: "usr/lib" },
-      { path: "/lib64", kind: "dir" },
+      { path: "/lib", kind: "symlink" as const, target: "usr/lib" },
+      { path: "/lib64", kind: "dir" as const },
     ],
     disableUserns: true,
-  });
+  };
+  const args = bwrapArgs(command);
   const pairs = (flag: string) => args.flatMap((arg, i) => (arg === flag ? [args[i + 1]] : []));
 
   it("unshares every namespace, drops capabilities and ties the sandbox to its parent", () => {
@@ -38,7 +40,7 @@ describe("bwrapArgs", () => {
     assert.deepEqual(tail, [
       "/usr/bin/prlimit",
       "--cpu=3:4",
-      `--as=${256 * 1024 * 1024}`,
+      `--as=${32 * 1024 * 1024}`,
       "--nproc=8",
       `--fsize=${4 * 1024 * 1024}`,
       "--nofile=64",
@@ -49,6 +51,12 @@ describe("bwrapArgs", () => {
       "-B",
       PROGRAM_PATH,
     ]);
+  });
+
+  it("sets no RLIMIT_AS when a cgroup bounds the sandbox's memory", () => {
+    const underCgroup = bwrapArgs({ ...command, rlimits: { addressSpaceMb: null, processes: 8 } });
+    assert.equal(underCgroup.filter((arg) => arg.startsWith("--as")).length, 0);
+    assert.ok(underCgroup.includes("--nproc=8"));
   });
 
   it("passes no host environment", () => {

@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import type { SandboxLimits } from "./limits.js";
+import type { RlimitBudget } from "./rlimit-budget.js";
 
 /** The sandbox's working directory: a fresh size-capped tmpfs, the only writable place. */
 export const SANDBOX_DIR = "/sandbox";
@@ -32,6 +33,8 @@ export interface BwrapCommand {
   python: string;
   prlimit: string;
   limits: SandboxLimits;
+  /** RLIMIT_AS and RLIMIT_NPROC, from the sandbox's memory budget (see `rlimitBudget`). */
+  rlimits: RlimitBudget;
   rootEntries: readonly RootEntry[];
   /** bubblewrap ≥ 0.8 can forbid nested user namespaces. */
   disableUserns: boolean;
@@ -62,8 +65,8 @@ export function bwrapArgs(command: BwrapCommand): string[] {
     "--",
     command.prlimit,
     `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
-    `--as=${limits.memoryMb * mb}`,
-    `--nproc=${limits.maxProcesses}`,
+    ...(command.rlimits.addressSpaceMb === null ? [] : [`--as=${command.rlimits.addressSpaceMb * mb}`]),
+    `--nproc=${command.rlimits.processes}`,
     `--fsize=${limits.diskMb * mb}`,
     "--nofile=64",
     "--core=0",

@@ -1,5 +1,6 @@
 export { bwrapArgs, PROGRAM_PATH, SANDBOX_DIR } from "./bwrap-args.js";
 export { INSTALL_HINT, SandboxUnavailableError } from "./errors.js";
+export type { MemoryLimitChoice, MemoryLimitMechanism } from "./sandbox-memory.js";
 export { defaultLimits, resolveLimits, type SandboxLimits } from "./limits.js";
 export {
   createPythonSandbox,

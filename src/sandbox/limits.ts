@@ -6,9 +6,12 @@ export interface SandboxLimits {
   timeoutMs: number;
   /** RLIMIT_CPU of the Python process: SIGXCPU at this many CPU seconds, SIGKILL one second later. */
   cpuSeconds: number;
-  /** RLIMIT_AS (address space) of each process in the sandbox. */
+  /**
+   * Memory of the whole sandbox, whatever it forks: its cgroup's limit where the machine allows one, else split into
+   * per-process RLIMIT_AS (see `rlimitBudget`).
+   */
   memoryMb: number;
-  /** RLIMIT_NPROC, counted inside the sandbox's own user namespace (threads count too). */
+  /** RLIMIT_NPROC, counted inside the sandbox's own user namespace (threads count too); its cgroup's pids.max follows it. */
   maxProcesses: number;
   /** Size of the writable working directory (a tmpfs) and RLIMIT_FSIZE of every file. */
   diskMb: number;

@@ -10,6 +10,7 @@ import { bwrapArgs, hostRootEntries, sandboxEnv, type RootEntry } from "./bwrap-
 import { CappedOutput } from "./capped-output.js";
 import { SandboxUnavailableError } from "./errors.js";
 import { resolveLimits, type SandboxLimits } from "./limits.js";
+import { findSandboxMemory, type MemoryLimitChoice, type MemoryLimitMechanism, type SandboxMemory } from "./sandbox-memory.js";
 
 export interface RunPythonOptions extends Partial<SandboxLimits> {
   /** Written to the program's standard input, which is then closed; without it stdin is /dev/null. */
@@ -30,6 +31,13 @@ export interface SandboxResult {
   report: string;
   /** True when the wall-clock limit killed the sandbox. */
   timedOut: boolean;
+  /**
+   * True when the sandbox hit its memory limit: under a cgroup, the kernel killed a process of it for memory; under the
+   * rlimit fallback, Python ended with an uncaught MemoryError.
+   */
+  memoryExceeded: boolean;
+  /** The most memory the whole sandbox held at once, where its cgroup records it; null under the rlimit fallback. */
+  memoryPeakBytes: number | null;
   /** Which streams went past their cap (the excess was read and dropped). */
   truncated: { stdout: boolean; stderr: boolean; report: boolean };
   ms: number;
@@ -45,6 +53,10 @@ export interface SandboxInfo {
   uid: number;
   /** Whether sandboxed code is refused nested user namespaces (bubblewrap ≥ 0.8). */
   nestedUserNamespacesBlocked: boolean;
+  /** What bounds each sandbox's total memory (`memoryMb`): a cgroup per run, or rlimits that multiply out to it. */
+  memoryLimit: MemoryLimitMechanism;
+  /** Where the per-run cgroups are made, or why there are none. */
+  memoryLimitDetail: string;
 }
 
 export interface PythonSandboxOptions {
@@ -57,6 +69,13 @@ export interface PythonSandboxOptions {
   prlimit?: string;
   /** Host uid (and gid) to drop to when running as root (default 65534, nobody). */
   sandboxUid?: number;
+  /**
+   * How each sandbox's total memory is bounded: "auto" (default) a cgroup per run where this machine lets reflectkit
+   * make one, else rlimits; "cgroup" refuses to run without one; "rlimit" forces the fallback.
+   */
+  memoryLimit?: MemoryLimitChoice;
+  /** util-linux's setpriv, which drops to `sandboxUid` after the sandbox joins its cgroup (default /usr/bin/setpriv). */
+  setpriv?: string;
 }
 
 export interface PythonSandbox {
@@ -77,7 +96,8 @@ const DRAIN_MS = 1000;
 /**
  * A Python sandbox built on bubblewrap, with a concurrency limit shared by every run through it. Each run gets a
  * fresh temporary directory on the host (holding only the program, removed afterwards) and a fresh size-capped
- * tmpfs as its working directory; see `bwrapArgs` for the isolation and `SandboxLimits` for the limits.
+ * tmpfs as its working directory; see `bwrapArgs` for the isolation and `SandboxLimits` for the limits. Its memory
+ * is bounded as a whole, whatever it forks: by a cgroup of its own where the machine allows (see `sandbox-memory.ts`).
  */
 export function createPythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox {
   const concurrency = options.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
@@ -115,10 +135,20 @@ interface Setup {
   uid: number | undefined;
   disableUserns: boolean;
   rootEntries: RootEntry[];
+  memory: SandboxMemory;
 }
 
 function info(setup: Setup): SandboxInfo {
-  return { sandbox: "bwrap", bwrap: setup.bwrap, version: setup.version, python: setup.python, uid: setup.uid ?? process.getuid?.() ?? -1, nestedUserNamespacesBlocked: setup.disableUserns };
+  return {
+    sandbox: "bwrap",
+    bwrap: setup.bwrap,
+    version: setup.version,
+    python: setup.python,
+    uid: setup.uid ?? process.getuid?.() ?? -1,
+    nestedUserNamespacesBlocked: setup.disableUserns,
+    memoryLimit: setup.memory.mechanism,
+    memoryLimitDetail: setup.memory.detail,
+  };
 }
 
 async function probeSetup(options: PythonSandboxOptions): Promise<Setup> {
@@ -139,20 +169,26 @@ async function probeSetup(options: PythonSandboxOptions): Promise<Setup> {
   if (!versionAtLeast(version, [0, 7, 0])) {
     throw new SandboxUnavailableError(`bubblewrap ${version} is too old: the sandbox needs 0.7 or later for a size-capped tmpfs (Debian 12 ships 0.8, Ubuntu 24.04 0.9)`);
   }
+  const uid = process.getuid?.() === 0 ? (options.sandboxUid ?? NOBODY) : undefined;
   const setup: Setup = {
     bwrap,
     version,
     python,
     prlimit,
-    uid: process.getuid?.() === 0 ? (options.sandboxUid ?? NOBODY) : undefined,
+    uid,
     disableUserns: versionAtLeast(version, [0, 8, 0]),
     rootEntries: hostRootEntries(),
+    memory: await findSandboxMemory(options.memoryLimit ?? "auto", { uid, setpriv: options.setpriv ?? "/usr/bin/setpriv" }),
   };
   let trial: SandboxResult;
   try {
     trial = await runOnce(setup, "import sys; print('ok', sys.version_info[0])", resolveLimits({ timeoutMs: 20_000 }), {});
   } catch (error) {
     throw new SandboxUnavailableError(`a trial run of ${bwrap} could not start: ${(error as Error).message}`, { cause: error });
+  }
+  // A cgroup that was never charged means the sandbox ran outside it (a kernel without memory.peak cannot say).
+  if (setup.memory.mechanism !== "rlimit" && trial.exitCode === 0 && trial.memoryPeakBytes === 0) {
+    throw new SandboxUnavailableError(`a trial run in a cgroup (${setup.memory.detail}) left it charged with no memory: the sandbox did not run inside it`);
   }
   if (trial.exitCode !== 0 || trial.stdout.trim() !== "ok 3") {
     const said = (trial.stderr.trim() || trial.stdout.trim()).slice(0, 500);
@@ -174,8 +210,14 @@ async function runOnce(setup: Setup, code: string, limits: SandboxLimits, option
     // Passed as an open descriptor, so the sandbox user needs no access to the temp dir or the folders above it.
     const file = await open(program, "r");
     try {
-      const args = bwrapArgs({ programFd: PROGRAM_FD, python: setup.python, prlimit: setup.prlimit, limits, rootEntries: setup.rootEntries, disableUserns: setup.disableUserns });
-      return await spawnSandbox(setup, args, limits, options.stdin, file.fd);
+      const memory = await setup.memory.forRun(limits);
+      try {
+        const args = bwrapArgs({ programFd: PROGRAM_FD, python: setup.python, prlimit: setup.prlimit, limits, rlimits: memory.rlimits, rootEntries: setup.rootEntries, disableUserns: setup.disableUserns });
+        const result = await spawnSandbox(memory.command([setup.bwrap, ...args]), limits, options.stdin, file.fd, () => memory.kill());
+        return { ...result, ...(await memory.outcome(result)) };
+      } finally {
+        await memory.release();
+      }
     } finally {
       await file.close();
     }
@@ -184,14 +226,17 @@ async function runOnce(setup: Setup, code: string, limits: SandboxLimits, option
   }
 }
 
-function spawnSandbox(setup: Setup, args: string[], limits: SandboxLimits, stdin: string | undefined, programFd: number): Promise<SandboxResult> {
+type Spawned = Omit<SandboxResult, "memoryExceeded" | "memoryPeakBytes">;
+
+function spawnSandbox(command: { argv: string[]; uid: number | undefined }, limits: SandboxLimits, stdin: string | undefined, programFd: number, onTimeout: () => Promise<void>): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(setup.bwrap, args, {
+    const [file, ...args] = command.argv as [string, ...string[]];
+    const child = spawn(file, args, {
       cwd: "/",
       env: sandboxEnv(),
       stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", "pipe", programFd],
-      ...(setup.uid === undefined ? {} : { uid: setup.uid, gid: setup.uid }),
+      ...(command.uid === undefined ? {} : { uid: command.uid, gid: command.uid }),
     });
     const stdout = new CappedOutput(child.stdout, limits.outputBytes);
     const stderr = new CappedOutput(child.stderr, limits.outputBytes);
@@ -204,6 +249,7 @@ function spawnSandbox(setup: Setup, args: string[], limits: SandboxLimits, stdin
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill("SIGKILL");
+      void onTimeout().catch(() => undefined); // the bwrap kill ends the sandbox; this makes sure of its forks
     }, limits.timeoutMs);
     let drain: NodeJS.Timeout | undefined;
     child.once("exit", () => {
