@@ -187,12 +187,13 @@ def _main():
             text = request(("repr", object.__getattribute__(self, "_rid")))[0]
             return clip(text) if type(text) is str else "<object>"
 
-    builtin_names = frozenset(vars(builtins))
-    stdlib = frozenset(sys.stdlib_module_names)
+    from_program = frozenset(payload["fromProgram"])
+    builtin_names = frozenset(vars(builtins)) - from_program
+    stdlib = frozenset(sys.stdlib_module_names) - from_program
 
     class Namespace(dict):
         """Globals that resolve a missing name: builtins first, then standard-library modules (trusted, imported
-        here), then the candidate's program."""
+        here), then the candidate's program; a fromProgram name always from the program."""
         __slots__ = ()
 
         def __missing__(self, name):

@@ -3,14 +3,14 @@
  * between the two sandboxes. A message is one frame — a 4-byte big-endian length, then `marshal` bytes — and a
  * value inside it is `(0, v)` when `marshal.dumps` takes `v` whole (builtin types only: marshal refuses
  * subclasses, so an object with a rigged `__eq__` cannot cross this way), else `(1, tree)`, a tagged tree:
- * scalars as themselves, containers as `(kind, items)`, a few standard-library types rebuilt by tag (namedtuple →
+ * scalars as themselves, containers as `(kind, items)`, builtin classes and pure builtin functions (`int`, `len`) by name, a few standard-library types rebuilt by tag (namedtuple →
  * tuple, Counter, OrderedDict, defaultdict, deque, Fraction, Decimal, range, bytearray; an iterator or generator
  * → an iterator over its items, at most ITEM_LIMIT of them), and anything else as `("h", id)`, a handle to an
  * object that stays where it was made. Decoding is strict: exact types, bounded size, depth and element count; no
  * code objects. `make_codec` takes the two handle functions, which differ between the sides.
  */
 export const WIRE_SOURCE = String.raw`
-import collections as _collections, decimal as _decimal, fractions as _fractions, itertools as _itertools, marshal as _marshal, os as _os, types as _types
+import builtins as _builtins, collections as _collections, decimal as _decimal, fractions as _fractions, itertools as _itertools, marshal as _marshal, os as _os, types as _types
 
 FRAME_LIMIT = 16 * 1024 * 1024
 ITEM_LIMIT = 1000000
@@ -35,6 +35,9 @@ def make_codec(handle_id, handle_obj):
     ITERATORS = frozenset([type(x) for x in samples] + [_types.GeneratorType])
     MAPPINGS = {dict: "d", Counter: "C", OrderedDict: "O", defaultdict: "D"}
     SEQUENCES = {list: "l", tuple: "t", set: "s", frozenset: "f", deque: "q"}
+    PURE = ("abs all any ascii bin callable chr divmod enumerate filter format hash hex id isinstance issubclass iter len map max min next oct "
+            "ord pow repr reversed round sorted sum zip").split()
+    BUILTINS = {name: item for name, item in vars(_builtins).items() if isinstance(item, type) or name in PURE}
     BUILDERS = {"l": list, "t": tuple, "s": set, "f": frozenset, "d": dict, "C": Counter, "O": OrderedDict, "D": defaultdict}
 
     def tag(value, depth, budget):
@@ -59,6 +62,8 @@ def make_codec(handle_id, handle_obj):
             return ("M", str(value))
         if isinstance(value, tuple) and hasattr(kind, "_fields"):
             return ("t", [tag(item, inner, budget) for item in tuple.__iter__(value)])
+        if BUILTINS.get(getattr(value, "__name__", None)) is value:
+            return ("B", value.__name__)
         if kind in ITERATORS:
             items = list(islice(value, ITEM_LIMIT + 1))
             if len(items) > ITEM_LIMIT:
@@ -104,6 +109,8 @@ def make_codec(handle_id, handle_obj):
             return Fraction(fields[0], fields[1])
         if name == "M" and len(fields) == 1 and type(fields[0]) is str and len(fields[0]) < 10000:
             return Decimal(fields[0])
+        if name == "B" and len(fields) == 1 and type(fields[0]) is str and fields[0] in BUILTINS:
+            return BUILTINS[fields[0]]
         if name == "h" and len(fields) == 1 and type(fields[0]) is int:
             return handle_obj(fields[0])
         raise WireError("a malformed value")

@@ -24,5 +24,21 @@ export function verifyMbpp(record: MbppRecord, output: string, options: MbppVeri
 export function mbppSpec(record: MbppRecord, code: string, challengeTests: boolean): CodeTestSpec {
   const tests: TestCase[] = record.tests.map((source, index) => ({ source, shown: index === 0 }));
   if (challengeTests) for (const source of record.challengeTests) tests.push({ source, shown: false });
-  return { before: record.testImports.join("\n"), program: code, candidateLine: 1, judgeSetup: "", fromProgram: [], after: record.setupCode, tests };
+  return { before: record.testImports.join("\n"), program: code, candidateLine: 1, judgeSetup: "", fromProgram: testedBuiltins(record.tests[0] ?? ""), after: record.setupCode, tests };
+}
+
+const BUILTIN_NAMES = new Set(
+  "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset getattr globals hasattr hash help hex id input int isinstance issubclass iter len list locals map max memoryview min next object oct open ord pow print property range repr reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip".split(
+    " ",
+  ),
+);
+
+/**
+ * The function under test when its name is a builtin's (MBPP 126 asks for `sum`): the call `assert NAME(` opens the
+ * shown test with, unless NAME only wraps another call (`assert set(f(x)) == …`). The judge takes that name from the
+ * program; every other builtin name in the tests stays the judge's own.
+ */
+function testedBuiltins(firstTest: string): string[] {
+  const match = /^\s*assert\s*\(?\s*(?:not\s+)?\(?\s*([A-Za-z_]\w*)\s*\(\s*([A-Za-z_][\w.]*\s*\()?/u.exec(firstTest);
+  return match?.[1] !== undefined && match[2] === undefined && BUILTIN_NAMES.has(match[1]) ? [match[1]] : [];
 }
