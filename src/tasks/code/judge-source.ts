@@ -17,13 +17,15 @@ import { WIRE_SOURCE } from "./wire-source.js";
  * enter the candidate's process. An exception the candidate raises crosses as (type name, message, line in the
  * model's code) and is raised here as the builtin exception of that name when there is one.
  *
- * Guaranteed: a wrong program cannot forge the report, cannot reach this process or its expected values, and
- * cannot make a comparison lie; whatever it does, its verdict is a failure or "cannot judge". Not guaranteed:
- * a test that only checks truthiness (`assert f(x)`) passes any truthy value, as in the upstream harnesses; an
+ * Guaranteed: whatever the candidate's program does — rewrite builtins, write anything on any descriptor, walk
+ * frames, `gc` or /proc, return objects with a rigged `__eq__`, exit, kill, fork, flood, sleep — it cannot reach
+ * this process, its tests or its expected values, cannot forge the report, and cannot make a comparison lie; a
+ * wrong program gets a failure or "cannot judge", never a pass. Not guaranteed: a test that only checks
+ * truthiness (`assert f(x)`) passes any truthy value, as in the upstream harnesses; a list, dict, set or bytearray
  * argument the candidate changes in place is copied back into the test's object, as Python would, so a test that
- * computes its expected value from an object it has passed to the candidate sees the change. A test that passes
- * something that cannot cross (a function, an instance of a class defined by the test) is not run: the run says
- * "cannot judge" for it — the candidate's process never runs a test.
+ * derives its expected value from an object it has passed to the candidate sees the change. A test that hands the
+ * candidate something that cannot cross (a function, an instance of a class the test defines) is not run: it is
+ * "cannot judge" — the candidate's process never runs a test.
  *
  * Input on stdin: `{before, judgeSetup, after, fromProgram, tests: [{source, shown}]}`. Output on fd 3: frames
  * `<length>:<json>\n` (ASCII, `length` counts the JSON's bytes), each event with `seq` counting from 0:
