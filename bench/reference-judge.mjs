@@ -1,5 +1,5 @@
 // Every reference solution in the shared data (MBPP full and sanitized, HumanEval) through the two-process judge
-// and through the old one-sandbox harness (bench/old-harness.mjs), with each disagreement and its outcome.
+// and through the old one-sandbox harness (bench/old-harness.mjs), listing every reference that either fails.
 // Usage: node bench/reference-judge.mjs [limit-per-set]   (after npx tsc; needs bubblewrap and ../shared/data)
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -37,7 +37,7 @@ for (const [name, all] of Object.entries(sets)) {
   for (const r of rows) kinds[r.outcome.kind] = (kinds[r.outcome.kind] ?? 0) + 1;
   console.log(`${name}: ${items.length} references; old harness passes ${oldPass}, new judge passes ${newPass}; new outcomes ${JSON.stringify(kinds)}`);
   for (const r of rows) {
-    if ((r.outcome.kind === "passed") === r.old) continue;
+    if (r.outcome.kind === "passed" && r.old) continue;
     const verdict = codeVerdict(r.outcome, r.spec.tests, "");
     console.log(`  ${r.id}: old ${r.old ? "pass" : "fail"}, new ${r.outcome.kind} (${verdict.correct}) — ${verdict.feedback}`);
   }
