@@ -2,7 +2,7 @@ import { resolveLimits, type SandboxLimits } from "../../sandbox/limits.js";
 import { defaultSandbox, type LinkedResult, type PythonSandbox } from "../../sandbox/python-sandbox.js";
 import { CANDIDATE_SOURCE } from "./candidate-source.js";
 import { JUDGE_SOURCE } from "./judge-source.js";
-import { readReport, type HarnessEvent } from "./report.js";
+import { readReport } from "./report.js";
 
 export interface TestCase {
   source: string;
