@@ -3,7 +3,7 @@ import { accessSync, constants, realpathSync } from "node:fs";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import type { Duplex, Readable } from "node:stream";
 import { promisify } from "node:util";
 import pLimit from "p-limit";
 import { bwrapArgs, hostRootEntries, sandboxEnv, type RootEntry } from "./bwrap-args.js";
@@ -17,6 +17,19 @@ export interface RunPythonOptions extends Partial<SandboxLimits> {
   stdin?: string;
   /** Where the per-run temporary directory is made (default: the OS temp folder). */
   tempRoot?: string;
+}
+
+/** One side of `runLinked`: a program and its run options. */
+export interface LinkedProgram {
+  code: string;
+  options?: RunPythonOptions;
+}
+
+export interface LinkedResult {
+  first: SandboxResult;
+  second: SandboxResult;
+  /** True when `second` was still running after `first` ended (and the grace period), so it was killed. */
+  secondKilled: boolean;
 }
 
 export interface SandboxResult {
@@ -84,6 +97,13 @@ export interface PythonSandbox {
   ready(): Promise<SandboxInfo>;
   /** Runs a Python program in a fresh sandbox; rejects with SandboxUnavailableError when there is none. */
   run(code: string, options?: RunPythonOptions): Promise<SandboxResult>;
+  /**
+   * Runs two programs at once in two separate sandboxes (separate namespaces: neither can see, signal or read the
+   * other), under one concurrency slot, joined by a byte stream: what one writes to its file descriptor 5 the other
+   * reads from its own fd 5, relayed by this process. When `first` ends, the stream is closed and `second` gets
+   * LINK_GRACE_MS to end by itself before it is killed.
+   */
+  runLinked(first: LinkedProgram, second: LinkedProgram): Promise<LinkedResult>;
 }
 
 const REPORT_BYTES = 64 * 1024;
@@ -92,6 +112,18 @@ const PROGRAM_FD = 4;
 const NOBODY = 65534;
 /** After the sandbox exits, how long its pipes may take to drain before they are cut. */
 const DRAIN_MS = 1000;
+/** The descriptor of `runLinked`'s stream inside each sandbox. */
+export const LINK_FD = 5;
+/** How long `runLinked`'s second program may take to end by itself once the first has ended. */
+const LINK_GRACE_MS = 1000;
+
+/** What a run needs beyond its program and limits: `runLinked`'s stream and kill switch. */
+interface RunHooks {
+  /** Called with the sandbox's end of a stream at LINK_FD (a duplex pipe) once it is spawned. */
+  link?: (stream: Duplex) => void;
+  /** Aborting kills the sandbox (SIGKILL). */
+  signal?: AbortSignal;
+}
 
 /**
  * A Python sandbox built on bubblewrap, with a concurrency limit shared by every run through it. Each run gets a
@@ -111,6 +143,10 @@ export function createPythonSandbox(options: PythonSandboxOptions = {}): PythonS
       const limits = resolveLimits(runOptions);
       const ready = await setup();
       return limit(() => runOnce(ready, code, limits, runOptions));
+    },
+    runLinked: async (first, second) => {
+      const ready = await setup();
+      return limit(() => runLinkedOnce(ready, first, second));
     },
   };
 }
@@ -202,7 +238,43 @@ async function probeSetup(options: PythonSandboxOptions): Promise<Setup> {
   return setup;
 }
 
-async function runOnce(setup: Setup, code: string, limits: SandboxLimits, options: RunPythonOptions): Promise<SandboxResult> {
+async function runLinkedOnce(setup: Setup, first: LinkedProgram, second: LinkedProgram): Promise<LinkedResult> {
+  const streams: Duplex[] = [];
+  const join = (stream: Duplex) => {
+    stream.on("error", () => undefined); // a sandbox killed mid-write resets its end
+    streams.push(stream);
+    if (streams.length < 2) return;
+    const [a, b] = streams as [Duplex, Duplex];
+    a.pipe(b);
+    b.pipe(a);
+  };
+  const stop = new AbortController();
+  let secondEnded = false;
+  const secondRun = runOnce(setup, second.code, resolveLimits(second.options ?? {}), second.options ?? {}, { link: join, signal: stop.signal }).finally(() => {
+    secondEnded = true;
+  });
+  let firstResult: SandboxResult;
+  try {
+    firstResult = await runOnce(setup, first.code, resolveLimits(first.options ?? {}), first.options ?? {}, { link: join });
+  } catch (error) {
+    stop.abort();
+    await secondRun.catch(() => undefined);
+    throw error;
+  }
+  for (const stream of streams) stream.end();
+  let secondKilled = false;
+  const grace = setTimeout(() => {
+    secondKilled = !secondEnded;
+    stop.abort();
+  }, LINK_GRACE_MS);
+  try {
+    return { first: firstResult, second: await secondRun, secondKilled };
+  } finally {
+    clearTimeout(grace);
+  }
+}
+
+async function runOnce(setup: Setup, code: string, limits: SandboxLimits, options: RunPythonOptions, hooks: RunHooks = {}): Promise<SandboxResult> {
   const dir = await mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), "reflectkit-sandbox-"));
   try {
     const program = path.join(dir, "main.py");
@@ -213,7 +285,7 @@ async function runOnce(setup: Setup, code: string, limits: SandboxLimits, option
       const memory = await setup.memory.forRun(limits);
       try {
         const args = bwrapArgs({ programFd: PROGRAM_FD, python: setup.python, prlimit: setup.prlimit, limits, rlimits: memory.rlimits, rootEntries: setup.rootEntries, disableUserns: setup.disableUserns });
-        const result = await spawnSandbox(memory.command([setup.bwrap, ...args]), limits, options.stdin, file.fd, () => memory.kill());
+        const result = await spawnSandbox(memory.command([setup.bwrap, ...args]), limits, options.stdin, file.fd, () => memory.kill(), hooks);
         return { ...result, ...(await memory.outcome(result)) };
       } finally {
         await memory.release();
@@ -228,14 +300,14 @@ async function runOnce(setup: Setup, code: string, limits: SandboxLimits, option
 
 type Spawned = Omit<SandboxResult, "memoryExceeded" | "memoryPeakBytes">;
 
-function spawnSandbox(command: { argv: string[]; uid: number | undefined }, limits: SandboxLimits, stdin: string | undefined, programFd: number, onTimeout: () => Promise<void>): Promise<Spawned> {
+function spawnSandbox(command: { argv: string[]; uid: number | undefined }, limits: SandboxLimits, stdin: string | undefined, programFd: number, onTimeout: () => Promise<void>, hooks: RunHooks = {}): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const [file, ...args] = command.argv as [string, ...string[]];
     const child = spawn(file, args, {
       cwd: "/",
       env: sandboxEnv(),
-      stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", "pipe", programFd],
+      stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", "pipe", programFd, ...(hooks.link === undefined ? [] : ["pipe" as const])],
       ...(command.uid === undefined ? {} : { uid: command.uid, gid: command.uid }),
     });
     const stdout = new CappedOutput(child.stdout, limits.outputBytes);
@@ -245,6 +317,14 @@ function spawnSandbox(command: { argv: string[]; uid: number | undefined }, limi
       child.stdin.on("error", () => undefined); // the program may exit without reading it all
       child.stdin.end(stdin);
     }
+    const stdio = child.stdio as unknown as (Readable | null)[];
+    if (hooks.link !== undefined) hooks.link(stdio[LINK_FD] as Duplex);
+    const kill = () => {
+      child.kill("SIGKILL");
+      void onTimeout().catch(() => undefined); // and whatever the sandbox forked
+    };
+    if (hooks.signal?.aborted === true) kill();
+    hooks.signal?.addEventListener("abort", kill, { once: true });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -254,15 +334,17 @@ function spawnSandbox(command: { argv: string[]; uid: number | undefined }, limi
     let drain: NodeJS.Timeout | undefined;
     child.once("exit", () => {
       drain = setTimeout(() => {
-        for (const stream of [child.stdout, child.stderr, child.stdio[3]]) (stream as { destroy?: () => void } | null)?.destroy?.();
+        for (const stream of [child.stdout, child.stderr, stdio[3], stdio[LINK_FD]]) (stream as { destroy?: () => void } | null)?.destroy?.();
       }, DRAIN_MS);
     });
     child.once("error", (error) => {
+      hooks.signal?.removeEventListener("abort", kill);
       clearTimeout(timer);
       clearTimeout(drain);
       reject(error);
     });
     child.once("close", (code, signal) => {
+      hooks.signal?.removeEventListener("abort", kill);
       clearTimeout(timer);
       clearTimeout(drain);
       const ended = exitOf(code, signal);

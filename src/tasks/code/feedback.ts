@@ -24,6 +24,10 @@ export function codeVerdict(outcome: CodeRunOutcome, tests: readonly TestCase[],
       return verdict(true, `Correct: all ${outcome.total} tests pass.`, 1);
     case "bad-input":
       return verdict(null, `Cannot judge: the task's own ${outcome.stage} code does not compile (${outcome.message}).`);
+    case "cannot-split":
+      return verdict(null, `Cannot judge: ${outcome.passed} of ${outcome.total} tests passed, but ${tests[outcome.index]?.shown === true ? "the shown test" : "a hidden test"} cannot be run apart from your code: ${outcome.reason}.`);
+    case "judge-error":
+      return verdict(null, `Cannot judge: ${outcome.message}.`);
     case "compile-error":
       return verdict(false, `Your code does not compile: ${outcome.error.type}: ${outcome.error.message}${at(outcome.error)}.`, 0);
     case "program-error":
@@ -48,9 +52,11 @@ export function codeVerdict(outcome: CodeRunOutcome, tests: readonly TestCase[],
       const limit = outcome.limit === "cpu" ? "CPU-time limit" : "wall-clock limit";
       return verdict(false, `Timed out after ${outcome.seconds} s (${limit}) ${stageText(outcome.during, tests)}. Look for an infinite loop or a far too slow algorithm.`, outcome.passed / Math.max(1, total));
     }
+    case "memory":
+      return verdict(false, `Your program went past the memory limit of ${outcome.limitMb} MB (all its processes together) ${stageText(outcome.during, tests)}. Use less memory: avoid building huge lists or strings.`, outcome.passed / Math.max(1, total));
     case "crashed": {
-      const how = outcome.signal !== null ? `was killed by ${outcome.signal}` : `exited with code ${outcome.exitCode ?? "?"}`;
-      const hint = outcome.signal === null ? " Do not call exit(), quit() or os._exit()." : "";
+      const how = outcome.signal !== null ? `was killed by ${outcome.signal}` : outcome.exitCode === null ? "stopped answering" : `exited with code ${outcome.exitCode}`;
+      const hint = outcome.signal === null ? " Do not call exit(), quit() or os._exit(), or close file descriptors." : "";
       return verdict(false, `Your program ${how} ${stageText(outcome.during, tests)}, before the tests finished.${hint}`, outcome.passed / Math.max(1, total));
     }
   }

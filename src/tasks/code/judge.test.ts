@@ -13,7 +13,7 @@ const tests: TestCase[] = [
   { source: "assert scale(20, 617) == 12345", shown: false },
   { source: "assert scale(-7, 7) == 0", shown: false },
 ];
-const spec = (program: string, overrides: Partial<CodeTestSpec> = {}): CodeTestSpec => ({ before: "", program, candidateLine: 1, after: "", tests, ...overrides });
+const spec = (program: string, overrides: Partial<CodeTestSpec> = {}): CodeTestSpec => ({ before: "", program, candidateLine: 1, judgeSetup: "", fromProgram: [], after: "", tests, ...overrides });
 const fast = { limits: { cpuSeconds: 1, timeoutMs: 4000 } };
 const judge = (program: string, overrides: Partial<CodeTestSpec> = {}) => judgeCode(spec(program, overrides), program, fast);
 

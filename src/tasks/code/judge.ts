@@ -5,7 +5,7 @@ import type { Verdict } from "../task.js";
 import { clip, codeVerdict } from "./feedback.js";
 import { runCodeTests, type CodeTestSpec } from "./run-tests.js";
 
-/** How a code task runs its grading: which sandbox (default: the process-wide one) and which limits. */
+/** How a code task runs its grading: which sandbox (default: the process-wide one) and the candidate's limits. */
 export interface CodeJudgeOptions {
   sandbox?: PythonSandbox;
   limits?: Partial<SandboxLimits>;
@@ -15,8 +15,10 @@ export interface CodeJudgeOptions {
 const ANSWER_LIMIT = 4000;
 
 /**
- * Runs the tests of `spec` in the sandbox and turns the outcome into a verdict; never rejects. No sandbox on this
- * machine means "cannot judge" (`correct: null`) with the install instructions — the code is never run unconfined.
+ * Runs the tests of `spec` — the program in one sandbox, the trusted tests in another, plain data between them (see
+ * judge-source.ts for what that guarantees) — and turns the outcome into a verdict; never rejects. No sandbox on
+ * this machine means "cannot judge" (`correct: null`) with the install instructions — the code is never run
+ * unconfined.
  */
 export async function judgeCode(spec: CodeTestSpec, code: string, options: CodeJudgeOptions = {}): Promise<Verdict> {
   const answer = clip(code.trim(), ANSWER_LIMIT);

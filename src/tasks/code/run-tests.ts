@@ -1,7 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { resolveLimits, type SandboxLimits } from "../../sandbox/limits.js";
-import { defaultSandbox, type PythonSandbox, type SandboxResult } from "../../sandbox/python-sandbox.js";
-import { HARNESS_SOURCE } from "./harness-source.js";
+import { defaultSandbox, type LinkedResult, type PythonSandbox } from "../../sandbox/python-sandbox.js";
+import { CANDIDATE_SOURCE } from "./candidate-source.js";
+import { JUDGE_SOURCE } from "./judge-source.js";
+import { readReport } from "./report.js";
 
 export interface TestCase {
   source: string;
@@ -9,15 +10,22 @@ export interface TestCase {
   shown: boolean;
 }
 
-/** What the harness runs: trusted setup around the model's program, then the tests, all in one namespace. */
+/**
+ * What the judge runs, split between two processes (see judge-source.ts): the program in the candidate's, the
+ * trusted code and the tests in the judge's, which takes from the program each name they use and do not define.
+ */
 export interface CodeTestSpec {
-  /** Trusted code run before the program (MBPP sanitized `test_imports`). */
+  /** Trusted code run first in both processes (MBPP sanitized `test_imports`). */
   before: string;
-  /** The program: the model's code, possibly after trusted code (HumanEval's prompt). */
+  /** The program: the model's code, possibly after trusted code (HumanEval's prompt). Runs in the candidate's process only. */
   program: string;
   /** The 1-based line of `program` where the model's own code starts. */
   candidateLine: number;
-  /** Trusted code run after the program and before the tests (MBPP `test_setup_code`). */
+  /** Trusted code run in the judge's process only, after `before` (HumanEval's prompt, for its helpers). */
+  judgeSetup: string;
+  /** Names the judge always takes from the program, even when `judgeSetup` defines them (HumanEval's entry point). */
+  fromProgram: readonly string[];
+  /** Trusted code run in the judge's process after the program has loaded and before the tests (MBPP `test_setup_code`). */
   after: string;
   tests: readonly TestCase[];
 }
@@ -42,82 +50,102 @@ export type CodeRunOutcome =
   | { kind: "test-failed"; index: number; error: PythonError; testLine: string | null; value: string | null; passed: number | null; total: number }
   | { kind: "timeout"; during: RunStage; seconds: number; limit: "cpu" | "wall"; passed: number }
   | { kind: "crashed"; during: RunStage; exitCode: number | null; signal: string | null; passed: number }
+  /** The program's sandbox hit its memory limit (all its processes together). */
+  | { kind: "memory"; during: RunStage; limitMb: number; passed: number }
   /** The record itself is broken (a test or setup that does not compile): cannot judge. */
-  | { kind: "bad-input"; stage: string; message: string };
-
-type HarnessEvent =
-  | ({ event: "bad-input"; stage: string } & PythonError)
-  | ({ event: "compile-error" | "program-error" } & PythonError)
-  | ({ event: "setup-error"; stage: "before" | "after" } & PythonError)
-  | { event: "start"; stage: "program" }
-  | { event: "start"; stage: "test"; index: number }
-  | ({ event: "fail"; index: number; testLine: string | null } & PythonError)
-  | { event: "value"; index: number; value: string }
-  | { event: "done"; passed: number; total: number };
+  | { kind: "bad-input"; stage: string; message: string }
+  /** Every other test passed, but test `index` hands the program something that cannot cross: cannot judge. */
+  | { kind: "cannot-split"; index: number; reason: string; passed: number; total: number }
+  /** The judge's own process failed or its report broke the protocol: cannot judge. */
+  | { kind: "judge-error"; message: string };
 
 /**
- * Runs `spec` in the sandbox and reads back what happened. Rejects only when the sandbox cannot run at all
- * (SandboxUnavailableError, or a spawn failure); everything the model's code does becomes an outcome.
+ * Runs `spec` in two linked sandboxes, the judge's and the candidate's, and reads back what happened. Rejects only
+ * when the sandbox cannot run at all (SandboxUnavailableError, or a spawn failure); everything the model's code does
+ * becomes an outcome. The limits are the candidate's; the judge gets the same wall clock and JUDGE_CPU_SECONDS.
  */
 export async function runCodeTests(spec: CodeTestSpec, options: { sandbox?: PythonSandbox; limits?: Partial<SandboxLimits> } = {}): Promise<CodeRunOutcome> {
   const sandbox = options.sandbox ?? defaultSandbox();
-  const nonce = randomBytes(16).toString("hex");
-  const payload = JSON.stringify({ nonce, before: spec.before, program: spec.program, candidateLine: spec.candidateLine, after: spec.after, tests: spec.tests });
   const limits = resolveLimits(options.limits ?? {});
-  const result = await sandbox.run(HARNESS_SOURCE, { ...limits, stdin: payload });
-  return outcomeOf(readEvents(result.report, nonce), result, limits);
+  const judgeLimits = { ...limits, cpuSeconds: Math.max(JUDGE_CPU_SECONDS, limits.cpuSeconds) };
+  const judgeInput = JSON.stringify({ before: spec.before, judgeSetup: spec.judgeSetup, after: spec.after, fromProgram: spec.fromProgram, tests: spec.tests });
+  const candidateInput = JSON.stringify({ before: spec.before, program: spec.program, candidateLine: spec.candidateLine });
+  const run = await sandbox.runLinked({ code: JUDGE_SOURCE, options: { ...judgeLimits, stdin: judgeInput } }, { code: CANDIDATE_SOURCE, options: { ...limits, stdin: candidateInput } });
+  return outcomeOf(run, limits, judgeLimits, spec.tests.length);
 }
 
-/** The harness's events: report lines carrying this run's nonce, in order; anything else on fd 3 is ignored. */
-function readEvents(report: string, nonce: string): HarnessEvent[] {
-  const events: HarnessEvent[] = [];
-  const prefix = `${nonce} `;
-  for (const line of report.split("\n")) {
-    if (!line.startsWith(prefix)) continue;
-    try {
-      events.push(JSON.parse(line.slice(prefix.length)) as HarnessEvent);
-    } catch {
-      // a line cut at the report cap
-    }
-  }
-  return events;
-}
+/** CPU seconds of the judge's process: it runs the tests' own loops and decodes what the candidate returns. */
+const JUDGE_CPU_SECONDS = 10;
 
-function outcomeOf(events: HarnessEvent[], result: SandboxResult, limits: SandboxLimits): CodeRunOutcome {
+function outcomeOf(run: LinkedResult, limits: SandboxLimits, judgeLimits: SandboxLimits, total: number): CodeRunOutcome {
+  const judge = run.first;
+  const report = readReport(judge.report, judge.truncated.report);
+  if ("error" in report) return { kind: "judge-error", message: report.error };
   let during: RunStage = { stage: "startup" };
   let failure: Extract<CodeRunOutcome, { kind: "test-failed" }> | null = null;
-  let testsStarted = 0;
-  for (const event of events) {
+  let unsplit: { index: number; reason: string } | null = null;
+  let passed = 0;
+  let results = 0;
+  const last = report.events.at(-1);
+  for (const event of report.events) {
+    const final = event === last;
     switch (event.event) {
       case "bad-input":
+        if (!final) break;
         return { kind: "bad-input", stage: event.stage, message: `${event.type}: ${event.message}` };
       case "compile-error":
       case "program-error":
+        if (!final) break;
         return { kind: event.event, error: errorOf(event) };
       case "setup-error":
+        if (!final) break;
         return { kind: "setup-error", stage: event.stage, error: errorOf(event) };
       case "start":
         during = event.stage === "test" ? { stage: "test", index: event.index } : { stage: "program" };
-        if (event.stage === "test") testsStarted++;
-        break;
+        continue;
       case "fail":
-        failure = { kind: "test-failed", index: event.index, error: errorOf(event), testLine: event.testLine, value: null, passed: null, total: 0 };
-        break;
+        if (failure === null) failure = { kind: "test-failed", index: event.index, error: errorOf(event), testLine: event.testLine, value: null, passed: null, total: 0 };
+        continue;
       case "value":
         if (failure !== null && failure.index === event.index) failure.value = event.value;
-        break;
+        continue;
+      case "result":
+        if (event.index !== results) break;
+        results++;
+        if (event.status === "pass") passed++;
+        else if (event.status === "unsplit" && unsplit === null) unsplit = { index: event.index, reason: event.reason ?? "" };
+        continue;
+      case "lost":
+        if (!final) break;
+        if (failure !== null) return failure;
+        return candidateEnded(run, during, limits, passed);
       case "done":
-        if (failure !== null) return { ...failure, passed: event.passed, total: event.total };
-        return { kind: "passed", total: event.total };
+        // The only way to a pass: the judge's last event, every test accounted for, the judge ending cleanly.
+        if (!final || event.total !== total || results !== total || event.passed !== passed || judge.exitCode !== 0) break;
+        if (failure !== null) return { ...failure, passed, total };
+        if (unsplit !== null) return { kind: "cannot-split", ...unsplit, passed, total };
+        if (passed === total) return { kind: "passed", total };
+        break;
     }
+    return { kind: "judge-error", message: `the judge's report broke its protocol at event ${event.seq} (${event.event})` };
   }
-  // The run stopped before "done": the first failure stands if there was one, else the limit or crash that ended it.
+  // The judge stopped before "done": the first failure stands if there was one, else the limit that ended it.
   if (failure !== null) return failure;
-  const passed = Math.max(0, testsStarted - 1);
-  if (result.timedOut) return { kind: "timeout", during, seconds: Math.round(limits.timeoutMs / 1000), limit: "wall", passed };
+  if (judge.timedOut) return { kind: "timeout", during, seconds: Math.round(limits.timeoutMs / 1000), limit: "wall", passed };
+  if (judge.signal === "SIGXCPU" || judge.signal === "SIGKILL") return { kind: "timeout", during, seconds: judgeLimits.cpuSeconds, limit: "cpu", passed };
+  return { kind: "judge-error", message: `the judge's process ended without a verdict (${judge.signal ?? `exit ${judge.exitCode}`}): ${judge.stderr.trim().split("\n").at(-1) ?? ""}` };
+}
+
+/** The candidate's process ended, or closed the link, while the judge waited on it. */
+function candidateEnded(run: LinkedResult, during: RunStage, limits: SandboxLimits, passed: number): CodeRunOutcome {
+  const candidate = run.second;
+  if (candidate.timedOut) return { kind: "timeout", during, seconds: Math.round(limits.timeoutMs / 1000), limit: "wall", passed };
+  // Checked whatever the exit status: under cgroup v1 the kernel kills one process and the rest may carry on.
+  if (candidate.memoryExceeded) return { kind: "memory", during, limitMb: limits.memoryMb, passed };
+  if (run.secondKilled) return { kind: "crashed", during, exitCode: null, signal: null, passed };
   // SIGXCPU at the soft CPU limit; SIGKILL (not ours) at the hard one, a second later.
-  if (result.signal === "SIGXCPU" || result.signal === "SIGKILL") return { kind: "timeout", during, seconds: limits.cpuSeconds, limit: "cpu", passed };
-  return { kind: "crashed", during, exitCode: result.exitCode, signal: result.signal, passed };
+  if (candidate.signal === "SIGXCPU" || candidate.signal === "SIGKILL") return { kind: "timeout", during, seconds: limits.cpuSeconds, limit: "cpu", passed };
+  return { kind: "crashed", during, exitCode: candidate.exitCode, signal: candidate.signal, passed };
 }
 
 function errorOf(event: PythonError): PythonError {

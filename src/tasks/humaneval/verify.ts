@@ -6,8 +6,9 @@ import { humanevalProgram } from "./program.js";
 import type { HumanevalRecord } from "./record.js";
 
 /**
- * HumanEval's recipe — the program, then `test`, then `check(entry_point)`, pass when nothing raises — in the
- * sandbox. The tests are all hidden (the prompt shows only docstring examples), so a failure's feedback names the
+ * HumanEval's recipe — the program, then `test`, then `check(entry_point)`, pass when nothing raises — split
+ * between two processes: the prompt and the model's code in the candidate's, the prompt (whose helpers, such as
+ * `encode_cyclic`, stay the trusted ones), `test` and `check` in the judge's, which calls the entry point across. The tests are all hidden (the prompt shows only docstring examples), so a failure's feedback names the
  * exception type and the line of the model's code that raised it, never the failing assert.
  */
 export function verifyHumaneval(record: HumanevalRecord, output: string, options: CodeJudgeOptions = {}): Promise<Verdict> {
@@ -18,5 +19,5 @@ export function verifyHumaneval(record: HumanevalRecord, output: string, options
 
 export function humanevalSpec(record: HumanevalRecord, code: string): CodeTestSpec {
   const { program, candidateLine } = humanevalProgram(record, code);
-  return { before: "", program, candidateLine, after: "", tests: [{ source: `${record.test}\n\ncheck(${record.entryPoint})\n`, shown: false }] };
+  return { before: "", program, candidateLine, judgeSetup: record.prompt, fromProgram: [record.entryPoint], after: "", tests: [{ source: `${record.test}\n\ncheck(${record.entryPoint})\n`, shown: false }] };
 }

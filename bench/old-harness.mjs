@@ -1,3 +1,7 @@
+// The code harness as it was before issue 14 (one sandbox, the program and the tests in one namespace), kept only
+// so bench/verifiers.mjs and bench/reference-judge.mjs can compare the two-process judge against it. Not for use.
+import { randomBytes } from "node:crypto";
+
 /**
  * The Python side of code grading, run inside the sandbox as its main program. It reads one JSON payload from
  * stdin — `{nonce, before, program, candidateLine, after, tests: [{source, shown}]}` — and reports events as lines
@@ -21,7 +25,7 @@
  * harness (walking the interpreter's memory for the nonce, or returning an object whose `__eq__` is always true)
  * can fake a pass. The sandbox bounds what such code can do; it cannot make the grade unforgeable.
  */
-export const HARNESS_SOURCE = String.raw`
+const HARNESS_SOURCE = String.raw`
 import ast, io, json, os, reprlib, sys, traceback
 
 def _main():
@@ -149,3 +153,20 @@ def _main():
 
 _main()
 `;
+
+/** True when the old harness passes `spec` (a CodeTestSpec): a "done" event and no "fail". */
+export async function oldHarnessPasses(sandbox, spec, limits = {}) {
+  const nonce = randomBytes(16).toString("hex");
+  const payload = JSON.stringify({ nonce, before: spec.before, program: spec.program, candidateLine: spec.candidateLine, after: spec.after, tests: spec.tests });
+  const result = await sandbox.run(HARNESS_SOURCE, { ...limits, stdin: payload });
+  const events = [];
+  for (const line of result.report.split("\n")) {
+    if (!line.startsWith(`${nonce} `)) continue;
+    try {
+      events.push(JSON.parse(line.slice(nonce.length + 1)));
+    } catch {
+      // a line cut at the report cap
+    }
+  }
+  return events.some((e) => e.event === "done") && !events.some((e) => e.event === "fail");
+}
