@@ -1,5 +1,5 @@
 import path from "node:path";
-import { Budget, type BudgetLimits } from "../loops/budget.js";
+import { Budget, type BudgetKind, type BudgetLimits } from "../loops/budget.js";
 import type { Episode } from "../loops/types.js";
 import type { TaskItem } from "../tasks/task.js";
 import { durableRun, readJsonLines, writeFileWhole } from "./durable-run.js";
@@ -77,7 +77,7 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
       const spent = runBudget.usedUp();
       if (spent !== null) {
         notRun++;
-        notRunReason ??= `the run's ${spent} budget is spent`;
+        notRunReason ??= `the run's ${runBudget.describe(spent)} is spent`;
         return undefined;
       }
       // A call crowded out by the reservations of episodes in flight waits inside the episode for one to settle
@@ -85,7 +85,7 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
       const episode = await options.episode(item, { signal, runBudget });
       if (episode.usage.calls === 0 && episode.stoppedBy.startsWith("run-budget:")) {
         notRun++;
-        notRunReason ??= episode.error?.message ?? `the run's ${episode.stoppedBy.slice("run-budget:".length)} budget is spent`;
+        notRunReason ??= episode.error?.message ?? `the run's ${runBudget.describe(episode.stoppedBy.slice("run-budget:".length) as BudgetKind)} is spent`;
         return undefined;
       }
       return episode;

@@ -106,6 +106,13 @@ export class Budget {
     return null;
   }
 
+  /** A limit of this budget in words: "token budget (1000)", "call budget (5 calls)", "time budget (60 s)". */
+  describe(kind: BudgetKind): string {
+    if (kind === "tokens") return `token budget (${this.limits.tokens})`;
+    if (kind === "calls") return `call budget (${this.limits.calls} calls)`;
+    return `time budget (${(this.limits.ms ?? 0) / 1000} s)`;
+  }
+
   /** Which limit of this budget alone is used up by settled calls (reservations of calls in flight not counted), or null. */
   usedUp(): BudgetKind | null {
     if (this.deadline !== undefined && this.deadline - this.now() <= 0) return "time";
@@ -176,9 +183,9 @@ export class Budget {
   private ownRefusal(promptBound: number): BudgetSpentError | null {
     const whose = `the ${this.scope}'s`;
     const { calls, tokens } = this.limits;
-    if (this.deadline !== undefined && this.deadline - this.now() <= 0) return new BudgetSpentError("time", this.scope, "spent", `${whose} time budget (${this.limits.ms} ms) is spent`);
-    if (calls !== undefined && this.usedCalls >= calls) return new BudgetSpentError("calls", this.scope, "spent", `${whose} call budget (${calls} calls) is spent`);
-    if (calls !== undefined && this.usedCalls + this.reservedCalls >= calls) return new BudgetSpentError("calls", this.scope, "crowded", `${whose} call budget (${calls} calls) is held by calls in flight`);
+    if (this.deadline !== undefined && this.deadline - this.now() <= 0) return new BudgetSpentError("time", this.scope, "spent", `${whose} ${this.describe("time")} is spent`);
+    if (calls !== undefined && this.usedCalls >= calls) return new BudgetSpentError("calls", this.scope, "spent", `${whose} ${this.describe("calls")} is spent`);
+    if (calls !== undefined && this.usedCalls + this.reservedCalls >= calls) return new BudgetSpentError("calls", this.scope, "crowded", `${whose} ${this.describe("calls")} is held by calls in flight`);
     if (tokens === undefined) return null;
     const need = promptBound + 1;
     // Only before any use: once calls have spent some of it, a call that no longer fits means the budget is spent.
