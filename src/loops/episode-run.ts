@@ -1,5 +1,6 @@
 import { ModelCallError, ReflectkitError } from "../errors.js";
 import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams } from "../models/language-model.js";
+import { capReply } from "../models/reply-cap.js";
 import type { Judgement, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
@@ -295,12 +296,16 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
       ...(signal === undefined ? {} : { signal }),
     });
     scope.budget.settle(reservation, result.usage.promptTokens + result.usage.completionTokens);
-    const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: result.text, finishReason: result.finishReason, usage: result.usage, seed, ms: scope.now() - t0 };
+    // Whatever the backend returned, no more than the reply limit of this request is stored or passed on.
+    const { text, truncated } = capReply(result.text, reservation.maxTokens, result.truncated);
+    const finishReason = truncated === undefined ? result.finishReason : "length";
+    const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: text, finishReason, usage: result.usage, seed, ms: scope.now() - t0, ...(truncated === undefined ? {} : { truncated }) };
     span.setAttributes({
       "gen_ai.usage.input_tokens": result.usage.promptTokens,
       "gen_ai.usage.output_tokens": result.usage.completionTokens,
-      "gen_ai.response.finish_reasons": [result.finishReason],
-      ...(scope.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: result.text }]) } : {}),
+      "gen_ai.response.finish_reasons": [finishReason],
+      ...(truncated === undefined ? {} : { "reflect.truncated.bytes": truncated.bytes, "reflect.truncated.kept": truncated.kept, "reflect.truncated.reason": truncated.reason }),
+      ...(scope.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: text }]) } : {}),
     });
     span.end();
     return call;

@@ -1,4 +1,5 @@
 import type { ChatMessage, FinishReason, TokenUsage } from "../models/language-model.js";
+import type { Truncation } from "../models/reply-cap.js";
 import type { Verdict } from "../tasks/task.js";
 
 /** What a model call was for. `attempt` produces an answer (a first try, a retry or a refinement). */
@@ -15,6 +16,8 @@ export interface ModelCall {
   usage: TokenUsage;
   seed: number;
   ms: number;
+  /** Set when the reply was cut to the reply limit before it was stored (`capReply`). */
+  truncated?: Truncation;
 }
 
 /**
