@@ -35,8 +35,14 @@ function folderBytes(out: string): number {
 }
 
 async function finishedEpisodes(out: string): Promise<Episode[]> {
-  const file = path.join(out, "episodes.jsonl");
-  return existsSync(file) ? jsonLines<Episode>(await readFile(file, "utf8")) : [];
+  return completeLines<Episode>(path.join(out, "episodes.jsonl"));
+}
+
+/** The complete lines of a JSON-lines file a running process may be appending to (a last line without its newline is not yet written). */
+async function completeLines<T>(file: string): Promise<T[]> {
+  if (!existsSync(file)) return [];
+  const text = await readFile(file, "utf8");
+  return jsonLines<T>(text.slice(0, text.lastIndexOf("\n") + 1));
 }
 
 /** Sends `signal` once `ready` holds, and gives the run's result and how many ms it took to exit after the signal. */
@@ -107,6 +113,7 @@ describe("every run ends", { timeout: 180_000 }, () => {
       assertExit(result, 130);
       assert.ok(exitMs < 10_000, `${exitMs} ms`);
       assert.match(result.stderr, /interrupted — finished episodes are in .*; run the same command again to resume/);
+      assert.ok((await readFile(path.join(out, "episodes.jsonl"), "utf8")).endsWith("\n"), "no line cut off");
       const episodes = await finishedEpisodes(out);
       assert.ok(episodes.length >= 2 && episodes.length < 60);
       assert.equal(new Set(episodes.map((e) => e.id)).size, episodes.length);
@@ -132,7 +139,7 @@ describe("every run ends", { timeout: 180_000 }, () => {
     const server = await startServer(t, { delayMs: 300 });
     const out = path.join(await tempDir(t), "data");
     const samples = path.join(out, "samples.jsonl");
-    const lines = async () => (existsSync(samples) ? jsonLines<{ id: string }>(await readFile(samples, "utf8")) : []);
+    const lines = () => completeLines<{ id: string }>(samples);
     const { result, exitMs } = await interruptWhen(t, ["data", "generate", "--task", "arithmetic", "--model", server.spec, "--out", out, "--limit", "60", "--concurrency", "2"], "SIGTERM", async () => (await lines()).length >= 2);
     t.diagnostic(`exited ${exitMs.toFixed(0)} ms after SIGTERM`);
     assertExit(result, 130);
