@@ -2,6 +2,7 @@ export * from "./errors.js";
 export type * from "./models/language-model.js";
 export { loadEmbeddedModel, type EmbeddedModelOptions } from "./models/embedded.js";
 export { createHttpModel, defaultRetryPolicy, type HttpModelOptions, type RetryPolicy } from "./models/http.js";
+export { capReply, defaultReplyLimits, replyByteLimit, type ReplyLimits, type Truncation } from "./models/reply-cap.js";
 export { openModel, type OpenModelOptions } from "./models/open.js";
 export { parseModelSpec, type ModelSpec } from "./models/spec.js";
 export { registeredModels, findRegisteredModel, defaultModelName } from "./models/registry.js";
@@ -17,7 +18,7 @@ export { reflexion, withLessons, type ReflexionOptions } from "./loops/reflexion
 export { cascade, type CascadeOptions } from "./loops/cascade.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
-export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type Reservation } from "./loops/budget.js";
+export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
 export {
   isAttemptCount,
   isVerified,

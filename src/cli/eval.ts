@@ -179,7 +179,7 @@ export function registerEval(program: Command): void {
               return reflexion({ ...common, feedback, runId, lessonsPerItem: flags.lessons, relatedLessons: flags.relatedLessons, ...(memory === undefined ? {} : { memory }) });
           }
         };
-        const { summary, resumed, notRun } = await runEval({
+        const { summary, resumed, notRun, notRunReason } = await runEval({
           items,
           episode,
           turns: flags.turns,
@@ -196,7 +196,7 @@ export function registerEval(program: Command): void {
           process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         } else {
           const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${flags.turns} turns${flags.strategy === "self-refine" ? "" : ` · ${feedback} feedback`}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
-          process.stdout.write(`${formatSummary(summary, heading)}\n${notRun > 0 ? `run budget spent: ${notRun} items not run\n` : ""}run folder: ${outDir}\n`);
+          process.stdout.write(`${formatSummary(summary, heading)}\n${notRun > 0 ? `${notRun} items not run: ${notRunReason ?? "the run budget is spent"}\n` : ""}run folder: ${outDir}\n`);
         }
       } finally {
         bar.stop();

@@ -220,7 +220,7 @@ describe("generateReflectionData", () => {
   it("ends an item whose budget is spent with an error", async () => {
     const { items: lines } = await generate({ budget: { calls: 3 }, instructionsPerItem: 2, samples: 1 });
     const line = lines.find((l) => failed(l.record));
-    assert.deepEqual(line?.error, { name: "BudgetSpentError", message: "the calls budget is spent" });
+    assert.deepEqual(line?.error, { name: "BudgetSpentError", message: "the item's call budget (3 calls) is spent" });
     assert.equal(line?.usage.calls, 3);
     assert.equal(line?.reflections.length, 1);
   });

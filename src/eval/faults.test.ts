@@ -249,8 +249,10 @@ function assertSurvivedFaults(t: TestContext, run: Awaited<ReturnType<typeof run
   assert.equal(runBudget.spent.tokens, total, "failed calls spend no tokens");
   assert.ok(total <= (RUN_BUDGET.tokens as number), `the run used ${total} tokens, over its budget`);
   assert.equal(runBudget.exhausted, null);
-  // Failed calls count as calls against the budgets: one per failed episode here.
-  assert.equal(runBudget.spent.calls, result.summary.model_calls + 4);
+  // Failed calls count as calls against the budgets (one per failed episode here), and in the episodes' usage alike.
+  assert.equal(runBudget.spent.calls, result.summary.model_calls);
+  assert.equal(result.summary.model_calls, lines.reduce((n, e) => n + e.usage.calls, 0));
+  assert.equal(lines.filter((e) => e.error !== undefined).reduce((n, e) => n + e.usage.calls - e.attempts.length - e.attempts.filter((a) => a.reflection !== undefined).length, 0), 4, "one failed call per failed episode");
 
   // Each item met its faults: the retryable ones were retried, the others not, and nothing else was asked twice.
   const served = new Set(server.requests.map((r) => r.served));

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { Budget, type BudgetLimits } from "../loops/budget.js";
+import { Budget, type BudgetKind, type BudgetLimits } from "../loops/budget.js";
 import type { Episode } from "../loops/types.js";
 import type { TaskItem } from "../tasks/task.js";
 import { durableRun, readJsonLines, writeFileWhole } from "./durable-run.js";
@@ -43,6 +43,8 @@ export interface EvalRunResult<R> {
   resumed: number;
   /** Items not started because the run budget was spent. */
   notRun: number;
+  /** Why they were not run, naming the run budget's limit that stopped them. */
+  notRunReason?: string;
 }
 
 /**
@@ -52,18 +54,10 @@ export interface EvalRunResult<R> {
  */
 export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunResult<R>> {
   const started = performance.now();
-  const runBudget = new Budget(options.budget ?? {});
+  const runBudget = new Budget(options.budget ?? {}, undefined, undefined, "run");
   let notRun = 0;
-  // Episodes in flight, and a promise that settles when the next one ends (for items waiting on the run budget).
-  let running = 0;
-  let wake: () => void = () => {};
-  let ended = new Promise<void>((resolve) => (wake = resolve));
-  const episodeEnded = () => {
-    wake();
-    ended = new Promise<void>((resolve) => (wake = resolve));
-  };
-  const nextEpisodeEnd = () => ended;
-
+  // Why the run budget left items unstarted: the first refusal's message, naming the limit.
+  let notRunReason: string | undefined;
   const { lines: episodes, resumed } = await durableRun<TaskItem<R>, Episode<R>>({
     items: options.items,
     outDir: options.outDir,
@@ -80,28 +74,21 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
     },
     onLine: (episode) => options.onEpisode?.(episode, false),
     work: async (item, signal) => {
-      for (;;) {
-        if (runBudget.exhausted() !== null) {
-          notRun++;
-          return undefined;
-        }
-        running++;
-        let episode: Episode<R>;
-        try {
-          episode = await options.episode(item, { signal, runBudget });
-        } finally {
-          running--;
-          episodeEnded();
-        }
-        // The first call did not fit the run budget. While other episodes are in flight their reservations may
-        // be what crowded it out: wait for one to end and try again. Alone, the item cannot run.
-        if (!(episode.usage.calls === 0 && episode.stoppedBy.startsWith("budget:"))) return episode;
-        if (running === 0) {
-          notRun++;
-          return undefined;
-        }
-        await nextEpisodeEnd();
+      const spent = runBudget.usedUp();
+      if (spent !== null) {
+        notRun++;
+        notRunReason ??= `the run's ${runBudget.describe(spent)} is spent`;
+        return undefined;
       }
+      // A call crowded out by the reservations of episodes in flight waits inside the episode for one to settle
+      // (or for the signal); an episode that the run budget stopped before its first call is an item not run.
+      const episode = await options.episode(item, { signal, runBudget });
+      if (episode.usage.calls === 0 && episode.stoppedBy.startsWith("run-budget:")) {
+        notRun++;
+        notRunReason ??= episode.error?.message ?? `the run's ${runBudget.describe(episode.stoppedBy.slice("run-budget:".length) as BudgetKind)} is spent`;
+        return undefined;
+      }
+      return episode;
     },
   });
 
@@ -112,7 +99,7 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
     ...(options.budget === undefined ? {} : { run_budget: { limits: options.budget, spent: runBudget.spent(), exhausted: runBudget.exhausted(), items_not_run: notRun } }),
   };
   await writeFileWhole(path.join(options.outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
-  return { summary, episodes, resumed, notRun };
+  return { summary, episodes, resumed, notRun, ...(notRunReason === undefined ? {} : { notRunReason }) };
 }
 
 /** Reads finished episodes; drops a last line cut off by a kill (and truncates it away); any other bad line is an error. */

@@ -17,11 +17,34 @@ export interface Reservation {
   readonly maxTokens: number;
 }
 
-/** Thrown inside a loop when the next call would not fit; the loop ends the episode with `stoppedBy: budget:<kind>`. */
+/** Which budget of a chain: an episode's own (or a data item's), or the run's that its episodes share. */
+export type BudgetScope = "episode" | "item" | "run";
+
+/**
+ * Why a call was refused: the limit is used up (`spent`); the limit is smaller than the call could ever need, even
+ * with nothing used (`too-small`); or other calls in flight hold the room it needs (`crowded`: it may fit once they
+ * settle).
+ */
+export type RefusalReason = "spent" | "too-small" | "crowded";
+
+/**
+ * Thrown inside a loop when the next call does not fit a budget; the loop ends the episode with
+ * `stoppedBy: budget:<kind>` (the episode's budget) or `run-budget:<kind>` (the run's). The message names the budget.
+ */
 export class BudgetSpentError extends ReflectkitError {
   override name = "BudgetSpentError";
-  constructor(readonly kind: BudgetKind) {
-    super(`the ${kind} budget is spent`);
+  constructor(
+    readonly kind: BudgetKind,
+    readonly scope: BudgetScope = "episode",
+    readonly reason: RefusalReason = "spent",
+    detail?: string,
+  ) {
+    super(detail ?? `the ${scope}'s ${kind} budget is spent`);
+  }
+
+  /** The episode's `stoppedBy`: `budget:<kind>` for the episode's budget, `run-budget:<kind>` for the run's. */
+  get stopReason(): string {
+    return `${this.scope === "run" ? "run-budget" : "budget"}:${this.kind}`;
   }
 }
 
@@ -40,11 +63,15 @@ export class Budget {
   /** Calls whose actual tokens exceeded their reservation (a wrong prompt bound); 0 unless a backend misreports. */
   overruns = 0;
   private readonly deadline: number | undefined;
+  /** Calls waiting for room that other calls hold (`reserveWhenFree`); woken when a call settles. */
+  private readonly waiters = new Set<() => void>();
 
   constructor(
     readonly limits: BudgetLimits,
     readonly parent?: Budget,
     private readonly now: () => number = () => performance.now(),
+    /** Whose budget this is, for messages and stop reasons. */
+    readonly scope: BudgetScope = "episode",
   ) {
     for (const [key, value] of Object.entries(limits)) {
       if (value !== undefined && (!Number.isInteger(value) || value <= 0)) throw new UsageError(`budget ${key} must be a positive integer, got ${String(value)}`);
@@ -52,7 +79,7 @@ export class Budget {
     this.deadline = limits.ms === undefined ? undefined : now() + limits.ms;
   }
 
-  /** What this budget has used (settled calls only). */
+  /** What this budget has used (settled calls only; a failed call counts as a call with no tokens). */
   spent(): { tokens: number; calls: number } {
     return { tokens: this.usedTokens, calls: this.usedCalls };
   }
@@ -79,25 +106,57 @@ export class Budget {
     return null;
   }
 
+  /** A limit of this budget in words: "token budget (1000)", "call budget (5 calls)", "time budget (60 s)". */
+  describe(kind: BudgetKind): string {
+    if (kind === "tokens") return `token budget (${this.limits.tokens})`;
+    if (kind === "calls") return `call budget (${this.limits.calls} calls)`;
+    return `time budget (${(this.limits.ms ?? 0) / 1000} s)`;
+  }
+
+  /** Which limit of this budget alone is used up by settled calls (reservations of calls in flight not counted), or null. */
+  usedUp(): BudgetKind | null {
+    if (this.deadline !== undefined && this.deadline - this.now() <= 0) return "time";
+    if (this.limits.calls !== undefined && this.usedCalls >= this.limits.calls) return "calls";
+    if (this.limits.tokens !== undefined && this.usedTokens >= this.limits.tokens) return "tokens";
+    return null;
+  }
+
   /**
    * Reserves one call of at most `promptBound` prompt tokens and `maxTokens` completion tokens; the completion limit
-   * shrinks to what the chain has left. Throws BudgetSpentError when not even one completion token fits.
+   * shrinks to what the chain has left. Throws BudgetSpentError, naming the budget of the chain that refused (the
+   * innermost), when not even one completion token fits.
    */
   reserve(promptBound: number, maxTokens: number): Reservation {
-    const kind = this.exhausted();
-    if (kind !== null) throw new BudgetSpentError(kind);
+    const refusal = this.refusal(promptBound);
+    if (refusal !== null) throw refusal;
     let room = Infinity;
     for (let b: Budget | undefined = this; b !== undefined; b = b.parent) {
       if (b.limits.tokens !== undefined) room = Math.min(room, b.limits.tokens - b.usedTokens - b.reservedTokens);
     }
-    const completion = Math.min(maxTokens, room - promptBound);
-    if (completion < 1) throw new BudgetSpentError("tokens");
-    const reservation: Reservation = { tokens: promptBound + completion, maxTokens: completion };
+    const reservation: Reservation = { tokens: promptBound + Math.min(maxTokens, room - promptBound), maxTokens: Math.min(maxTokens, room - promptBound) };
     for (let b: Budget | undefined = this; b !== undefined; b = b.parent) {
       b.reservedTokens += reservation.tokens;
       b.reservedCalls += 1;
     }
     return reservation;
+  }
+
+  /**
+   * Like `reserve`, but a call crowded out by other calls in flight (their reservations hold the room it needs, and
+   * it would fit once they settle) waits for one of them to settle and tries again, instead of failing. The wait ends
+   * at once when `signal` aborts (rejecting with its reason) or at the chain's deadline (BudgetSpentError "time").
+   * A call that can never fit, or a budget used up, throws at once: no wait without a call in flight to end it.
+   */
+  async reserveWhenFree(promptBound: number, maxTokens: number, signal?: AbortSignal): Promise<Reservation> {
+    for (;;) {
+      signal?.throwIfAborted();
+      try {
+        return this.reserve(promptBound, maxTokens);
+      } catch (error) {
+        if (!(error instanceof BudgetSpentError) || error.reason !== "crowded") throw error;
+      }
+      await this.nextSettle(signal);
+    }
   }
 
   /** Replaces a reservation by the call's actual use (`tokens` = prompt + completion tokens as reported). */
@@ -108,7 +167,57 @@ export class Budget {
       b.usedTokens += tokens;
       b.usedCalls += 1;
       if (tokens > reservation.tokens) b.overruns++;
+      for (const wake of [...b.waiters]) wake();
     }
+  }
+
+  /** Why a call of `promptBound` prompt tokens and at least one completion token does not fit the chain, or null. */
+  private refusal(promptBound: number): BudgetSpentError | null {
+    for (let b: Budget | undefined = this; b !== undefined; b = b.parent) {
+      const refused = b.ownRefusal(promptBound);
+      if (refused !== null) return refused;
+    }
+    return null;
+  }
+
+  private ownRefusal(promptBound: number): BudgetSpentError | null {
+    const whose = `the ${this.scope}'s`;
+    const { calls, tokens } = this.limits;
+    if (this.deadline !== undefined && this.deadline - this.now() <= 0) return new BudgetSpentError("time", this.scope, "spent", `${whose} ${this.describe("time")} is spent`);
+    if (calls !== undefined && this.usedCalls >= calls) return new BudgetSpentError("calls", this.scope, "spent", `${whose} ${this.describe("calls")} is spent`);
+    if (calls !== undefined && this.usedCalls + this.reservedCalls >= calls) return new BudgetSpentError("calls", this.scope, "crowded", `${whose} ${this.describe("calls")} is held by calls in flight`);
+    if (tokens === undefined) return null;
+    const need = promptBound + 1;
+    // Only before any use: once calls have spent some of it, a call that no longer fits means the budget is spent.
+    if (need > tokens && this.usedCalls === 0 && this.reservedCalls === 0) {
+      return new BudgetSpentError(
+        "tokens",
+        this.scope,
+        "too-small",
+        `${whose} token budget (${tokens}) cannot fit one call: its prompt alone may take up to ${promptBound} tokens — raise ${whose} token budget above ${promptBound}`,
+      );
+    }
+    if (need > tokens - this.usedTokens) return new BudgetSpentError("tokens", this.scope, "spent", `${whose} token budget (${tokens}) is spent: ${tokens - this.usedTokens} left, the next call may need ${need}`);
+    if (need > tokens - this.usedTokens - this.reservedTokens) return new BudgetSpentError("tokens", this.scope, "crowded", `${whose} token budget (${tokens}) is held by calls in flight`);
+    return null;
+  }
+
+  /** Settles at the next settle in this budget, or at its deadline; rejects with the signal's reason when it aborts. */
+  private nextSettle(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const remaining = this.remainingMs();
+      const timer = Number.isFinite(remaining) ? setTimeout(() => done(), Math.max(1, Math.ceil(remaining))) : undefined;
+      const onAbort = () => done(signal?.reason ?? new Error("aborted"));
+      const done = (error?: unknown) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        for (let b: Budget | undefined = this; b !== undefined; b = b.parent) b.waiters.delete(done);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      for (let b: Budget | undefined = this; b !== undefined; b = b.parent) b.waiters.add(done);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 }
 

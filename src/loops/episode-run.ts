@@ -1,5 +1,6 @@
 import { ModelCallError, ReflectkitError } from "../errors.js";
 import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams } from "../models/language-model.js";
+import { capReply } from "../models/reply-cap.js";
 import type { Judgement, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
@@ -52,6 +53,8 @@ export class EpisodeRun<R> {
   readonly tracer: Tracer;
   readonly conditions: readonly StopCondition[];
   private readonly calls: ModelCall[] = [];
+  /** Calls that failed after their reservation (charged to the budgets as calls with no tokens), by role. */
+  private readonly failedCalls = new Map<CallRole, number>();
   /** The last call of each conversation, for the prompt bound of the next. */
   private readonly known = new Map<string, ModelCall>();
   private readonly now: () => number;
@@ -106,7 +109,7 @@ export class EpisodeRun<R> {
   ): Promise<ModelCall> {
     const call = await callModel(
       { model, role, messages, sampling, seed: hash32(`${this.options.seed ?? 0}:${this.item.id}:${this.attemptTurn}:${role}`), sessionKey: `${this.item.id}#${conversation}`, spanName, extends: this.known.get(conversation) },
-      { budget: this.budget, tracer: this.tracer, parent: this.attemptSpan ?? this.episodeSpan, signal: this.options.signal, now: this.now },
+      { budget: this.budget, tracer: this.tracer, parent: this.attemptSpan ?? this.episodeSpan, signal: this.options.signal, now: this.now, onFailedCall: () => this.failedCalls.set(role, (this.failedCalls.get(role) ?? 0) + 1) },
     );
     this.known.set(conversation, call);
     this.calls.push(call);
@@ -168,6 +171,7 @@ export class EpisodeRun<R> {
       entry.tokens += call.usage.promptTokens + call.usage.completionTokens;
       entry.calls += 1;
     }
+    for (const [role, calls] of this.failedCalls) (byRole[role] ??= { tokens: 0, calls: 0 }).calls += calls;
     const episode: Episode<R> = {
       id: this.item.id,
       task: this.options.task.name,
@@ -184,7 +188,8 @@ export class EpisodeRun<R> {
         promptTokens: sum(this.calls, (c) => c.usage.promptTokens),
         evaluatedPromptTokens: sum(this.calls, (c) => c.usage.evaluatedPromptTokens),
         completionTokens: sum(this.calls, (c) => c.usage.completionTokens),
-        calls: this.calls.length,
+        // Every call the budgets were charged for, failed ones included, so `model_calls` and a run budget's spent calls agree.
+        calls: this.calls.length + sum([...this.failedCalls.values()], (n) => n),
       },
       usageByRole: byRole,
       ms: this.now() - this.started,
@@ -198,7 +203,8 @@ export class EpisodeRun<R> {
 
 
 /**
- * Runs a strategy's body and always returns a recorded episode: a spent budget ends it with `budget:<kind>`, a model
+ * Runs a strategy's body and always returns a recorded episode: a spent budget ends it with `budget:<kind>` (the
+ * episode's) or `run-budget:<kind>` (the run's), a budget too small for any call with the reason kept as its error, a model
  * failure (after the backend's own retries) with `error` and the error kept. An interruption (the caller's signal)
  * and bugs propagate.
  */
@@ -211,7 +217,8 @@ export async function runEpisode<R>(strategy: string, options: LoopOptions<R>, d
       run.finish("interrupted", error);
       throw error;
     }
-    if (error instanceof BudgetSpentError) return run.finish(`budget:${error.kind}`);
+    // A budget that no call can fit in is a configuration error: its message (which budget, and what to raise) is kept.
+    if (error instanceof BudgetSpentError) return run.finish(error.stopReason, error.reason === "too-small" ? error : undefined);
     if (ReflectkitError.isInstance(error)) return run.finish("error", error);
     run.finish("error", error);
     throw error;
@@ -241,11 +248,14 @@ export interface CallScope {
   parent?: SpanHandle | undefined;
   signal?: AbortSignal | undefined;
   now: () => number;
+  /** Told of each call that failed after its reservation (it counts against the budgets as a call with no tokens). */
+  onFailedCall?: () => void;
 }
 
 /**
  * One model call under a budget chain: reserves the prompt's token bound plus the completion limit before the call
- * (BudgetSpentError when it does not fit), settles the actual use after it, ends at the chain's deadline
+ * (waiting while other calls in flight hold the room, until the caller's signal aborts; BudgetSpentError when it
+ * does not fit), settles the actual use after it, ends at the chain's deadline
  * (BudgetSpentError "time") or at the caller's signal, and records a span. A failed call counts as a call with no
  * tokens (none were reported; backends do not bill failed requests).
  */
@@ -255,7 +265,7 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
   const previous = request.extends;
   const extends_ = previous !== undefined && previous.messages.length <= snapshot.length && previous.messages.every((m, i) => m.role === snapshot[i]?.role && m.content === snapshot[i]?.content);
   const bound = promptTokenBound(snapshot, extends_ ? { messages: previous.messages.length, promptTokens: previous.usage.promptTokens } : undefined);
-  const reservation = scope.budget.reserve(bound, sampling.maxTokens);
+  const reservation = await scope.budget.reserveWhenFree(bound, sampling.maxTokens, scope.signal);
   const span = scope.tracer.startSpan(
     request.spanName,
     {
@@ -286,17 +296,22 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
       ...(signal === undefined ? {} : { signal }),
     });
     scope.budget.settle(reservation, result.usage.promptTokens + result.usage.completionTokens);
-    const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: result.text, finishReason: result.finishReason, usage: result.usage, seed, ms: scope.now() - t0 };
+    // Whatever the backend returned, no more than the reply limit of this request is stored or passed on.
+    const { text, truncated } = capReply(result.text, reservation.maxTokens, result.truncated);
+    const finishReason = truncated === undefined ? result.finishReason : "length";
+    const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: text, finishReason, usage: result.usage, seed, ms: scope.now() - t0, ...(truncated === undefined ? {} : { truncated }) };
     span.setAttributes({
       "gen_ai.usage.input_tokens": result.usage.promptTokens,
       "gen_ai.usage.output_tokens": result.usage.completionTokens,
-      "gen_ai.response.finish_reasons": [result.finishReason],
-      ...(scope.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: result.text }]) } : {}),
+      "gen_ai.response.finish_reasons": [finishReason],
+      ...(truncated === undefined ? {} : { "reflect.truncated.bytes": truncated.bytes, "reflect.truncated.kept": truncated.kept, "reflect.truncated.reason": truncated.reason }),
+      ...(scope.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: text }]) } : {}),
     });
     span.end();
     return call;
   } catch (error) {
     scope.budget.settle(reservation, 0);
+    scope.onFailedCall?.();
     span.end(error);
     if (deadline?.aborted === true && scope.signal?.aborted !== true) throw new BudgetSpentError("time");
     throw error;

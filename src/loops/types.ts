@@ -1,4 +1,5 @@
 import type { ChatMessage, FinishReason, TokenUsage } from "../models/language-model.js";
+import type { Truncation } from "../models/reply-cap.js";
 import type { Verdict } from "../tasks/task.js";
 
 /** What a model call was for. `attempt` produces an answer (a first try, a retry or a refinement). */
@@ -15,6 +16,8 @@ export interface ModelCall {
   usage: TokenUsage;
   seed: number;
   ms: number;
+  /** Set when the reply was cut to the reply limit before it was stored (`capReply`). */
+  truncated?: Truncation;
 }
 
 /**
@@ -68,7 +71,10 @@ export interface AttemptRecord {
   selected: number;
 }
 
-/** Why an episode stopped: a stop condition's name, `budget:<tokens|calls|time>`, or `error`. */
+/**
+ * Why an episode stopped: a stop condition's name, `budget:<tokens|calls|time>` (the episode's budget),
+ * `run-budget:<tokens|calls|time>` (the run's), `error`, or `interrupted`.
+ */
 export type StopReason = string;
 
 export interface EpisodeError {
@@ -94,6 +100,7 @@ export interface Episode<R = unknown> {
   stoppedBy: StopReason;
   /** A model or budget failure that ended the episode early; the attempts before it are kept. */
   error?: EpisodeError;
+  /** `calls` counts every call charged to the budgets, failed ones (no tokens) included. */
   usage: { promptTokens: number; evaluatedPromptTokens: number; completionTokens: number; calls: number };
   /** Tokens and calls by role. */
   usageByRole: Partial<Record<CallRole, { tokens: number; calls: number }>>;

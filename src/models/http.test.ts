@@ -6,6 +6,7 @@ import { inspect } from "node:util";
 import { ModelCallError, ReflectkitError, UsageError } from "../errors.js";
 import { createHttpModel, defaultRetryPolicy, type HttpModelOptions } from "./http.js";
 import type { GenerateRequest } from "./language-model.js";
+import { replyByteLimit } from "./reply-cap.js";
 
 const KEY = "sk-test-DO-NOT-LEAK-8f3a1c";
 const MODEL = "test-model";
@@ -425,6 +426,56 @@ describe("createHttpModel", () => {
     const badContent = await modelCallError(model.doGenerate(request));
     assert.match(badContent.message, /content is not a string/);
     assert.equal(server.requests.length, 3);
+  });
+
+  it("cuts a reply longer than the request's token limit allows, recording the cut", async (t) => {
+    const long = `${"é".repeat(3000)}tail`;
+    const server = await startServer(t, replyJson(completion(long)));
+    const result = await modelFor(server).doGenerate({ ...request, maxTokens: 100 });
+    const limit = replyByteLimit(100);
+    assert.ok(Buffer.byteLength(result.text, "utf8") <= limit);
+    assert.ok(long.startsWith(result.text) && result.text.length > 1000, "a prefix, no character split");
+    assert.equal(result.finishReason, "length");
+    assert.deepEqual(result.truncated, { bytes: Buffer.byteLength(long, "utf8"), kept: Buffer.byteLength(result.text, "utf8"), reason: `reply over ${limit} bytes (100 tokens × 16 + 1024, at most 1048576)` });
+  });
+
+  it("stops reading a 40 MB body at its read limit, streamed, and keeps the start of the content with the cut recorded", async (t) => {
+    const MB = 1024 * 1024;
+    const chunk = Buffer.from("ab\\n\\u00e9".repeat(MB / 12).slice(0, MB));
+    let written = 0;
+    const server = await startServer(t, (res) => {
+      const head = Buffer.from('{"id":"cmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"START');
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(head.length + 40 * MB + 100) });
+      res.on("error", () => {});
+      res.write(head);
+      const pump = (): void => {
+        while (written < 40 * MB) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+        res.end('"},"finish_reason":"stop"}]}');
+      };
+      pump();
+    });
+    const before = process.memoryUsage().rss;
+    const result = await modelFor(server).doGenerate({ ...request, maxTokens: 256 });
+    const grown = process.memoryUsage().rss - before;
+    assert.ok(result.text.startsWith("STARTab\néab\né"), "the JSON escapes are decoded");
+    assert.ok(Buffer.byteLength(result.text, "utf8") <= replyByteLimit(256));
+    assert.equal(result.finishReason, "length");
+    assert.ok(result.truncated !== undefined);
+    assert.ok(result.truncated.bytes >= 40 * MB, `bytes ${result.truncated.bytes}`);
+    assert.match(result.truncated.reason, /^response body over \d+ bytes: reading stopped; reply over \d+ bytes/);
+    assert.ok(written < 40 * MB, `the server could write only ${written} bytes before the client hung up`);
+    assert.ok(grown < 30 * MB, `memory grew by ${(grown / MB).toFixed(1)} MB`);
+  });
+
+  it("refuses a body over the read limit that holds no reply content", async (t) => {
+    const server = await startServer(t, replyJson({ padding: "x".repeat(500_000), choices: [{ message: { content: "late" } }] }));
+    const error = await modelCallError(modelFor(server).doGenerate(request));
+    assert.equal(error.isRetryable, false);
+    assert.match(error.message, /returned a body over \d+ bytes with no reply content in them/);
+    assert.ok(error.message.length < 800);
   });
 
   it("keeps the excerpt of a long body short", async (t) => {

@@ -7,6 +7,7 @@ import { setTimeout as sleepFor } from "node:timers/promises";
 import pLimit from "p-limit";
 import { ModelCallError, UsageError } from "../errors.js";
 import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage } from "./language-model.js";
+import { capReply, replyByteLimit, type Truncation } from "./reply-cap.js";
 
 /** How failed attempts are retried: exponential backoff with jitter, or the server's `Retry-After` when it sends one. */
 export interface RetryPolicy {
@@ -42,6 +43,12 @@ const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_CONCURRENCY = 4;
 const EXCERPT_CHARS = 200;
+/**
+ * Most bytes of a response body read, beyond which reading stops: room for the reply limit six times over (JSON
+ * escapes a character in at most six bytes) plus the rest of the completion object. An error body needs far less.
+ */
+const BODY_OVERHEAD_BYTES = 64 * 1024;
+const bodyByteLimit = (maxTokens: number): number => 6 * replyByteLimit(maxTokens) + BODY_OVERHEAD_BYTES;
 
 /** The result of one attempt that failed in a way worth retrying. Other failures are thrown. */
 interface RetryableFailure {
@@ -75,7 +82,7 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
     return key === undefined || key === "" ? undefined : key;
   }
 
-  async function attempt(body: string, signal: AbortSignal | undefined, keepStops: readonly string[]): Promise<GenerateResult | RetryableFailure> {
+  async function attempt(body: string, signal: AbortSignal | undefined, keepStops: readonly string[], maxTokens: number): Promise<GenerateResult | RetryableFailure> {
     const apiKey = readApiKey();
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
@@ -87,10 +94,10 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       let response: Response;
-      let text: string;
+      let read: BoundedBody;
       try {
         response = await fetch(url, { method: "POST", headers, body, signal: controller.signal });
-        text = await response.text();
+        read = await readBounded(response, response.ok ? bodyByteLimit(maxTokens) : BODY_OVERHEAD_BYTES);
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const detail = controller.signal.aborted
@@ -99,7 +106,13 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
         return { status: undefined, detail, retryAfterMs: undefined, cause: error };
       }
 
-      if (response.ok) return parseCompletion(text, url, apiKey, keepStops);
+      const { text } = read;
+      if (response.ok) {
+        const result = read.complete ? parseCompletion(text, url, apiKey, keepStops) : partialCompletion(read, url, apiKey);
+        // The content alone may still exceed the reply limit (a complete body within the read limit): cut it here too.
+        const capped = capReply(result.text, maxTokens, result.truncated);
+        return { ...result, text: capped.text, ...(capped.truncated === undefined ? {} : { truncated: capped.truncated, finishReason: "length" }) };
+      }
 
       const status = response.status;
       const detail = `POST ${url} returned HTTP ${status}: ${excerpt(text, apiKey)}`;
@@ -119,7 +132,7 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
     const keepStops = request.includeStop === true ? (request.stop ?? []) : [];
     for (let retriesDone = 0; ; retriesDone++) {
       signal?.throwIfAborted();
-      const outcome = await attempt(body, signal, keepStops);
+      const outcome = await attempt(body, signal, keepStops, request.maxTokens);
       if (!isFailure(outcome)) return outcome;
       if (retriesDone >= retry.maxRetries) {
         const attempts = retriesDone + 1;
@@ -247,6 +260,71 @@ function parseCompletion(text: string, url: string, apiKey: string | undefined, 
     finishReason: mapFinishReason(choice.finish_reason),
     usage: isRecord(json) ? mapUsage(json.usage) : mapUsage(undefined),
   };
+}
+
+/** A response body read up to a byte limit: the text read, whether it is the whole body, and the bytes seen. */
+interface BoundedBody {
+  text: string;
+  complete: boolean;
+  /** Bytes read (or announced by Content-Length, when larger): a lower bound on the body's size when not complete. */
+  bytes: number;
+  limit: number;
+}
+
+/**
+ * Reads at most `limit` bytes of the body (streamed, so an oversized body is never held whole) and cancels the rest.
+ * The text is decoded without a character cut at the limit.
+ */
+async function readBounded(response: Response, limit: number): Promise<BoundedBody> {
+  const announced = Number(response.headers.get("content-length") ?? NaN);
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  if (response.body === null) return { text, complete: true, bytes, limit };
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { text: text + decoder.decode(), complete: true, bytes, limit };
+    const room = limit - bytes;
+    bytes += value.byteLength;
+    if (value.byteLength > room) {
+      text += decoder.decode(value.subarray(0, room), { stream: true });
+      await reader.cancel().catch(() => {});
+      return { text, complete: false, bytes: Number.isFinite(announced) ? Math.max(announced, bytes) : bytes, limit };
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/**
+ * The completion of a body cut at the read limit: the start of `choices[0].message.content`, as far as it was read,
+ * with the cut recorded. Usage and the finish reason come after the content in a completion, so they are unknown:
+ * the usage reads 0 and the finish reason "length".
+ */
+function partialCompletion(read: BoundedBody, url: string, apiKey: string | undefined): GenerateResult {
+  const start = /"message"\s*:\s*\{[^]*?"content"\s*:\s*"/u.exec(read.text);
+  if (start === null) {
+    throw new ModelCallError(`POST ${url} returned a body over ${read.limit} bytes with no reply content in them: ${excerpt(read.text, apiKey)}`, undefined, false);
+  }
+  const content = decodeJsonStringPrefix(read.text.slice(start.index + start[0].length));
+  const truncated: Truncation = { bytes: read.bytes, kept: Buffer.byteLength(content, "utf8"), reason: `response body over ${read.limit} bytes: reading stopped` };
+  return { text: content, finishReason: "length", usage: mapUsage(undefined), truncated };
+}
+
+/** The JSON string starting at `raw` (after its opening quote), decoded up to its closing quote or the end of `raw`. */
+function decodeJsonStringPrefix(raw: string): string {
+  let end = 0;
+  while (end < raw.length && raw[end] !== '"') end += raw[end] === "\\" ? 2 : 1;
+  let body = raw.slice(0, Math.min(end, raw.length));
+  // A cut inside an escape (`\`, `\u12`) is dropped: at most six characters.
+  for (let drop = 0; drop <= 6 && body.length > 0; drop++) {
+    try {
+      return JSON.parse(`"${body}"`) as string;
+    } catch {
+      body = body.slice(0, -1);
+    }
+  }
+  return "";
 }
 
 function mapFinishReason(reason: unknown): FinishReason {

@@ -3,6 +3,8 @@
  * Stateless from the caller's view: a request carries the whole conversation. Backends that can reuse
  * work across requests (the embedded model's KV cache) use `sessionKey` as a hint, never as state.
  */
+import type { Truncation } from "./reply-cap.js";
+
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
   content: string;
@@ -59,6 +61,8 @@ export interface GenerateResult {
   text: string;
   finishReason: FinishReason;
   usage: TokenUsage;
+  /** Set when the backend cut an oversized reply (see `capReply`): what arrived, what was kept, and why. */
+  truncated?: Truncation;
 }
 
 export interface LanguageModel {

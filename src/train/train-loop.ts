@@ -3,6 +3,7 @@ import { mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { InputError } from "../errors.js";
 import { checkFingerprint, readJsonLines, writeFileWhole } from "../eval/durable-run.js";
+import { raceAbort } from "../util/abortable.js";
 import type { TrainerBackend } from "./types.js";
 
 /** One optimizer step's record in `<out>/metrics.jsonl`. Objectives add their own fields. */
@@ -61,7 +62,9 @@ export async function trainLoop(backend: TrainerBackend, options: TrainLoopOptio
   try {
     for (let n = from + 1; n <= options.steps; n++) {
       options.signal?.throwIfAborted();
-      const metrics = await step(n);
+      // An interruption does not wait for the step in flight (minutes on a CPU): it ends the loop at once, the step is
+      // dropped, and the caller's close of the worker ends its work; a rerun resumes from the last checkpoint.
+      const metrics = await raceAbort(step(n), options.signal);
       await file.write(`${JSON.stringify(metrics)}\n`);
       await file.datasync();
       kept.push(metrics);

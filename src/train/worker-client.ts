@@ -208,12 +208,13 @@ export class WorkerClient implements TrainerBackend {
   async close(): Promise<void> {
     if (this.exited !== undefined) return;
     const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+    // Five seconds in all, even when the worker is busy with a request it will not finish (an interrupted step).
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 5000);
     try {
       await Promise.race([this.request("shutdown", {}), exited]);
     } catch {
       // already gone
     }
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 5000);
     await exited;
     clearTimeout(timer);
   }
