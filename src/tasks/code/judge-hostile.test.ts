@@ -144,6 +144,15 @@ describe("the two-process code judge against hostile programs", () => {
     assert.equal(wrong.correct, false, wrong.feedback);
     assert.match(wrong.feedback, /KeyError/);
   });
+
+  it("holds a forking program to one memory limit for the whole sandbox, and says so", async () => {
+    // Four children of 200 MB each: under a per-process limit all of them would fit; together they exceed 512 MB.
+    const forking = "import os, time\ndef scale(a, b):\n    for _ in range(4):\n        if os.fork() == 0:\n            block = bytearray(200 << 20)\n            for i in range(0, len(block), 4096):\n                block[i] = 1\n            time.sleep(5)\n            os._exit(0)\n    time.sleep(5)\n    return a + b";
+    const verdict = await judgeCode(spec(forking), forking, { limits: { cpuSeconds: 2, timeoutMs: 8000 } });
+    assert.notEqual(verdict.correct, true, verdict.feedback);
+    const info = await defaultSandbox().ready();
+    if (info.memoryLimit !== "rlimit") assert.match(verdict.feedback, /memory limit of 512 MB/);
+  });
 });
 
 describe("the two-process code judge on real records", () => {

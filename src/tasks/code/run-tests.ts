@@ -131,6 +131,8 @@ function outcomeOf(run: LinkedResult, limits: SandboxLimits, judgeLimits: Sandbo
   }
   // The judge stopped before "done": the first failure stands if there was one, else the limit that ended it.
   if (failure !== null) return failure;
+  // A program that went past its memory limit is told so, whatever it then did (slept, timed out, crashed).
+  if (run.second.memoryExceeded) return { kind: "memory", during, limitMb: limits.memoryMb, passed };
   if (judge.timedOut) return { kind: "timeout", during, seconds: Math.round(limits.timeoutMs / 1000), limit: "wall", passed };
   if (judge.signal === "SIGXCPU" || judge.signal === "SIGKILL") return { kind: "timeout", during, seconds: judgeLimits.cpuSeconds, limit: "cpu", passed };
   return { kind: "judge-error", message: `the judge's process ended without a verdict (${judge.signal ?? `exit ${judge.exitCode}`}): ${judge.stderr.trim().split("\n").at(-1) ?? ""}` };
