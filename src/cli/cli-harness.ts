@@ -184,9 +184,17 @@ export async function removeCacheDir(): Promise<void> {
   if (sharedCache !== undefined) await rm(sharedCache, { recursive: true, force: true });
 }
 
+export interface CliOptions {
+  stdin?: string;
+  /** Variables set over the run's environment (undefined: removed from it). */
+  env?: Record<string, string | undefined>;
+}
+
 /** Spawns `node bin/reflect.js ...args` from the repository root; killed (and the promise rejected) after RUN_LIMIT_MS. */
-export async function startCli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cliEnv(await cacheDir()), stdio: ["pipe", "pipe", "pipe"] });
+export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
+  const env = { ...cliEnv(await cacheDir()), ...options.env };
+  for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -210,7 +218,7 @@ export async function startCli(args: readonly string[], options: { stdin?: strin
   return { child, done };
 }
 
-export async function cli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliResult> {
+export async function cli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return (await startCli(args, options)).done;
 }
 

@@ -1,6 +1,6 @@
 /**
  * `reflect train` end to end on a tiny model: the data pipeline's exports (curated from a fixture generation folder)
- * train with SFT and DPO; `train rrr --dry-run --dump-batch` writes the first batch; bad input names its file and line.
+ * train with SFT and DPO; `train rrr --dry-run --dump-batch` writes the first batch. Bad input: train-validation.test.ts.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -11,10 +11,14 @@ import { resolveRegisteredModel } from "../models/resolve.js";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import type { DumpedDatum } from "../train/rrr.js";
 import type { StepMetrics } from "../train/train-loop.js";
+import { prepareTestWorker } from "../train/worker-harness.js";
 import { assertExit, cli, jsonLines, tempDir } from "./cli-harness.js";
 
 // The CLI runs offline with an empty model cache of its own; the tiny model takes SmolLM2's tokenizer from the file.
 const tokenizer = await resolveRegisteredModel("smollm2-135m");
+// The CLI runs below start the worker in its default venv: built here if absent, outside every test timeout (the CLI
+// runs are killed after a minute, and a cold build takes minutes).
+await prepareTestWorker();
 const tiny = ["--model", `tiny:${tokenizer}`, "--lora-rank", "4", "--lora-alpha", "8", "--threads", "2"];
 
 describe("reflect train", { timeout: 600_000 }, () => {
@@ -84,17 +88,5 @@ describe("reflect train", { timeout: 600_000 }, () => {
     const lines = jsonLines<DumpedDatum>(readFileSync(dump, "utf8"));
     assert.equal(lines.length, 2);
     for (const line of lines) assert.equal(line.tokens.filter((_, i) => line.weights[i] !== 0).join(""), line.reflection);
-  });
-
-  it("a bad training file is an error naming the file and line", async (t) => {
-    const dir = await tempDir(t);
-    const file = path.join(dir, "bad.jsonl");
-    writeFileSync(file, `${JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello", weight: 1 }] })}\n{"messages": [{"role": "user", "content": "no answer"}]}\n`);
-    const run = await cli(["train", "sft", ...tiny, "--data", file, "--out", path.join(dir, "out"), "--steps", "1"]);
-    assertExit(run, 2);
-    assert.match(run.stderr, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:2: not a conversational SFT row`));
-    const missing = await cli(["train", "dpo", ...tiny, "--data", path.join(dir, "absent.jsonl"), "--out", path.join(dir, "out2"), "--steps", "1"]);
-    assertExit(missing, 2);
-    assert.match(missing.stderr, /absent\.jsonl: cannot read \(ENOENT\)/);
   });
 });
