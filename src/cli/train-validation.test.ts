@@ -6,12 +6,15 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, it, type TestContext } from "node:test";
+import { before, describe, it, type TestContext } from "node:test";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import { assertExit, cli, tempDir } from "./cli-harness.js";
 
-/** Far below a venv build (minutes) or a model load; a CLI start is about a second on a busy machine. */
-const FAST_MS = 15_000;
+/**
+ * Far below a venv build (minutes) or a model load. The CLI's own start (loading its modules) is most of it, and
+ * on a machine busy with other work it takes seconds, so the bound grows with a measured `--help` run.
+ */
+let fastMs = 15_000;
 
 const sftRow = { messages: [{ role: "user", content: "What is 2 + 3?" }, { role: "assistant", content: "5", weight: 1 }] };
 const dpoRow = { prompt: [{ role: "user", content: "What is 2 + 3?" }], chosen: [{ role: "assistant", content: "5" }], rejected: [{ role: "assistant", content: "6" }] };
@@ -27,12 +30,18 @@ async function trainFails(t: TestContext, dir: string, args: readonly string[], 
   const ms = performance.now() - started;
   assertExit(run, 2);
   assert.match(run.stderr, message);
-  assert.ok(ms < FAST_MS, `took ${Math.round(ms)} ms`);
+  assert.ok(ms < fastMs, `took ${Math.round(ms)} ms, more than ${fastMs} ms`);
   assert.deepEqual(readdirSync(home), [], "nothing built in the worker home");
   t.diagnostic(`${args[0]}: failed in ${Math.round(ms)} ms: ${run.stderr.trim()}`);
 }
 
 describe("reflect train checks its data and flags before it starts anything", () => {
+  before(async () => {
+    const started = performance.now();
+    assertExit(await cli(["train", "sft", "--help"]), 0);
+    fastMs = Math.max(fastMs, 4 * (performance.now() - started));
+  });
+
   it("sft: a missing file, bad JSON, a row without messages, a wrong role, an empty file", async (t) => {
     const dir = await tempDir(t);
     const out = ["--out", path.join(dir, "out"), "--offline"];
@@ -43,7 +52,7 @@ describe("reflect train checks its data and flags before it starts anything", ()
       ["bad-json.jsonl", `${line(sftRow)}${line(sftRow)}{"messages": [\n`, /:3: not JSON/],
       ["no-messages.jsonl", `${line(sftRow)}${line({ conversation: sftRow.messages })}`, /:2: not a conversational SFT row: .*messages/],
       ["wrong-role.jsonl", line({ messages: [{ role: "robot", content: "hi" }, sftRow.messages[1]] }), /:1: not a conversational SFT row: .*role/],
-      ["untrained.jsonl", `\n${line({ messages: [sftRow.messages[0]] })}`, /:2: not a conversational SFT row/],
+      ["no-answer.jsonl", `\n${line({ messages: [sftRow.messages[0]] })}`, /:2: not a conversational SFT row/],
       ["empty.jsonl", "\n\n", /: no rows: the file is empty/],
     ];
     for (const [name, text, message] of cases) {
