@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { before, describe, it, type TestContext } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
-import { assertExit, cli, tempDir } from "./cli-harness.js";
+import { assertExit, cli, removeCacheDir, tempDir } from "./cli-harness.js";
 
 /**
  * Far below a venv build (minutes) or a model load. The CLI's own start (loading its modules) is most of it, and
@@ -110,3 +110,5 @@ describe("reflect train checks its data and flags before it starts anything", ()
     await trainFails(t, dir, ["sft", "--model", `tiny:${model}`, "--data", file, "--out", run], new RegExp(`${escape(run)} holds a run with another configuration \\(.*lr: 0\\.5 then, 0\\.0002 now`));
   });
 });
+
+after(removeCacheDir);

@@ -5,14 +5,14 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../data/fixture.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import type { DumpedDatum } from "../train/rrr.js";
 import type { StepMetrics } from "../train/train-loop.js";
 import { prepareTestWorker } from "../train/worker-harness.js";
-import { assertExit, cli, jsonLines, tempDir } from "./cli-harness.js";
+import { assertExit, cli, jsonLines, removeCacheDir, tempDir } from "./cli-harness.js";
 
 // The CLI runs offline with an empty model cache of its own; the tiny model takes SmolLM2's tokenizer from the file.
 const tokenizer = await resolveRegisteredModel("smollm2-135m");
@@ -93,3 +93,5 @@ describe("reflect train", { timeout: 600_000 }, () => {
     for (const line of lines) assert.equal(line.tokens.filter((_, i) => line.weights[i] !== 0).join(""), line.reflection);
   });
 });
+
+after(removeCacheDir);
