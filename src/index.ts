@@ -88,7 +88,7 @@ export { writeReport, type ReportOptions, type ReportResult, type PngPolicy } fr
 export { startViewer, type ViewerOptions, type RunningViewer } from "./report/viewer-server.js";
 export { outcomeTags, perTask, pairedOutcomes, type OutcomeTag } from "./report/breakdowns.js";
 export { WorkerClient, WorkerError, PROTOCOL_VERSION, type WorkerOptions } from "./train/worker-client.js";
-export { ensureWorkerEnv, workerVenvDir, workerHome, workerPackageDir, WorkerSetupError, type SetupOptions } from "./train/setup.js";
+export { ensureWorkerEnv, isWorkerEnvReady, workerVenvDir, workerHome, workerPackageDir, WorkerSetupError, type SetupOptions } from "./train/setup.js";
 export type {
   TrainerBackend,
   WeightedDatum,
@@ -110,7 +110,7 @@ export { trainLoop, latestCheckpoint, type StepMetrics, type TrainLoopOptions } 
 export { trainSft, type SftOptions, type CommonTrainOptions } from "./train/sft.js";
 export { trainDpo, type DpoOptions } from "./train/dpo.js";
 export { trainRrr, type RrrOptions, type Rollout, type DumpedDatum } from "./train/rrr.js";
-export { readSftRows, readPreferenceRows } from "./train/datasets.js";
+export { readSftData, readPreferenceData, type Dataset, type SftRow } from "./train/datasets.js";
 export { trainModelSource } from "./train/model-source.js";
 export { inferenceChatTemplate } from "./train/chat-template.js";
 export { checkExport, llamaCppLogprobs, type ExportCheck } from "./train/export-check.js";

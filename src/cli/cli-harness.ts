@@ -184,20 +184,31 @@ export async function removeCacheDir(): Promise<void> {
   if (sharedCache !== undefined) await rm(sharedCache, { recursive: true, force: true });
 }
 
-/** Spawns `node bin/reflect.js ...args` from the repository root; killed (and the promise rejected) after RUN_LIMIT_MS. */
-export async function startCli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cliEnv(await cacheDir()), stdio: ["pipe", "pipe", "pipe"] });
+export interface CliOptions {
+  stdin?: string;
+  /** Variables set over the run's environment (undefined: removed from it). */
+  env?: Record<string, string | undefined>;
+  /** Kill the run after this many ms instead of RUN_LIMIT_MS (a run that starts the training worker loads PyTorch). */
+  limitMs?: number;
+}
+
+/** Spawns `node bin/reflect.js ...args` from the repository root; killed (and the promise rejected) after RUN_LIMIT_MS or `limitMs`. */
+export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
+  const env = { ...cliEnv(await cacheDir()), ...options.env };
+  for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   child.stdin!.on("error", () => {}); // a child that exits before reading its input is judged by its exit code
   child.stdin!.end(options.stdin ?? "");
+  const limitMs = options.limitMs ?? RUN_LIMIT_MS;
   const done = new Promise<CliResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`reflect ${args.join(" ")} ran past ${RUN_LIMIT_MS} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, RUN_LIMIT_MS);
+      reject(new Error(`reflect ${args.join(" ")} ran past ${limitMs} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, limitMs);
     child.on("error", (error) => {
       clearTimeout(timer);
       reject(error);
@@ -210,7 +221,7 @@ export async function startCli(args: readonly string[], options: { stdin?: strin
   return { child, done };
 }
 
-export async function cli(args: readonly string[], options: { stdin?: string } = {}): Promise<CliResult> {
+export async function cli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return (await startCli(args, options)).done;
 }
 

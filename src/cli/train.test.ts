@@ -1,21 +1,28 @@
 /**
  * `reflect train` end to end on a tiny model: the data pipeline's exports (curated from a fixture generation folder)
- * train with SFT and DPO; `train rrr --dry-run --dump-batch` writes the first batch; bad input names its file and line.
+ * train with SFT and DPO; `train rrr --dry-run --dump-batch` writes the first batch. Bad input: train-validation.test.ts.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../data/fixture.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import type { DumpedDatum } from "../train/rrr.js";
 import type { StepMetrics } from "../train/train-loop.js";
-import { assertExit, cli, jsonLines, tempDir } from "./cli-harness.js";
+import { prepareTestWorker } from "../train/worker-harness.js";
+import { assertExit, cli, jsonLines, removeCacheDir, tempDir } from "./cli-harness.js";
 
 // The CLI runs offline with an empty model cache of its own; the tiny model takes SmolLM2's tokenizer from the file.
 const tokenizer = await resolveRegisteredModel("smollm2-135m");
+// The CLI runs below start the worker in its default venv: built here if absent, outside every test timeout (the CLI
+// runs are killed after a minute, and a cold build takes minutes).
+await prepareTestWorker();
 const tiny = ["--model", `tiny:${tokenizer}`, "--lora-rank", "4", "--lora-alpha", "8", "--threads", "2"];
+/** A run that starts the worker imports PyTorch and transformers and loads a model: about a minute on 2 busy cores
+ * (measured: 82 s at load average 16), well past the CLI harness's default limit. */
+const worker = { limitMs: 300_000 };
 
 describe("reflect train", { timeout: 600_000 }, () => {
   it("trains SFT on D+ and DPO on D± exported by the data pipeline", async (t) => {
@@ -41,7 +48,7 @@ describe("reflect train", { timeout: 600_000 }, () => {
     assertExit(await cli(["data", "export", "--in", cur, "--set", "d_plus", "--format", "trl-sft", "--split", "all", "--out", sftFile]), 0);
     assertExit(await cli(["data", "export", "--in", cur, "--set", "d_pm", "--format", "trl-dpo", "--split", "all", "--out", dpoFile]), 0);
 
-    const sft = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "2", "--batch-size", "2", "--json"]);
+    const sft = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "2", "--batch-size", "2", "--json"], worker);
     assertExit(sft, 0);
     const summary = JSON.parse(sft.stdout) as { steps: number; first_loss: number; last_loss: number };
     assert.equal(summary.steps, 2);
@@ -49,12 +56,12 @@ describe("reflect train", { timeout: 600_000 }, () => {
     assert.match(sft.stderr, /step 2\/2 · loss/);
     assert.equal(jsonLines<StepMetrics>(readFileSync(path.join(dir, "sft", "metrics.jsonl"), "utf8")).length, 2);
 
-    const dpo = await cli(["train", "dpo", ...tiny, "--data", dpoFile, "--out", path.join(dir, "dpo"), "--steps", "2", "--batch-size", "2", "--json"]);
+    const dpo = await cli(["train", "dpo", ...tiny, "--data", dpoFile, "--out", path.join(dir, "dpo"), "--steps", "2", "--batch-size", "2", "--json"], worker);
     assertExit(dpo, 0);
     assert.ok(Math.abs((JSON.parse(dpo.stdout) as { first_loss: number }).first_loss - Math.LN2) < 1e-5);
 
     // Asked for two more steps, the SFT run continues from its last checkpoint.
-    const more = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "3", "--batch-size", "2", "--json"]);
+    const more = await cli(["train", "sft", ...tiny, "--data", sftFile, "--out", path.join(dir, "sft"), "--steps", "3", "--batch-size", "2", "--json"], worker);
     assertExit(more, 0);
     assert.match(more.stderr, /resuming after step 2/);
     assert.equal(jsonLines<StepMetrics>(readFileSync(path.join(dir, "sft", "metrics.jsonl"), "utf8")).length, 3);
@@ -78,23 +85,13 @@ describe("reflect train", { timeout: 600_000 }, () => {
     const [first] = generateArithmetic({ seed: 1000, count: 4 });
     mkdirSync(path.join(dir, "eval"));
     writeFileSync(path.join(dir, "eval", "episodes.jsonl"), `${JSON.stringify({ id: "x", record: first!.record })}\n`);
-    const run = await cli(["train", "rrr", ...tiny, "--task", "arithmetic", "--limit", "4", "--exclude-run", path.join(dir, "eval"), "--batch-size", "1", "--group", "2", "--attempt-max-tokens", "8", "--reflection-max-tokens", "8", "--out", path.join(dir, "rrr"), "--dry-run", "--dump-batch", dump, "--json"]);
+    const run = await cli(["train", "rrr", ...tiny, "--task", "arithmetic", "--limit", "4", "--exclude-run", path.join(dir, "eval"), "--batch-size", "1", "--group", "2", "--attempt-max-tokens", "8", "--reflection-max-tokens", "8", "--out", path.join(dir, "rrr"), "--dry-run", "--dump-batch", dump, "--json"], worker);
     assertExit(run, 0);
     assert.match(run.stderr, /held out: 1 of 4 items share a record/);
     const lines = jsonLines<DumpedDatum>(readFileSync(dump, "utf8"));
     assert.equal(lines.length, 2);
     for (const line of lines) assert.equal(line.tokens.filter((_, i) => line.weights[i] !== 0).join(""), line.reflection);
   });
-
-  it("a bad training file is an error naming the file and line", async (t) => {
-    const dir = await tempDir(t);
-    const file = path.join(dir, "bad.jsonl");
-    writeFileSync(file, `${JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello", weight: 1 }] })}\n{"messages": [{"role": "user", "content": "no answer"}]}\n`);
-    const run = await cli(["train", "sft", ...tiny, "--data", file, "--out", path.join(dir, "out"), "--steps", "1"]);
-    assertExit(run, 2);
-    assert.match(run.stderr, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:2: not a conversational SFT row`));
-    const missing = await cli(["train", "dpo", ...tiny, "--data", path.join(dir, "absent.jsonl"), "--out", path.join(dir, "out2"), "--steps", "1"]);
-    assertExit(missing, 2);
-    assert.match(missing.stderr, /absent\.jsonl: cannot read \(ENOENT\)/);
-  });
 });
+
+after(removeCacheDir);

@@ -2,17 +2,19 @@ import path from "node:path";
 import type { Command } from "commander";
 import { readFile, writeFile } from "node:fs/promises";
 import { InputError, UsageError } from "../errors.js";
+import { checkFingerprint } from "../eval/durable-run.js";
 import { feedbackMessage, reflectionRequest } from "../loops/feedback.js";
 import { inferenceChatTemplate } from "../train/chat-template.js";
 import { checkExport, type ExportCheck } from "../train/export-check.js";
 import { latestCheckpoint } from "../train/train-loop.js";
 import type { Rollout } from "../train/rrr.js";
 import type { FeedbackMode } from "../loops/feedback.js";
-import { trainDpo } from "../train/dpo.js";
+import { readPreferenceData, readSftData } from "../train/datasets.js";
+import { dpoFingerprint, trainDpo } from "../train/dpo.js";
 import { trainModelSource } from "../train/model-source.js";
-import { trainRrr } from "../train/rrr.js";
+import { rrrFingerprint, trainRrr } from "../train/rrr.js";
 import { ensureWorkerEnv, workerHome } from "../train/setup.js";
-import { trainSft, type CommonTrainOptions } from "../train/sft.js";
+import { runFingerprint, sftFingerprint, trainSft, type CommonTrainOptions } from "../train/sft.js";
 import type { StepMetrics } from "../train/train-loop.js";
 import { EXPORT_DTYPES, type ExportDtype, type LoadParams } from "../train/types.js";
 import { WorkerClient } from "../train/worker-client.js";
@@ -68,8 +70,25 @@ function commonFlags(command: Command, defaults: { steps: number; batchSize: num
     .option("--json", "print the final metrics as JSON", false);
 }
 
-async function startWorker(flags: CommonFlags): Promise<{ worker: WorkerClient; load: LoadParams }> {
+/** What the worker is to load, from the flags: resolved (a registered model fetched) before anything else starts. */
+async function loadParams(flags: CommonFlags): Promise<LoadParams> {
   const source = await trainModelSource(flags.model, { offline: flags.offline, progress: fetchProgressBar() });
+  // Train on the prompts node-llama-cpp will show the model at evaluation, token for token.
+  const gguf = source.kind === "gguf" ? source.path : source.kind === "tiny" && source.tokenizer.endsWith(".gguf") ? source.tokenizer : undefined;
+  const chat = gguf === undefined ? undefined : await inferenceChatTemplate(gguf);
+  if (chat !== undefined && chat.template === undefined) process.stderr.write(`worker: node-llama-cpp renders this model with its ${chat.wrapper} wrapper, which has no template here; training uses the model's own chat template\n`);
+  return {
+    source,
+    lora: flags.full ? null : { rank: flags.loraRank, alpha: flags.loraAlpha },
+    dtype: flags.dtype,
+    device: flags.device,
+    seed: flags.seed,
+    ...(chat?.template === undefined ? {} : { chatTemplate: chat.template }),
+  };
+}
+
+/** The worker's venv (built if absent: minutes, the first time) and a started worker with the model loaded. */
+async function startWorker(flags: CommonFlags, load: LoadParams): Promise<WorkerClient> {
   const { python } = await ensureWorkerEnv({ onLog: (line) => process.stderr.write(`  ${line}\n`) });
   const worker = await WorkerClient.start({
     python,
@@ -78,25 +97,17 @@ async function startWorker(flags: CommonFlags): Promise<{ worker: WorkerClient; 
     ...(flags.workerLog ? { onLog: (line: string) => process.stderr.write(`worker: ${line}\n`) } : {}),
   });
   try {
-    // Train on the prompts node-llama-cpp will show the model at evaluation, token for token.
-    const gguf = source.kind === "gguf" ? source.path : source.kind === "tiny" && source.tokenizer.endsWith(".gguf") ? source.tokenizer : undefined;
-    const chat = gguf === undefined ? undefined : await inferenceChatTemplate(gguf);
-    if (chat !== undefined && chat.template === undefined) process.stderr.write(`worker: node-llama-cpp renders this model with its ${chat.wrapper} wrapper, which has no template here; training uses the model's own chat template\n`);
-    const load: LoadParams = {
-      source,
-      lora: flags.full ? null : { rank: flags.loraRank, alpha: flags.loraAlpha },
-      dtype: flags.dtype,
-      device: flags.device,
-      seed: flags.seed,
-      ...(chat?.template === undefined ? {} : { chatTemplate: chat.template }),
-    };
     const info = await worker.load(load);
     process.stderr.write(`worker: ${flags.model} on ${info.device}, ${info.trainableParameters.toLocaleString("en-US")} of ${info.parameters.toLocaleString("en-US")} parameters trained (torch ${worker.info.torch}, ${info.threads} threads)\n`);
-    return { worker, load };
+    return worker;
   } catch (error) {
     await worker.close();
     throw error;
   }
+}
+
+function commonFingerprint(flags: CommonFlags, load: LoadParams): Record<string, unknown> {
+  return { model: flags.model, load, lr: flags.lr, weightDecay: flags.weightDecay, gradClip: flags.gradClip ?? null };
 }
 
 function commonOptions(flags: CommonFlags, load: LoadParams, objective: string, signal: AbortSignal): CommonTrainOptions {
@@ -110,7 +121,7 @@ function commonOptions(flags: CommonFlags, load: LoadParams, objective: string, 
     seed: flags.seed,
     maxLength: flags.maxLength,
     config: { objective, model: flags.model, load, flags: { ...flags }, command: process.argv.slice(1).join(" ") },
-    fingerprint: { model: flags.model, load, lr: flags.lr, weightDecay: flags.weightDecay, gradClip: flags.gradClip ?? null },
+    fingerprint: commonFingerprint(flags, load),
     signal,
     onStart: (from, info) => process.stderr.write(`${from === 0 ? "training" : `resuming after step ${from}`}: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join(", ")}\n`),
     onStep: (m) => process.stderr.write(`${stepLine(m, flags.steps)}\n`),
@@ -125,8 +136,15 @@ function stepLine(m: StepMetrics, steps: number): string {
   return fields.join(" · ");
 }
 
-async function withWorker<T>(flags: CommonFlags, objective: string, body: (worker: WorkerClient, options: CommonTrainOptions) => Promise<T>): Promise<T> {
-  const { worker, load } = await startWorker(flags);
+/**
+ * Runs an objective in a started worker. The data and flags were checked by the caller; here the model is resolved
+ * and the run folder checked against this run's fingerprint (`own`: the objective's part) before the worker's venv
+ * is built or the worker started, so no mistake waits minutes to be reported.
+ */
+async function withWorker<T>(flags: CommonFlags, objective: string, own: Record<string, unknown>, body: (worker: WorkerClient, options: CommonTrainOptions) => Promise<T>): Promise<T> {
+  const load = await loadParams(flags);
+  await checkFingerprint(flags.out, runFingerprint({ fingerprint: commonFingerprint(flags, load), batchSize: flags.batchSize, maxLength: flags.maxLength, seed: flags.seed }, own));
+  const worker = await startWorker(flags, load);
   const interrupt = interruptSignal(flags.out, "steps (up to the last checkpoint)");
   try {
     return await body(worker, commonOptions(flags, load, objective, interrupt.signal));
@@ -252,7 +270,8 @@ export function registerTrain(program: Command): void {
   commonFlags(train.command("sft").description("supervised fine-tuning on marked assistant turns (TRL conversational JSONL, e.g. reflect data export --format trl-sft)"), { steps: 50, batchSize: 8, lr: 2e-4 })
     .requiredOption("--data <file>", "TRL-style SFT JSONL: {messages: [...]}, assistant messages with weight 0/1")
     .action(async (flags: CommonFlags & { data: string }) => {
-      const metrics = await withWorker(flags, "sft", (worker, options) => trainSft(worker, { ...options, data: flags.data }));
+      const data = await readSftData(flags.data);
+      const metrics = await withWorker(flags, "sft", sftFingerprint(data), (worker, options) => trainSft(worker, { ...options, data }));
       printResult(flags, summarise(metrics, { objective: "sft", out: flags.out }));
     });
 
@@ -260,7 +279,8 @@ export function registerTrain(program: Command): void {
     .requiredOption("--data <file>", "TRL-style preference JSONL: {prompt, chosen, rejected}")
     .option("--beta <x>", "DPO temperature β", nonNegativeNumber, 0.1)
     .action(async (flags: CommonFlags & { data: string; beta: number }) => {
-      const metrics = await withWorker(flags, "dpo", (worker, options) => trainDpo(worker, { ...options, data: flags.data, beta: flags.beta }));
+      const data = await readPreferenceData(flags.data);
+      const metrics = await withWorker(flags, "dpo", dpoFingerprint(data, flags.beta), (worker, options) => trainDpo(worker, { ...options, data, beta: flags.beta }));
       printResult(flags, summarise(metrics, { objective: "dpo", out: flags.out, last_pair_accuracy: metrics.at(-1)?.accuracy ?? null }));
     });
 
@@ -282,6 +302,8 @@ export function registerTrain(program: Command): void {
     .option("--dry-run", "build the first batch and stop; with --dump-batch, write it", false)
     .option("--dump-batch <file>", "with --dry-run: write the first batch as JSON lines {tokens, weights, advantages, reward, reflection}")
     .action(async (flags: CommonFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string; excludeRun?: string[] }) => {
+      if (flags.kl > 0 && flags.full) throw new UsageError("--kl needs a LoRA run (the untrained model is the adapter switched off); drop --full or --kl");
+      if (flags.dumpBatch !== undefined && !flags.dryRun) throw new UsageError("--dump-batch writes the first batch of a --dry-run; add --dry-run or drop --dump-batch");
       const family = findTaskFamily(flags.task);
       const task = family.create({ mode: flags.mode });
       const pool = await taskItems(family, task, { seed: flags.itemSeed, ...(flags.data === undefined ? {} : { data: flags.data }), ...(flags.limit === undefined ? {} : { limit: flags.limit }) });
@@ -289,19 +311,22 @@ export function registerTrain(program: Command): void {
       for (const run of flags.excludeRun ?? []) for (const record of await runRecords(run)) heldOut.add(JSON.stringify(record));
       const items = pool.filter((item) => !heldOut.has(JSON.stringify(item.record)));
       if (heldOut.size > 0) process.stderr.write(`held out: ${pool.length - items.length} of ${pool.length} items share a record with the ${heldOut.size} records of ${flags.excludeRun?.join(", ")}\n`);
-      if (flags.kl > 0 && flags.full) throw new UsageError("--kl needs a LoRA run (the untrained model is the adapter switched off); drop --full or --kl");
-      const result = await withWorker(flags, "rrr", (worker, options) =>
+      if (items.length === 0) throw new UsageError(`no ${flags.task} items to train on (${pool.length} in the pool${heldOut.size > 0 ? `, all held out by --exclude-run` : ""}) — pass other --data, --limit or --exclude-run`);
+      const settings = {
+        task,
+        items,
+        group: flags.group,
+        feedback: flags.feedback,
+        attempt: { maxTokens: flags.attemptMaxTokens, temperature: 0 },
+        reflection: { maxTokens: flags.reflectionMaxTokens, temperature: flags.temperature },
+        retry: { maxTokens: flags.attemptMaxTokens, temperature: flags.retryTemperature },
+        klCoef: flags.kl,
+        clip: flags.clip,
+      };
+      const result = await withWorker(flags, "rrr", rrrFingerprint(settings), (worker, options) =>
         trainRrr(worker, {
           ...options,
-          task,
-          items,
-          group: flags.group,
-          feedback: flags.feedback,
-          attempt: { maxTokens: flags.attemptMaxTokens, temperature: 0 },
-          reflection: { maxTokens: flags.reflectionMaxTokens, temperature: flags.temperature },
-          retry: { maxTokens: flags.attemptMaxTokens, temperature: flags.retryTemperature },
-          klCoef: flags.kl,
-          clip: flags.clip,
+          ...settings,
           ...(flags.dryRun ? { dumpBatch: flags.dumpBatch ?? path.join(flags.out, "first-batch.jsonl") } : {}),
           onFirstAttempt: (done, total, failures) => {
             if (done % 10 === 0 || done === total) process.stderr.write(`first attempts: ${done}/${total}, ${failures} failed\n`);

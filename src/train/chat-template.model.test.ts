@@ -4,7 +4,10 @@ import { getLlama, resolveChatWrapper, type ChatHistoryItem } from "node-llama-c
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { inferenceChatTemplate } from "./chat-template.js";
 import type { WorkerClient } from "./worker-client.js";
-import { startTestWorker } from "./worker-harness.js";
+import { prepareTestWorker, startTestWorker } from "./worker-harness.js";
+
+// Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
+await prepareTestWorker();
 
 // The worker renders training conversations token for token as node-llama-cpp renders them at inference, for both
 // registered models: what RRR and SFT train on is what `reflect eval` later shows the model.

@@ -26,13 +26,19 @@ export interface PreferenceRow {
   rejected: Message;
 }
 
+/** A training file read and checked whole: objectives take it so that bad data fails before anything starts. */
+export interface Dataset<Row> {
+  file: string;
+  rows: Row[];
+}
+
 /**
  * Reads TRL-style conversational SFT JSONL (`reflect data export --format trl-sft` or `openai-sft`): assistant
  * messages with `weight` 1 carry loss, 0 are context. A file without any `weight` trains every assistant message,
  * as TRL's assistant-only loss does. A bad line is an InputError naming the file and line.
  */
-export async function readSftRows(file: string): Promise<SftRow[]> {
-  return (await readJsonl(file)).map(({ value, line }) => {
+export async function readSftData(file: string): Promise<Dataset<SftRow>> {
+  const rows = (await readJsonl(file)).map(({ value, line }) => {
     const row = value as { messages?: Message[] };
     const weighted = Array.isArray(row.messages) && row.messages.some((m) => m !== null && typeof m === "object" && "weight" in m);
     const problem = weighted
@@ -43,16 +49,18 @@ export async function readSftRows(file: string): Promise<SftRow[]> {
     const trained = (row.messages as Message[]).flatMap((m, i) => (m.role === "assistant" && (!weighted || m.weight === 1) ? [i] : []));
     return { line, messages, trained };
   });
+  return { file, rows };
 }
 
 /** Reads TRL-style conversational preference JSONL (`--format trl-dpo`): `prompt`, `chosen`, `rejected`. */
-export async function readPreferenceRows(file: string): Promise<PreferenceRow[]> {
-  return (await readJsonl(file)).map(({ value, line }) => {
+export async function readPreferenceData(file: string): Promise<Dataset<PreferenceRow>> {
+  const rows = (await readJsonl(file)).map(({ value, line }) => {
     const problem = validateExportRow("trl-dpo", value);
     if (problem !== null) throw new InputError(`not a conversational preference row: ${problem}`, file, line);
     const row = value as { prompt: Message[]; chosen: Message[]; rejected: Message[] };
     return { line, prompt: row.prompt, chosen: row.chosen[0] as Message, rejected: row.rejected[0] as Message };
   });
+  return { file, rows };
 }
 
 async function readJsonl(file: string): Promise<{ value: unknown; line: number }[]> {
@@ -71,6 +79,7 @@ async function readJsonl(file: string): Promise<{ value: unknown; line: number }
       throw new InputError(`not JSON (${(error as Error).message})`, file, index + 1);
     }
   });
+  if (rows.length === 0) throw new InputError("no rows: the file is empty — export one with `reflect data export`", file);
   return rows;
 }
 

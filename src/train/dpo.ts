@@ -2,16 +2,22 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { writeFileWhole } from "../eval/durable-run.js";
-import { readPreferenceRows, renderWeighted, stepIndices } from "./datasets.js";
+import { checkFingerprint, writeFileWhole } from "../eval/durable-run.js";
+import { renderWeighted, stepIndices, type Dataset, type PreferenceRow } from "./datasets.js";
 import { weightedSum } from "./masks.js";
-import { loopOptions, type CommonTrainOptions } from "./sft.js";
+import { loopOptions, runFingerprint, type CommonTrainOptions } from "./sft.js";
 import { trainLoop, type StepMetrics } from "./train-loop.js";
 import type { PreferenceDatum, TrainerBackend, WeightedDatum } from "./types.js";
 
 export interface DpoOptions extends CommonTrainOptions {
-  data: string;
+  /** Read and checked beforehand (`readPreferenceData`), so a bad file fails before a worker starts. */
+  data: Dataset<PreferenceRow>;
   beta: number;
+}
+
+/** The DPO part of a run's fingerprint. */
+export function dpoFingerprint(data: Dataset<PreferenceRow>, beta: number): Record<string, unknown> {
+  return { objective: "dpo", data: data.file, rows: data.rows.length, beta };
 }
 
 /**
@@ -23,7 +29,10 @@ export interface DpoOptions extends CommonTrainOptions {
  * the mean; Adam's update is nearly invariant to that scale. The reported loss is the batch mean.
  */
 export async function trainDpo(backend: TrainerBackend, options: DpoOptions): Promise<StepMetrics[]> {
-  const rows = await readPreferenceRows(options.data);
+  const { file, rows } = options.data;
+  const fingerprint = dpoFingerprint(options.data, options.beta);
+  // Before reference.json is read or written: a folder of another run keeps its own.
+  await checkFingerprint(options.out, runFingerprint(options, fingerprint));
   const sides = await renderWeighted(
     backend,
     rows.flatMap((r) => [
@@ -38,11 +47,11 @@ export async function trainDpo(backend: TrainerBackend, options: DpoOptions): Pr
     const rejected = sides.datums[2 * i + 1];
     if (chosen && rejected) pairs.push({ chosen, rejected, row: i });
   }
-  if (pairs.length === 0) throw new UsageError(`${options.data}: no trainable pairs (${rows.length} rows; pairs with a side longer than --max-length ${options.maxLength} are left out)`);
+  if (pairs.length === 0) throw new UsageError(`${file}: no trainable pairs (${rows.length} rows; pairs with a side longer than --max-length ${options.maxLength} are left out)`);
   const reference = await referenceLogprobs(backend, options.out, pairs);
   return trainLoop(
     backend,
-    loopOptions(options, { config: { rows: rows.length, pairs: pairs.length }, fingerprint: { objective: "dpo", data: options.data, rows: rows.length, beta: options.beta }, info: { rows: rows.length, pairs: pairs.length } }),
+    loopOptions(options, { config: { rows: rows.length, pairs: pairs.length }, fingerprint, info: { rows: rows.length, pairs: pairs.length } }),
     async (n) => {
       const started = performance.now();
       const batch: PreferenceDatum[] = stepIndices(pairs.length, options.batchSize, n, options.seed).map((i) => {

@@ -6,7 +6,10 @@ import { checkExport, llamaCppLogprobs } from "./export-check.js";
 import { messageWeights, normaliseOverBatchTokens } from "./masks.js";
 import type { WeightedDatum } from "./types.js";
 import type { WorkerClient } from "./worker-client.js";
-import { startTestWorker, tempDir } from "./worker-harness.js";
+import { prepareTestWorker, startTestWorker, tempDir } from "./worker-harness.js";
+
+// Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
+await prepareTestWorker();
 
 // The real SmolLM2-135M-Instruct (Q4_1 GGUF) trained a few LoRA steps in the worker, exported back to GGUF, and read
 // by node-llama-cpp: its next-token log-probabilities must match the trained PyTorch model within the quantisation

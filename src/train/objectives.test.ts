@@ -5,12 +5,16 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { arithmeticPrompt, generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import type { Task, Verdict } from "../tasks/task.js";
+import { readPreferenceData, readSftData } from "./datasets.js";
 import { trainDpo } from "./dpo.js";
 import { trainRrr, type DumpedDatum, type Rollout } from "./rrr.js";
 import { trainSft, type CommonTrainOptions } from "./sft.js";
 import type { StepMetrics } from "./train-loop.js";
-import { startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
+import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
 import type { WorkerClient } from "./worker-client.js";
+
+// Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
+await prepareTestWorker();
 
 // Each objective trains a few steps on a tiny model (issue 6's CI requirement), checked for what it must do:
 // SFT and DPO lower their loss on their data, a resumed run repeats an uninterrupted one, and RRR's loss touches
@@ -62,7 +66,7 @@ describe("training objectives on a tiny model", { timeout: 900_000 }, () => {
   });
 
   test("SFT lowers the loss on its data, checkpoints, and a resumed run repeats an uninterrupted one", async () => {
-    const data = await jsonl(dir, "sft.jsonl", sftRows);
+    const data = await readSftData(await jsonl(dir, "sft.jsonl", sftRows));
     // All weights trained here (LoRA on a 64-wide random model learns too slowly to show in 6 steps).
     await worker.load(await tinyModel(null));
     const whole = await trainSft(worker, { ...common(path.join(dir, "sft-a"), 6, 1e-2), data });
@@ -89,7 +93,7 @@ describe("training objectives on a tiny model", { timeout: 900_000 }, () => {
   });
 
   test("DPO starts at log 2 and raises the chosen answers over the rejected ones", async () => {
-    const data = await jsonl(dir, "dpo.jsonl", dpoRows);
+    const data = await readPreferenceData(await jsonl(dir, "dpo.jsonl", dpoRows));
     await worker.load(await tinyModel());
     const metrics = await trainDpo(worker, { ...common(path.join(dir, "dpo"), 4, 3e-2), data, beta: 0.5 });
     assert.ok(Math.abs((metrics[0]?.loss ?? 0) - Math.LN2) < 1e-5, `first loss ${metrics[0]?.loss}`);

@@ -1,14 +1,14 @@
 import { mkdir, open } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { readJsonLines, writeFileWhole } from "../eval/durable-run.js";
+import { checkFingerprint, readJsonLines, writeFileWhole } from "../eval/durable-run.js";
 import { feedbackMessage, reflectionRequest, retryRequest, type FeedbackMode } from "../loops/feedback.js";
 import type { ChatMessage } from "../models/language-model.js";
 import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { hash32 } from "../util/hash.js";
 import { groupAdvantages, tokenAdvantages } from "./advantages.js";
 import { stepIndices } from "./datasets.js";
-import { loopOptions, type CommonTrainOptions } from "./sft.js";
+import { loopOptions, runFingerprint, type CommonTrainOptions } from "./sft.js";
 import { trainLoop, type StepMetrics } from "./train-loop.js";
 import type { PolicyDatum, TrainerBackend } from "./types.js";
 
@@ -67,6 +67,22 @@ export interface DumpedDatum {
   reflection: string;
 }
 
+/** The RRR part of a run's fingerprint. */
+export function rrrFingerprint(options: Pick<RrrOptions, "task" | "items" | "group" | "feedback" | "attempt" | "reflection" | "retry" | "klCoef" | "clip">): Record<string, unknown> {
+  return {
+    objective: "rrr",
+    task: options.task.name,
+    items: options.items.map((i) => i.id),
+    group: options.group,
+    feedback: options.feedback,
+    attempt: options.attempt,
+    reflection: options.reflection,
+    retry: options.retry,
+    klCoef: options.klCoef,
+    clip: options.clip,
+  };
+}
+
 /**
  * Reflect, Retry, Reward (Bensal et al. 2025): the failure set is the items the model gets wrong at its first
  * attempt; each step takes a batch of failures, samples G reflections per failure from the current policy, retries
@@ -77,6 +93,10 @@ export interface DumpedDatum {
  * GRPO setting with one update per rollout batch is.
  */
 export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Promise<{ metrics: StepMetrics[]; failures: number; items: number }> {
+  if (options.items.length === 0) throw new UsageError("no task items to train on");
+  const fingerprint = rrrFingerprint(options);
+  // Before first-attempts.jsonl is read or written: a folder of another run keeps its own.
+  await checkFingerprint(options.out, runFingerprint(options, fingerprint));
   await mkdir(options.out, { recursive: true });
   const byId = new Map(options.items.map((item) => [item.id, item]));
   const firsts = await firstAttempts(backend, options, options.dumpBatch === undefined ? Infinity : options.batchSize);
@@ -152,18 +172,7 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
     backend,
     loopOptions(options, {
       config: { items: firsts.length, failures: failures.length },
-      fingerprint: {
-        objective: "rrr",
-        task: options.task.name,
-        items: options.items.map((i) => i.id),
-        group: options.group,
-        feedback: options.feedback,
-        attempt: options.attempt,
-        reflection: options.reflection,
-        retry: options.retry,
-        klCoef: options.klCoef,
-        clip: options.clip,
-      },
+      fingerprint,
       info: { items: firsts.length, failures: failures.length },
       onStart: async (from) => {
         // Rollouts of steps after the restored checkpoint are redone.

@@ -2,14 +2,31 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { resolveRegisteredModel } from "../models/resolve.js";
-import { ensureWorkerEnv, workerHome } from "./setup.js";
+import { ensureWorkerEnv, isWorkerEnvReady, workerHome, workerVenvDir } from "./setup.js";
 import type { LoadParams } from "./types.js";
 import { WorkerClient } from "./worker-client.js";
 
-/** For tests: the worker environment (created on first use, as `reflect train setup` does) and a started worker. */
+let prepared: Promise<string> | undefined;
+
+/**
+ * The worker's venv, built first if absent (as `reflect train setup` does: minutes on a cold machine), and SmolLM2's
+ * GGUF, whose tokenizer the tiny model uses. Test files that start a worker await this at module level: outside any
+ * test or hook, so outside every timeout. Gives the venv's Python.
+ */
+export function prepareTestWorker(): Promise<string> {
+  prepared ??= (async () => {
+    const venv = workerVenvDir();
+    if (!isWorkerEnvReady(venv)) process.stderr.write(`building the training worker's Python environment at ${venv} (once; a few minutes) — \`reflect train setup\` does the same\n`);
+    const { python } = await ensureWorkerEnv({ onLog: () => undefined });
+    await resolveRegisteredModel("smollm2-135m");
+    return python;
+  })();
+  return prepared;
+}
+
+/** For tests: a started worker (in the environment of `prepareTestWorker`). */
 export async function startTestWorker(): Promise<WorkerClient> {
-  const { python } = await ensureWorkerEnv({ onLog: () => undefined });
-  return WorkerClient.start({ python, cacheDir: path.join(workerHome(), "models"), threads: 2 });
+  return WorkerClient.start({ python: await prepareTestWorker(), cacheDir: path.join(workerHome(), "models"), threads: 2 });
 }
 
 /** A tiny random Llama on SmolLM2's real tokenizer (and chat template): the worker's full code path in seconds. */

@@ -3,7 +3,10 @@ import { after, before, describe, test } from "node:test";
 import { messageWeights, weightedSum } from "./masks.js";
 import type { ParameterProbe, RenderedChat, WeightedDatum } from "./types.js";
 import { WorkerClient, WorkerError } from "./worker-client.js";
-import { startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
+import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
+
+// Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
+await prepareTestWorker();
 
 // Conformance tests of the training worker on a tiny model (issue 6): a step moves the parameters, masked tokens
 // get exactly zero gradient, a batch's loss is the sum of its parts, the same data split 1×4 or 4×1 gives the same
