@@ -11,9 +11,10 @@ import { instructionPool, loadInstructions } from "../data/instructions.js";
 import type { ReflectionDataSummary } from "../data/types.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { openModel } from "../models/open.js";
+import { reflectkitVersion } from "../version.js";
 import { interruptSignal, modelFlags, modelOpenOptions, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
-import { episodeProgressBar } from "./progress.js";
+import { episodeProgress } from "./episode-progress.js";
 
 interface GenerateFlags extends TaskRunFlags {
   instructions?: string;
@@ -89,7 +90,7 @@ export function registerData(program: Command): void {
       const sampling = (maxTokens: number, temperature: number) => ({ maxTokens, temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) });
       const model = await openModel(flags.model, openOptions);
       const interrupt = interruptSignal(outDir, "items");
-      const bar = episodeProgressBar(items.length);
+      const bar = episodeProgress({ total: items.length, noun: "items", rightLabel: "first answer right" });
       try {
         const { summary, resumed } = await generateReflectionData({
           model,
@@ -108,7 +109,7 @@ export function registerData(program: Command): void {
           // The user's instructions themselves are part of the library's fingerprint, wherever their file lies.
           fingerprint: { mode: flags.mode, data: flags.data === undefined ? null : path.resolve(flags.data) },
           config: {
-            reflectkit: process.env.npm_package_version ?? null,
+            reflectkit: reflectkitVersion,
             model_spec: flags.model,
             instructions_file: flags.instructions === undefined ? null : path.resolve(flags.instructions),
             threads: flags.threads ?? os.availableParallelism(),
@@ -117,7 +118,7 @@ export function registerData(program: Command): void {
             argv: process.argv.slice(2),
           },
           signal: interrupt.signal,
-          onItem: (item) => bar.tick(item.first?.verdict.correct === true),
+          onItem: (item, fromDisk) => bar.tick(item.first?.verdict.correct === true, fromDisk),
         });
         bar.stop();
         if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -172,7 +173,7 @@ function registerCurate(data: Command): void {
           maxPairsPerItem: flags.maxPairsPerItem,
           ...(judge === undefined ? {} : { judge }),
           ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
-          config: { reflectkit: process.env.npm_package_version ?? null, judge_spec: flags.judgeModel ?? null, argv: process.argv.slice(2) },
+          config: { reflectkit: reflectkitVersion, judge_spec: flags.judgeModel ?? null, argv: process.argv.slice(2) },
         });
         process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCuration(report)}\ncurated folder: ${path.resolve(flags.out)}\n`);
       } finally {

@@ -21,10 +21,11 @@ import { createOtelTracer, otlpEndpointFromEnv } from "../telemetry/otel.js";
 import { withDemonstrations, type Demonstration } from "../tasks/demonstrations.js";
 import { findTaskFamily, taskFamilies } from "../tasks/registry.js";
 import type { Judgement, Task, TaskItem } from "../tasks/task.js";
+import { reflectkitVersion } from "../version.js";
 import { formatSummary } from "./format.js";
 import { interruptSignal, modelFlags, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
-import { episodeProgressBar } from "./progress.js";
+import { episodeProgress, type EpisodeProgress } from "./episode-progress.js";
 
 export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade"] as const;
 type StrategyName = (typeof strategyNames)[number];
@@ -66,7 +67,7 @@ export function registerEval(program: Command): void {
     .option("--refiner-model <spec>", "self-refine: the model that rewrites drafts (default: the generator)")
     .option("--memory <file>", "reflexion: the SQLite lesson memory, shared across runs (default <out>/memory.sqlite)")
     .option("--lessons <n>", "reflexion: lessons of the same item shown to an attempt", int(0), 3)
-    .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance (default 0: it hurt the small model, see BENCHMARKS.md)", int(0), 0)
+    .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance (0 is the paper's per-instance memory; recalling others cost the small model 8 points, see BENCHMARKS.md)", int(0), 0)
     .option("--turns <n>", "most attempts per item", int(1), 2)
     .option("--stop-when <list>", "stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn", "verified")
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]));
@@ -145,14 +146,14 @@ export function registerEval(program: Command): void {
       });
       const memory = memoryPath === undefined ? undefined : openLessonStore(memoryPath);
       const interrupt = interruptSignal(outDir, "episodes");
-      const bar = episodeProgressBar(items.length);
+      let bar: EpisodeProgress | undefined;
       try {
         const model = await open(flags.model);
         const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: Math.max(160, reflection.maxTokens) } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
         const config = {
           command: "eval",
-          reflectkit: process.env.npm_package_version ?? null,
+          reflectkit: reflectkitVersion,
           model_id: model.modelId,
           ...fingerprint,
           strategy: flags.strategy,
@@ -179,6 +180,8 @@ export function registerEval(program: Command): void {
               return reflexion({ ...common, feedback, runId, lessonsPerItem: flags.lessons, relatedLessons: flags.relatedLessons, ...(memory === undefined ? {} : { memory }) });
           }
         };
+        // Started once the models are open, so a fetch's own bar and the loading time stay out of the ETA.
+        bar = episodeProgress({ total: items.length, noun: "episodes", rightLabel: "final answer right" });
         const { summary, resumed, notRun, notRunReason } = await runEval({
           items,
           episode,
@@ -189,7 +192,7 @@ export function registerEval(program: Command): void {
           fingerprint,
           ...(Object.keys(runBudget).length === 0 ? {} : { budget: runBudget }),
           signal: interrupt.signal,
-          onEpisode: (e) => bar.tick(e.correct),
+          onEpisode: (e, fromDisk) => bar?.tick(e.correct, fromDisk),
         });
         bar.stop();
         if (flags.json) {
@@ -199,7 +202,7 @@ export function registerEval(program: Command): void {
           process.stdout.write(`${formatSummary(summary, heading)}\n${notRun > 0 ? `${notRun} items not run: ${notRunReason ?? "the run budget is spent"}\n` : ""}run folder: ${outDir}\n`);
         }
       } finally {
-        bar.stop();
+        bar?.stop();
         interrupt.release();
         memory?.close();
         await tracer.shutdown();

@@ -1,29 +1,71 @@
 import type { Summary } from "../eval/metrics.js";
+import { textTable } from "./text-table.js";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const BUDGET_NOUNS: Record<string, string> = { tokens: "token", calls: "call", time: "time" };
 
-/** The summary as a readable table. */
+/** An episode's stop reason as a reader says it: `turns:2` → `turn limit (2)`, `budget:tokens` → `token budget`. */
+export function stopReasonText(reason: string): string {
+  const turns = /^turns:(\d+)$/.exec(reason);
+  if (turns !== null) return `turn limit (${turns[1]})`;
+  const budget = /^budget:(\w+)$/.exec(reason);
+  if (budget !== null) return `${BUDGET_NOUNS[budget[1] as string] ?? budget[1]} budget`;
+  if (reason === "error") return "model error";
+  return reason.replace(">=", " ≥ ");
+}
+
+/**
+ * The summary as the CLI prints it: accuracy after each turn with its interval and the flip matrix between
+ * attempts, then what stopped the episodes, then the cost — calls and tokens by role, and the time.
+ */
 export function formatSummary(summary: Summary, heading: string): string {
-  const lines = [heading, "", "turn  Acc@t    95% CI (Wilson)    wrong→right  right→wrong  answer changed"];
-  summary.accuracy.forEach((accuracy, index) => {
-    const [lo, hi] = summary.accuracy_ci95[index] ?? [0, 0];
-    const flips = index === 0 ? undefined : summary.flips[index - 1];
-    const flipText = flips === undefined ? "" : `${String(flips.wrong_to_right).padStart(11)}  ${String(flips.right_to_wrong).padStart(11)}  ${`${flips.answer_changed}/${flips.n}`.padStart(14)}`;
-    lines.push(`${String(index + 1).padStart(4)}  ${pct(accuracy).padStart(6)}   [${pct(lo)}, ${pct(hi)}]`.padEnd(36) + flipText);
-  });
-  const sign = summary.delta >= 0 ? "+" : "";
-  lines.push(
-    "",
-    `n = ${summary.n}   Δ (Acc@t${summary.turns} − Acc@t1) = ${sign}${(100 * summary.delta).toFixed(1)} points   answer-change rate = ${summary.answer_change_rate === null ? "n/a" : pct(summary.answer_change_rate)}`,
-    `model calls ${summary.model_calls} (${summary.model_calls_per_episode.toFixed(2)}/episode)   tokens: prompt ${summary.tokens.prompt} (evaluated ${summary.tokens.evaluated_prompt}), completion ${summary.tokens.completion}   wall ${(summary.wall_seconds ?? 0).toFixed(1)} s`,
+  const accuracy = textTable(
+    [{ header: "turn" }, { header: "Acc@t" }, { header: "95% CI (Wilson)" }, { header: "wrong→right" }, { header: "right→wrong" }, { header: "wrong→wrong" }, { header: "right→right" }, { header: "answer changed" }],
+    summary.accuracy.map((acc, index) => {
+      const [lo, hi] = summary.accuracy_ci95[index] ?? [0, 0];
+      const f = index === 0 ? undefined : summary.flips[index - 1];
+      const flips = f === undefined ? [] : [String(f.wrong_to_right), String(f.right_to_wrong), String(f.wrong_to_wrong), String(f.right_to_right), `${f.answer_changed}/${f.n}`];
+      return [String(index + 1), pct(acc), `[${pct(lo)}, ${pct(hi)}]`, ...flips];
+    }),
   );
+  const sign = summary.delta >= 0 ? "+" : "";
+  const lines = [
+    heading,
+    "",
+    ...accuracy,
+    "Acc@t: right with the answer held after t attempts. Flips: attempt t−1 → t, over the episodes that made attempt t.",
+    "",
+    `n = ${summary.n}   Δ (Acc@t${summary.turns} − Acc@t1) = ${sign}${(100 * summary.delta).toFixed(1)} points   solved at any turn ${pct(summary.solved_any)}   answer-change rate ${summary.answer_change_rate === null ? "n/a" : pct(summary.answer_change_rate)}`,
+  ];
+  const stops = Object.entries(summary.stopped_by ?? {}).map(([reason, count]) => `${stopReasonText(reason)} ${count}`);
+  if (stops.length > 0) lines.push(`stopped: ${stops.join(" · ")}${summary.rollbacks > 0 ? `   rolled back to an earlier attempt: ${summary.rollbacks}` : ""}`);
   if (summary.unjudged_attempts > 0) lines.push(`attempts the verifier could not judge: ${summary.unjudged_attempts}`);
-  const stops = Object.entries(summary.stopped_by ?? {}).map(([reason, count]) => `${reason} ${count}`);
-  if (stops.length > 0) lines.push(`stopped by: ${stops.join(", ")}${summary.rollbacks > 0 ? `   rolled back to an earlier attempt: ${summary.rollbacks}` : ""}`);
   for (const critic of summary.critics ?? []) {
     const rate = (x: number | null) => (x === null ? "n/a" : pct(x));
     lines.push(`${critic.critic} against the verifier (n = ${critic.n}): precision ${rate(critic.precision)}, recall ${rate(critic.recall)}, agreement ${rate(critic.agreement)}${critic.unreadable > 0 ? `, unreadable replies ${critic.unreadable}` : ""}`);
   }
   if ((summary.errors?.episodes ?? 0) > 0) lines.push(`episodes ended by a model failure: ${summary.errors.episodes} (${summary.errors.examples[0] ?? ""})`);
+  lines.push("", ...formatCost(summary));
   return lines.join("\n");
+}
+
+/** Model calls and tokens (prompt + completion) by role, in all and per episode, then the token split and the time. */
+function formatCost(summary: Summary): string[] {
+  const roles = Object.entries(summary.per_episode_by_role ?? {});
+  const tokens = summary.tokens.prompt + summary.tokens.completion;
+  const perEpisode = (total: number) => (summary.n === 0 ? "—" : (total / summary.n).toFixed(1));
+  const table = textTable(
+    [{ header: "cost", align: "left" }, { header: "model calls" }, { header: "tokens" }, { header: "tokens/episode" }],
+    [
+      ...roles.map(([role, u]) => [role, String(Math.round(u.calls * summary.n)), String(Math.round(u.tokens * summary.n)), u.tokens.toFixed(1)]),
+      ["all", String(summary.model_calls), String(tokens), perEpisode(tokens)],
+    ],
+  );
+  const reused = summary.tokens.prompt - summary.tokens.evaluated_prompt;
+  const resumed = summary.resumed_episodes ?? 0;
+  const wall = summary.wall_seconds === undefined ? "" : ` · ${summary.wall_seconds.toFixed(1)} s wall${resumed > 0 ? ` for the ${summary.n - resumed} episodes run now (${resumed} resumed)` : ""}`;
+  return [
+    ...table,
+    `tokens: prompt ${summary.tokens.prompt}${reused > 0 ? ` (${reused} of them reused from the KV cache)` : ""}, completion ${summary.tokens.completion}${wall}`,
+  ];
 }

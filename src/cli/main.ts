@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
+import { reflectkitVersion } from "../version.js";
 import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
 import { registerModels } from "./models.js";
@@ -12,6 +13,7 @@ import { registerView } from "./view.js";
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command("reflect")
     .description("verifier-anchored self-reflection for language models")
+    .version(reflectkitVersion, "-V, --version", "print reflectkit's version")
     .exitOverride()
     .showHelpAfterError();
   registerEval(program);

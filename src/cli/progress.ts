@@ -27,26 +27,3 @@ export function fetchProgressBar(): FetchProgress {
     },
   };
 }
-
-/** An episode progress bar on stderr: done/total and the running accuracy. */
-export function episodeProgressBar(total: number): { tick(correct: boolean): void; stop(): void } {
-  const bar = new cliProgress.SingleBar(
-    {
-      stream: process.stderr,
-      format: "episodes [{bar}] {value}/{total} | solved {solved} | {duration_formatted} elapsed, eta {eta_formatted}",
-      noTTYOutput: true,
-      notTTYSchedule: 10000,
-      hideCursor: true,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  let solved = 0;
-  bar.start(total, 0, { solved: 0 });
-  return {
-    tick(correct) {
-      if (correct) solved++;
-      bar.increment(1, { solved });
-    },
-    stop: () => bar.stop(),
-  };
-}

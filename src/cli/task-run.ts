@@ -28,7 +28,7 @@ export interface TaskRunFlags {
 /** Adds the flags that choose the task, its items and the model: --task, --data, --limit, --seed, --model, --mode. */
 export function taskFlags(command: Command, seedHelp: string): Command {
   return command
-    .requiredOption("--task <name>", `task family: ${taskFamilies.map((f) => f.name).join(", ")}`)
+    .requiredOption("--task <name>", `required: the task family, one of ${taskFamilies.map((f) => f.name).join(", ")}`)
     .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
     .option("--limit <n>", "first n items (generated items: default 100)", int(1))
     .option("--seed <n>", seedHelp, int(0), 0)

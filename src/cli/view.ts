@@ -8,7 +8,7 @@ export function registerView(program: Command): void {
     .command("view")
     .description("serve a local page (127.0.0.1) to browse a run's episodes: attempts, feedback, reflections, retries, diffs; filters and search")
     .argument("<run-dir...>", "run folders (reflect eval or reflect data generate)")
-    .option("--port <n>", "port on 127.0.0.1 (default: a free one)", int(0), 0)
+    .option("--port <n>", "port on 127.0.0.1 (0: a free one)", int(0), 0)
     .action(async (runDirs: string[], flags: { port: number }) => {
       const viewer = await startViewer({ runDirs, port: flags.port });
       const episodes = viewer.runs.reduce((n, r) => n + (r.kind === "eval" ? r.episodes.length : r.items.length), 0);
