@@ -4,11 +4,12 @@
  * No test opens the embedded model: every eval names an http:// model, and REFLECTKIT_OFFLINE=1 forbids fetching.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import type { Summary } from "../eval/metrics.js";
 import type { Episode } from "../loops/types.js";
 import { generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
@@ -30,6 +31,7 @@ import {
 } from "./cli-harness.js";
 
 const TEST_TIMEOUT_MS = 180_000;
+const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "package.json"), "utf8")) as { version: string }).version;
 
 // ---------------------------------------------------------------------------------------------------------------
 // What the rule predicts for the seeded arithmetic items
@@ -143,6 +145,7 @@ describe("reflect eval against an OpenAI-compatible server", { timeout: TEST_TIM
 
     const config = JSON.parse(await readFile(path.join(out, "config.json"), "utf8")) as Record<string, unknown>;
     assert.equal(config.command, "eval");
+    assert.equal(config.reflectkit, PACKAGE_VERSION, "the version that made the run, without npm run's environment");
     assert.equal(config.task, "arithmetic");
     assert.equal(config.model, server.spec);
     assert.equal(config.items, 6);
@@ -154,15 +157,28 @@ describe("reflect eval against an OpenAI-compatible server", { timeout: TEST_TIM
     assert.equal((config.fingerprint as Record<string, unknown>).turns, 2);
   });
 
-  it("prints the table and the run folder without --json", async (t) => {
+  it("prints the table, the cost and the run folder without --json; progress goes to stderr as a few log lines", async (t) => {
     const server = await startServer(t);
     const out = path.join(await tempDir(t), "table-run");
-    const result = await cli(evalArgs(server, out, ["--limit", "3", "--turns", "2"]));
+    const items = generateArithmetic({ seed: 0, count: 6 });
+    const expected = expectedFor(items.map((i) => i.record));
+    const result = await cli(evalArgs(server, out, ["--limit", "6", "--turns", "2"]));
     assertExit(result, 0);
-    assert.match(result.stdout, /Acc@t/);
-    assert.match(result.stdout, /n = 3/);
+    const w2r = expected.wrongToRight;
+    assert.match(result.stdout, new RegExp(`^turn +Acc@t +95% CI \\(Wilson\\) +wrong→right +right→wrong +wrong→wrong +right→right +answer changed\n +1 +${(100 * expected.accuracy[0]).toFixed(1)}% .*\n +2 +100\\.0% +\\[[\\d.]+%, 100\\.0%\\] +${w2r} +0 +0 +0 +${w2r}/${w2r}$`, "m"));
+    assert.match(result.stdout, /^n = 6 {3}Δ/m);
+    assert.match(result.stdout, new RegExp(`^stopped: verified 6$`, "m"));
+    assert.match(result.stdout, new RegExp(`^all +${expected.calls} +${expected.promptTokens + expected.completionTokens} +[\\d.]+$`, "m"), result.stdout);
+    assert.match(result.stdout, /^reflection +\d+ +\d+ +[\d.]+$/m);
+    assert.match(result.stdout, /· [\d.]+ s wall$/m);
     assert.ok(result.stdout.includes(`run folder: ${out}`), result.stdout);
     assert.ok(existsSync(path.join(out, "summary.json")));
+    // stderr is not a terminal here: a line for the first episode and one for the last, no bar, no redraws.
+    const progress = result.stderr.split("\n").filter((line) => line.startsWith("episodes"));
+    assert.equal(progress.length, 2, result.stderr);
+    assert.match(progress[0] as string, /^episodes 1\/6 · final answer right 1 · \d+s elapsed · eta \d+s$/);
+    assert.match(progress[1] as string, /^episodes 6\/6 · final answer right 6 · \d+s elapsed · done$/);
+    assert.ok(!result.stderr.includes("\r"), "no carriage returns in a log");
   });
 
   it("resumes a run killed mid-way without redoing finished episodes", async (t) => {
@@ -214,6 +230,8 @@ describe("reflect eval against an OpenAI-compatible server", { timeout: TEST_TIM
     assert.equal(firstAttemptsAfter.length, 8 - finished.length, "each unfinished item is asked once");
     assert.equal(new Set(firstAttemptsAfter.map((r) => r.seed)).size, firstAttemptsAfter.length);
 
+    // The progress of the second run counts the resumed episodes apart; its ETA comes from its own episodes.
+    assert.match(second.stderr, new RegExp(`^episodes ${finished.length + 1}/8 \\(${finished.length} resumed\\) · final answer right \\d+ · \\d+s elapsed · (eta \\d+s|done)$`, "m"), second.stderr);
     const summary = JSON.parse(second.stdout) as Summary;
     assert.equal(summary.n, 8);
     assert.deepEqual(summary.accuracy, expectedFor(episodes.map((e) => e.record)).accuracy);
@@ -263,6 +281,32 @@ describe("reflect eval against an OpenAI-compatible server", { timeout: TEST_TIM
     assert.equal(server.requests.length, calls, "no model call is made");
     assert.equal(await readFile(path.join(out, "config.json"), "utf8"), configBefore);
     assert.equal(await readFile(path.join(out, "episodes.jsonl"), "utf8"), episodesBefore);
+  });
+});
+
+describe("reflect --version and --help", { timeout: TEST_TIMEOUT_MS }, () => {
+  it("--version prints the package's version", async () => {
+    for (const flag of ["--version", "-V"]) {
+      const result = await cli([flag]);
+      assertExit(result, 0);
+      assert.equal(result.stdout, `${PACKAGE_VERSION}\n`);
+    }
+  });
+
+  it("eval --help marks --task as required and states no default twice", async () => {
+    const result = await cli(["eval", "--help"]);
+    assertExit(result, 0);
+    // One entry per option: its first line starts with "  -", the wrapped lines after it are indented further.
+    const entries = result.stdout
+      .split("\n")
+      .reduce<string[]>((all, line) => (/^ {2}-/.test(line) ? [...all, line.trim()] : all.length > 0 && /^ {3,}\S/.test(line) ? [...all.slice(0, -1), `${all.at(-1)} ${line.trim()}`] : all), []);
+    assert.ok(entries.length > 30, result.stdout);
+    assert.match(entries.find((e) => e.startsWith("--task")) ?? "", /required/);
+    // Commander appends "(default: X)" for a default value; the description must not state it again.
+    for (const entry of entries) {
+      const described = entry.replace(/ \(default: [^)]*\)$/, "");
+      if (described !== entry) assert.doesNotMatch(described, /\bdefault\b/, `a default stated twice: ${entry}`);
+    }
   });
 });
 

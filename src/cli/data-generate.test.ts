@@ -48,7 +48,7 @@ describe("reflect data generate", { timeout: TEST_TIMEOUT_MS }, () => {
     assertExit(result, 0);
     const { lines, summary, config } = await runFolder(out);
     assert.deepEqual(JSON.parse(result.stdout), summary);
-    assert.match(result.stderr, /episodes \[/, "the progress bar is on stderr");
+    assert.match(result.stderr, /^items 12\/12 · first answer right \d+ · \d+s elapsed · done$/m, "the progress is on stderr");
 
     const records = new Map(generateArithmetic({ seed: 0, count: 12 }).map((i) => [i.id, i.record]));
     assert.deepEqual(lines.map((l) => l.id).sort(), [...records.keys()].sort(), "each item once");

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { cp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -46,6 +46,19 @@ describe("reflect report", { timeout: 120_000 }, () => {
     assertExit(asked, 1);
     assert.match(asked.stderr, /^reflect: no headless browser at .*apt-get install -y chromium/);
     assert.ok(existsSync(path.join(dir, "asked", "report.html")), "the HTML is written before the PNGs are attempted");
+  });
+
+  it("says which runs are unfinished (fewer episodes than items), in its output and in the runs table", async (t) => {
+    const dir = await tempDir(t);
+    const killed = path.join(dir, "killed");
+    await cp(RUN, killed, { recursive: true });
+    const file = path.join(killed, "episodes.jsonl");
+    await writeFile(file, `${readFileSync(file, "utf8").split("\n").slice(0, 84).join("\n")}\n`);
+    const result = await cli(["report", RUN, killed, "--out", path.join(dir, "out"), "--no-png"]);
+    assertExit(result, 0);
+    assert.match(result.stdout, /^note: killed is unfinished: 84 of 100 episodes .*run its command again to finish it$/m);
+    assert.doesNotMatch(result.stdout, /reflect-retry is unfinished/);
+    assert.match(readFileSync(path.join(dir, "out", "report.html"), "utf8"), /<td>killed<\/td>(<td>[^<]*<\/td>){5}<td>unfinished: 84 of 100<\/td>/);
   });
 
   it("bad input exits 2 naming the folder, or the file and the line", async (t) => {

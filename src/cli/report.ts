@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { Command } from "commander";
+import { unfinished } from "../report/run-folder.js";
 import { writeReport, type PngPolicy } from "../report/write-report.js";
 import { int } from "./parse.js";
 
@@ -36,6 +37,8 @@ export function registerReport(program: Command): void {
       });
       const lines = [`report: ${result.htmlFile} (${result.runs.length} run${result.runs.length === 1 ? "" : "s"}, ${result.charts.length} charts)`];
       for (const run of result.runs) {
+        const short = unfinished(run);
+        if (short !== null) lines.push(`note: ${run.label} is unfinished: ${short.done} of ${short.planned} ${run.kind === "eval" ? "episodes" : "items"} (killed, still running, or a run budget was spent); run its command again to finish it`);
         if (run.kind === "eval" && run.partialLastLine !== null) lines.push(`note: ${run.label}: line ${run.partialLastLine} of episodes.jsonl is not finished (a live or killed run) and was left out`);
       }
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);

@@ -1,7 +1,7 @@
 import type { InstructionEfficacy } from "../data/efficacy.js";
 import { costLift, totalFlips, type GroupSummary, type PairedOutcomes } from "./breakdowns.js";
 import type { EvalRun } from "./run-folder.js";
-import { el, escapeXml, legend, niceTicks, runColor, scale, svgRoot, text, tickLabel, truncate, xAxis, yAxis } from "./svg.js";
+import { el, escapeXml, legend, legendHeight, niceTicks, runColor, scale, svgRoot, text, tickLabel, truncate, xAxis, yAxis } from "./svg.js";
 
 /**
  * A chart of the report: an inline SVG of fixed size. Every data mark carries `class="mark"`, which the browser test
@@ -23,7 +23,9 @@ const pct = (v: number) => `${Math.round(100 * v)}%`;
 export function accuracyChart(runs: readonly EvalRun[]): Chart {
   const width = 680;
   const plotBottom = 270;
-  const height = plotBottom + 40 + runs.length * 18;
+  const entries = runs.map((r, i) => ({ label: r.label, detail: `${r.model}, ${r.strategy}, n = ${r.summary.n}`, color: runColor(i) }));
+  const legendWidth = width - 64 - 8;
+  const height = plotBottom + 40 + legendHeight(entries, legendWidth);
   const turns = Math.max(1, ...runs.map((r) => r.turns));
   const x = scale(0.5, turns + 0.5, 64, width - 24);
   const y = scale(0, 1, plotBottom, 24);
@@ -45,7 +47,7 @@ export function accuracyChart(runs: readonly EvalRun[]): Chart {
       );
     });
   });
-  parts.push(legend(runs.map((r, i) => ({ label: `${r.label} — ${r.model}, ${r.strategy}, n = ${r.summary.n}`, color: runColor(i) })), 64, plotBottom + 44));
+  parts.push(legend(entries, 64, plotBottom + 44, legendWidth));
   return {
     id: "accuracy",
     title: "Accuracy by turn",
@@ -111,7 +113,8 @@ export function costLiftChart(runs: readonly EvalRun[]): Chart {
   const width = 3 * panelWidth + 40;
   const plotTop = 30;
   const plotBottom = 230;
-  const height = plotBottom + 50 + runs.length * 18;
+  const entries = runs.map((r, i) => ({ label: r.label, color: runColor(i) }));
+  const height = plotBottom + 50 + legendHeight(entries, width - 56 - 8);
   const figures = runs.map((r) => costLift(r.summary));
   const deltas = figures.map((f) => f.deltaPoints);
   const yTicks = niceTicks(Math.min(0, ...deltas) - 1, Math.max(0, ...deltas) + 1, 5);
@@ -139,7 +142,7 @@ export function costLiftChart(runs: readonly EvalRun[]): Chart {
     });
   });
   parts.push(text(14, (plotTop + plotBottom) / 2, "Δ (points)", { transform: `rotate(-90 14 ${(plotTop + plotBottom) / 2})`, "text-anchor": "middle", fill: "#333" }));
-  parts.push(legend(runs.map((r, i) => ({ label: r.label, color: runColor(i) })), 56, plotBottom + 60));
+  parts.push(legend(entries, 56, plotBottom + 60, width - 56 - 8));
   return {
     id: "cost-lift",
     title: "Cost against lift",
@@ -168,7 +171,7 @@ function barChart(id: string, title: string, caption: string, bars: readonly Bar
   const row = 20;
   const top = 30;
   const plotBottom = top + Math.max(1, bars.length) * row;
-  const height = plotBottom + 30 + legendEntries.length * 18 + (legendEntries.length > 0 ? 16 : 0);
+  const height = plotBottom + 30 + legendHeight(legendEntries, width - labelWidth - 8) + (legendEntries.length > 0 ? 16 : 0);
   const x = scale(0, 1, labelWidth, width - 90);
   const parts = [xAxis([0, 0.25, 0.5, 0.75, 1], x, top - 6, plotBottom, pct)];
   bars.forEach((bar, i) => {
@@ -184,7 +187,7 @@ function barChart(id: string, title: string, caption: string, bars: readonly Bar
     if (bar.tick !== undefined) parts.push(el("circle", { cx: x(bar.tick), cy, r: 3.5, fill: "#fff", stroke: "#222", "stroke-width": 1.5 }));
     parts.push(text(width - 84, cy + 4, bar.note, { fill: "#333" }));
   });
-  parts.push(legend(legendEntries, labelWidth, plotBottom + 42));
+  parts.push(legend(legendEntries, labelWidth, plotBottom + 42, width - labelWidth - 8));
   return { id, title, caption, svg: svgRoot(id, width, height, title, ...parts), width, height };
 }
 

@@ -1,7 +1,7 @@
 import { statisticsCells } from "../data/stats.js";
 import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
-import type { DataRun, EvalRun, RunFolder } from "./run-folder.js";
+import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-folder.js";
 import { escapeXml as esc } from "./svg.js";
 import { viewData } from "./view-model.js";
 import { PAGE_CSS, scriptJson, VIEWER_SCRIPT } from "./viewer-client.js";
@@ -21,6 +21,13 @@ function table(header: readonly string[], rows: readonly (readonly string[])[], 
   const cell = (c: string) => (rawCells ? c : esc(c));
   const td = (c: string, i: number) => (textColumns.includes(i) ? `<td class="text">${cell(c)}</td>` : `<td>${cell(c)}</td>`);
   return `<table><thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map(td).join("")}</tr>`).join("")}</tbody></table>`;
+}
+
+/** A run's count of finished episodes, and whether it stopped short of the items it was started on. */
+function progressCell(run: RunFolder): string {
+  const short = unfinished(run);
+  if (short !== null) return `unfinished: ${short.done} of ${short.planned}`;
+  return String(run.kind === "eval" ? run.summary.n : run.items.length);
 }
 
 function figure(chart: Chart): string {
@@ -45,7 +52,7 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
     `<h2 id="runs">Runs</h2>`,
     table(
       ["#", "run", "kind", "task", "model", "strategy", "turns", "episodes / items", "folder"],
-      runs.map((r, i) => [String(i), r.label, r.kind === "eval" ? "reflect eval" : "data generate", r.task, r.model, r.kind === "eval" ? r.strategy : "—", r.kind === "eval" ? String(r.turns) : "—", String(r.kind === "eval" ? r.summary.n : r.items.length), r.dir]),
+      runs.map((r, i) => [String(i), r.label, r.kind === "eval" ? "reflect eval" : "data generate", r.task, r.model, r.kind === "eval" ? r.strategy : "—", r.kind === "eval" ? String(r.turns) : "—", progressCell(r), r.dir]),
     ),
   );
   for (const { run } of evalRuns) {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -99,6 +99,38 @@ describe("reflect report in headless Chromium", () => {
     assert.ok((await detail.locator(".step").count()) >= 2);
     assert.ok((await detail.locator(".reflection .reflection-text pre").count()) >= 1, "no reflection shown");
     assert.ok((await detail.locator("pre.diff ins, pre.diff del").count()) >= 1, "no diff marks");
+    assert.deepEqual(errors, []);
+  });
+});
+
+describe("chart legends in headless Chromium", () => {
+  it("fit inside their chart, whatever the run folders are called", async (t) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-legend-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    // The default --out name (runs/<time>-<task>-<model>) twice, so the labels also carry their parent folders.
+    const name = "2026-11-25T08-03-06-123Z-arithmetic-smollm2-135m";
+    const runs = [path.join(dir, "first", name), path.join(dir, "second", name)];
+    await cp(RUNS[1] as string, runs[0] as string, { recursive: true });
+    await cp(RUNS[0] as string, runs[1] as string, { recursive: true });
+    const report = await writeReport({ runDirs: runs, outDir: path.join(dir, "report"), png: "never" });
+    const browser = await openBrowser(t);
+    const url = pathToFileURL(report.htmlFile).href;
+    const { page, errors } = await strictPage(browser, url);
+    await page.goto(url, { waitUntil: "load" });
+    const legends = (await page.evaluate(`Array.from(document.querySelectorAll("svg[data-chart]")).flatMap(function (svg) {
+      var width = Number(svg.getAttribute("width"));
+      var height = Number(svg.getAttribute("height"));
+      return Array.from(svg.querySelectorAll("text.legend")).map(function (label) {
+        var b = label.getBBox();
+        return { chart: svg.getAttribute("data-chart"), text: label.textContent, right: b.x + b.width, bottom: b.y + b.height, width: width, height: height };
+      });
+    })`)) as { chart: string; text: string; right: number; bottom: number; width: number; height: number }[];
+    assert.ok(legends.filter((l) => l.chart === "accuracy").length >= 2, "the accuracy chart has a legend row per run");
+    assert.ok(legends.some((l) => l.text.includes(name)), "the folder names are shown");
+    for (const l of legends) {
+      assert.ok(l.right <= l.width, `${l.chart}: legend "${l.text}" ends at x = ${l.right.toFixed(1)}, past the chart's ${l.width} px`);
+      assert.ok(l.bottom <= l.height, `${l.chart}: legend "${l.text}" ends at y = ${l.bottom.toFixed(1)}, below the chart's ${l.height} px`);
+    }
     assert.deepEqual(errors, []);
   });
 });

@@ -11,7 +11,7 @@ import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../
 import { outcomeTags, pairedOutcomes, perTask } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, flipChart, perTaskChart } from "./charts.js";
 import { buildReport } from "./report-html.js";
-import { readRunFolder, readRunFolders, type DataRun, type EvalRun } from "./run-folder.js";
+import { readRunFolder, readRunFolders, unfinished, type DataRun, type EvalRun } from "./run-folder.js";
 import { viewData } from "./view-model.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -63,6 +63,23 @@ describe("readRunFolder", () => {
     assert.equal(folder.episodes.length, 100);
     assert.equal(folder.partialLastLine, 101);
     assert.equal(await readFile(file, "utf8"), cut);
+  });
+
+  it("says a run is unfinished when it holds fewer episodes than the items it was started on", async (t) => {
+    const dir = await temp(t);
+    await cp(run("engine/reflect-retry"), dir, { recursive: true });
+    const complete = (await readRunFolder(dir)) as EvalRun;
+    assert.equal(complete.plannedItems, 100);
+    assert.equal(unfinished(complete), null);
+    const file = path.join(dir, "episodes.jsonl");
+    await writeFile(file, `${(await readFile(file, "utf8")).split("\n").slice(0, 37).join("\n")}\n`);
+    const killed = (await readRunFolder(dir)) as EvalRun;
+    assert.deepEqual(unfinished(killed), { done: 37, planned: 100 });
+    assert.match(buildReport([complete, killed]).html, /<td>100<\/td>.*<td>unfinished: 37 of 100<\/td>/s);
+    // A data generation folder says it too.
+    const data = (await readRunFolder(run("data/arithmetic-200"))) as DataRun;
+    assert.equal(data.plannedItems, 200);
+    assert.equal(unfinished(data), null);
   });
 
   it("names the file and the line of a malformed episode, and says what is wrong", async (t) => {

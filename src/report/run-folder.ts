@@ -27,6 +27,8 @@ export interface EvalRun {
   wallSeconds: number | null;
   /** Set when the last line of episodes.jsonl had no newline (a run still going, or killed): it is left out. */
   partialLastLine: number | null;
+  /** The items the run was started on (config.json), or null when the folder does not say. */
+  plannedItems: number | null;
 }
 
 /** A `reflect data generate` folder read back for a report. */
@@ -42,6 +44,8 @@ export interface DataRun {
   efficacy: InstructionEfficacy[];
   /** Instruction id → its text (the pool's and the run's own). */
   instructionText: Record<string, string>;
+  /** The items the run was started on (config.json), or null when the folder does not say. */
+  plannedItems: number | null;
 }
 
 export type RunFolder = EvalRun | DataRun;
@@ -94,6 +98,7 @@ async function readEvalRun(dir: string): Promise<EvalRun> {
     summary: summarize(episodes, turns),
     wallSeconds: typeof summaryFile.wall_seconds === "number" ? summaryFile.wall_seconds : null,
     partialLastLine,
+    plannedItems: plannedItems(config.items ?? fingerprint.items),
   };
 }
 
@@ -111,7 +116,19 @@ async function readDataRun(dir: string): Promise<DataRun> {
     statistics: reflectionStatistics(items),
     efficacy: instructionEfficacy(items),
     instructionText: Object.fromEntries([...folder.instructions].map(([id, i]) => [id, i.text])),
+    plannedItems: plannedItems((folder.config as Record<string, unknown>).items ?? folder.config.fingerprint.items),
   };
+}
+
+/** A count of planned items from config.json, or null when it holds none. */
+function plannedItems(value: unknown): number | null {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/** Episodes (or items) finished, and planned when the run stopped short of them (killed, or a run budget spent). */
+export function unfinished(run: RunFolder): { done: number; planned: number } | null {
+  const done = run.kind === "eval" ? run.episodes.length : run.items.length;
+  return run.plannedItems !== null && done < run.plannedItems ? { done, planned: run.plannedItems } : null;
 }
 
 /** A JSON object file, `{}` when absent; an InputError naming it when it is not JSON. */
