@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { before, describe, it } from "node:test";
@@ -155,8 +155,13 @@ describe("the two-process code judge against hostile programs", () => {
   });
 });
 
-describe("the two-process code judge on real records", () => {
-  const data = dataDir();
+const realData = dataDir();
+const realFiles = [path.join(realData, "mbpp/mbpp.jsonl"), path.join(realData, "humaneval/HumanEval.jsonl.gz")];
+const missing = realFiles.find((file) => !existsSync(file));
+
+describe("the two-process code judge on real records", { skip: missing === undefined ? false : `shared data not found at ${missing}; set REFLECTKIT_DATA` }, () => {
+  if (missing !== undefined) return;
+  const data = realData;
   const mbpp = new Map(readFileSync(path.join(data, "mbpp/mbpp.jsonl"), "utf8").trim().split("\n").map((line) => parseMbppRecord(JSON.parse(line))).map((r) => [r.taskId, r]));
   const humaneval = new Map<string, HumanevalRecord>(
     gunzipSync(readFileSync(path.join(data, "humaneval/HumanEval.jsonl.gz")))
