@@ -8,6 +8,7 @@ import pLimit from "p-limit";
 import { ModelCallError, UsageError } from "../errors.js";
 import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage } from "./language-model.js";
 import { capReply, replyByteLimit, type Truncation } from "./reply-cap.js";
+import { raceAbort } from "../util/abortable.js";
 
 /** How failed attempts are retried: exponential backoff with jitter, or the server's `Retry-After` when it sends one. */
 export interface RetryPolicy {
@@ -406,25 +407,3 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return sleepFor(ms, undefined, signal === undefined ? undefined : { signal });
 }
 
-/** Settles like `promise`, or rejects with the signal's reason as soon as it aborts. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
