@@ -295,7 +295,10 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
       ...(responseFormat === undefined ? {} : { responseFormat }),
       ...(signal === undefined ? {} : { signal }),
     });
-    scope.budget.settle(reservation, result.usage.promptTokens + result.usage.completionTokens);
+    // A backend that reports no usage (a server that omits it, a body cut before its usage arrived) is charged the
+    // most the call could have used, so a budget is never exceeded unseen.
+    const reported = result.usage.promptTokens + result.usage.completionTokens;
+    scope.budget.settle(reservation, reported > 0 ? reported : reservation.tokens);
     // Whatever the backend returned, no more than the reply limit of this request is stored or passed on.
     const { text, truncated } = capReply(result.text, reservation.maxTokens, result.truncated);
     const finishReason = truncated === undefined ? result.finishReason : "length";
