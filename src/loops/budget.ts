@@ -133,7 +133,8 @@ export class Budget {
     for (let b: Budget | undefined = this; b !== undefined; b = b.parent) {
       if (b.limits.tokens !== undefined) room = Math.min(room, b.limits.tokens - b.usedTokens - b.reservedTokens);
     }
-    const reservation: Reservation = { tokens: promptBound + Math.min(maxTokens, room - promptBound), maxTokens: Math.min(maxTokens, room - promptBound) };
+    const completion = Math.min(maxTokens, room - promptBound);
+    const reservation: Reservation = { tokens: promptBound + completion, maxTokens: completion };
     for (let b: Budget | undefined = this; b !== undefined; b = b.parent) {
       b.reservedTokens += reservation.tokens;
       b.reservedCalls += 1;

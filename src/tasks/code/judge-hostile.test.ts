@@ -10,18 +10,10 @@ import { parseMbppRecord } from "../mbpp/record.js";
 import { verifyMbpp } from "../mbpp/verify.js";
 import { dataDir } from "../registry.js";
 import { judgeCode } from "./judge.js";
-import type { CodeTestSpec, TestCase } from "./run-tests.js";
+import { judge, spec, tests } from "./judge-fixture.js";
 
 // Every program below is WRONG — `scale` must add, and the hidden test expects 12345 for (20, 617) — and tries a
 // trick to be judged right anyway. Each must come out `correct !== true`.
-const tests: TestCase[] = [
-  { source: "assert scale(1, 2) == 3", shown: true },
-  { source: "assert scale(20, 617) == 12345", shown: false },
-  { source: "assert scale(-7, 7) == 0", shown: false },
-];
-const spec = (program: string, overrides: Partial<CodeTestSpec> = {}): CodeTestSpec => ({ before: "", program, candidateLine: 1, judgeSetup: "", fromProgram: [], after: "", tests, ...overrides });
-const fast = { limits: { cpuSeconds: 1, timeoutMs: 4000 } };
-const judge = (program: string, overrides: Partial<CodeTestSpec> = {}) => judgeCode(spec(program, overrides), program, fast);
 
 /** A lookup table learnt from any text the program can reach: right on exactly the tests it finds, 0 elsewhere. */
 const TABLE = String.raw`

@@ -6,16 +6,8 @@ import path from "node:path";
 import { before, describe, it } from "node:test";
 import { createPythonSandbox, defaultSandbox } from "../../sandbox/python-sandbox.js";
 import { judgeCode } from "./judge.js";
-import type { CodeTestSpec, TestCase } from "./run-tests.js";
+import { judge, spec, tests } from "./judge-fixture.js";
 
-const tests: TestCase[] = [
-  { source: "assert scale(1, 2) == 3", shown: true },
-  { source: "assert scale(20, 617) == 12345", shown: false },
-  { source: "assert scale(-7, 7) == 0", shown: false },
-];
-const spec = (program: string, overrides: Partial<CodeTestSpec> = {}): CodeTestSpec => ({ before: "", program, candidateLine: 1, judgeSetup: "", fromProgram: [], after: "", tests, ...overrides });
-const fast = { limits: { cpuSeconds: 1, timeoutMs: 4000 } };
-const judge = (program: string, overrides: Partial<CodeTestSpec> = {}) => judgeCode(spec(program, overrides), program, fast);
 
 /** A hidden test's assert line, arguments or expected value must never reach the feedback. */
 function assertNoHiddenLeak(feedback: string): void {
