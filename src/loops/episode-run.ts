@@ -1,7 +1,7 @@
 import { ModelCallError, ReflectkitError } from "../errors.js";
-import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams } from "../models/language-model.js";
+import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams, ToolDefinition } from "../models/language-model.js";
 import { capReply } from "../models/reply-cap.js";
-import type { Judgement, Task, TaskItem, Verdict } from "../tasks/task.js";
+import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
 import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
@@ -26,15 +26,23 @@ export interface LoopOptions<R> {
   budget?: BudgetLimits;
   /** The run's shared budget (the episode budget's parent), from `runEval`. */
   runBudget?: Budget;
-  /** Sampling of attempts (default 256 tokens, greedy) and of reflections and critiques (default 128 tokens, greedy). */
-  attempt?: Omit<SamplingParams, "seed">;
+  /**
+   * Sampling of attempts (default 256 tokens, greedy) and of reflections and critiques (default 128 tokens, greedy).
+   * Attempts may also carry the request's output format and tools (the gateway's and the middleware's requests).
+   */
+  attempt?: CallSampling;
   reflection?: Omit<SamplingParams, "seed">;
   /** Run seed; each call's sampling seed derives from it, the item id, the turn and the role. */
   seed?: number;
   signal?: AbortSignal;
   tracer?: Tracer;
+  /** The span the episode's span nests under (the gateway's `gateway.request`); a root span without one. */
+  parentSpan?: SpanHandle;
   now?: () => number;
 }
+
+/** What a call asks for besides its messages: sampling, and optionally an output format and tools. */
+export type CallSampling = Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat; tools?: readonly ToolDefinition[] };
 
 export const defaultAttemptSampling = { maxTokens: 256, temperature: 0 } as const;
 export const defaultReflectionSampling = { maxTokens: 128, temperature: 0 } as const;
@@ -77,7 +85,7 @@ export class EpisodeRun<R> {
       "reflect.task": options.task.name,
       "reflect.item.id": options.item.id,
       "gen_ai.request.model": options.model.modelId,
-    });
+    }, options.parentSpan);
   }
 
   get turns(): number {
@@ -103,7 +111,7 @@ export class EpisodeRun<R> {
     model: LanguageModel,
     role: CallRole,
     messages: readonly ChatMessage[],
-    sampling: Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat },
+    sampling: CallSampling,
     conversation: string,
     spanName: string = role,
   ): Promise<ModelCall> {
@@ -117,9 +125,9 @@ export class EpisodeRun<R> {
   }
 
   /** The task's verdict on an output; a verifier that throws gives "cannot judge" (one bad item must not end a run). */
-  async verify(output: string): Promise<Verdict> {
+  async verify(output: string, parts?: ReplyParts): Promise<Verdict> {
     const span = this.tracer.startSpan("verify", { "reflect.task": this.options.task.name }, this.attemptSpan ?? this.episodeSpan);
-    const verdict = await verifyOutput(this.options.task, this.item.record, output);
+    const verdict = await verifyOutput(this.options.task, this.item.record, output, parts);
     span.setAttributes({ "reflect.correct": verdict.correct === null ? "unjudged" : String(verdict.correct), ...(verdict.score === undefined ? {} : { "reflect.score": verdict.score }) });
     span.end();
     return verdict;
@@ -230,7 +238,7 @@ export interface CallRequest {
   model: LanguageModel;
   role: CallRole;
   messages: readonly ChatMessage[];
-  sampling: Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat };
+  sampling: CallSampling;
   /** The sampling seed, derived by the caller from the run seed and the call's place in the run. */
   seed: number;
   /** Requests of one growing conversation share it (the embedded model keeps its KV cache for them). */
@@ -285,7 +293,7 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
   const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
   const t0 = scope.now();
   try {
-    const { responseFormat, ...rest } = sampling;
+    const { responseFormat, tools, ...rest } = sampling;
     const result = await model.doGenerate({
       ...rest,
       maxTokens: reservation.maxTokens,
@@ -293,6 +301,7 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
       seed,
       sessionKey: request.sessionKey,
       ...(responseFormat === undefined ? {} : { responseFormat }),
+      ...(tools === undefined || tools.length === 0 ? {} : { tools }),
       ...(signal === undefined ? {} : { signal }),
     });
     // A backend that reports no usage (a server that omits it, a body cut before its usage arrived) is charged the
@@ -302,7 +311,7 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
     // Whatever the backend returned, no more than the reply limit of this request is stored or passed on.
     const { text, truncated } = capReply(result.text, reservation.maxTokens, result.truncated);
     const finishReason = truncated === undefined ? result.finishReason : "length";
-    const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: text, finishReason, usage: result.usage, seed, ms: scope.now() - t0, ...(truncated === undefined ? {} : { truncated }) };
+    const call: ModelCall = { role, model: model.modelId, messages: snapshot, output: text, finishReason, usage: result.usage, seed, ms: scope.now() - t0, ...(truncated === undefined ? {} : { truncated }), ...(result.toolCalls === undefined || result.toolCalls.length === 0 ? {} : { toolCalls: result.toolCalls }) };
     span.setAttributes({
       "gen_ai.usage.input_tokens": result.usage.promptTokens,
       "gen_ai.usage.output_tokens": result.usage.completionTokens,
@@ -322,9 +331,9 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
 }
 
 /** The task's verdict on an output; a verifier that throws gives "cannot judge" (one bad item must not end a run). */
-export async function verifyOutput<R>(task: Task<R, Judgement>, record: R, output: string): Promise<Verdict> {
+export async function verifyOutput<R>(task: Task<R, Judgement>, record: R, output: string, parts?: ReplyParts): Promise<Verdict> {
   try {
-    return await task.verify(record, output);
+    return await task.verify(record, output, parts);
   } catch (error) {
     return { correct: null, answer: null, feedback: `the ${task.name} verifier failed: ${(error as Error).message}` };
   }

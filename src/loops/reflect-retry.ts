@@ -4,7 +4,7 @@ import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { failingCheck, feedbackMessage, reflectionRequest, retryRequest, type FeedbackMode } from "./feedback.js";
 import { isVerified } from "./stop.js";
-import type { Check, Episode } from "./types.js";
+import type { Check, Episode, ModelCall } from "./types.js";
 
 export type { FeedbackMode } from "./feedback.js";
 export { feedbackMessage } from "./feedback.js";
@@ -35,21 +35,32 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
   for (let turn = 1; ; turn++) {
     run.beginAttempt(turn);
     const call = await run.call(model, "attempt", conversation, run.options.attempt ?? defaultAttemptSampling, "main", turn === 1 ? "generate" : "refine");
-    const verdict = await run.verify(call.output);
-    const checks: Check[] = [checkFromVerdict(verdict)];
+    const verdict = await run.verify(call.output, call.toolCalls === undefined ? undefined : { toolCalls: call.toolCalls });
+    // A verdict composed of several checks (a gateway request's) lists them; any other is one verifier check.
+    const checks: Check[] = verdict.checks ?? [checkFromVerdict(verdict)];
     for (const critic of critics) {
-      if (checks.at(-1)?.pass !== true) break;
-      checks.push(await critique(run, critic, { record: item.record, prompt: taskPrompt, output: call.output, verdict }));
+      if (checks.length > 0 && checks.at(-1)?.pass !== true) break;
+      checks.push(await critique(run, critic, { record: item.record, prompt: taskPrompt, output: replyText(call), verdict }));
     }
     const stop = run.settle({ turn, call, verdict, checks });
     if (stop !== null) return stop;
 
     const feedbackShown = feedbackMessage(failingCheck(checks) as Check, feedback);
-    conversation.push({ role: "assistant", content: call.output }, { role: "user", content: reflectionRequest(feedbackShown) });
+    conversation.push({ role: "assistant", content: replyText(call) }, { role: "user", content: reflectionRequest(feedbackShown) });
     const reflection = await run.call(model, "reflection", conversation, run.options.reflection ?? defaultReflectionSampling, "main", "reflect");
     run.reflect({ feedbackShown, call: reflection });
     conversation.push({ role: "assistant", content: reflection.output }, { role: "user", content: retryRequest(taskPrompt) });
   }
+}
+
+/**
+ * An attempt as the next turn of its conversation sees it: the text, then its tool calls written out. The calls go
+ * back as text, not as `tool_calls`: an API that receives tool calls expects tool results next, and there are none.
+ */
+export function replyText(call: Pick<ModelCall, "output" | "toolCalls">): string {
+  if (call.toolCalls === undefined || call.toolCalls.length === 0) return call.output;
+  const calls = call.toolCalls.map((c) => `<tool_call>${JSON.stringify({ name: c.name, arguments: c.arguments })}</tool_call>`).join("\n");
+  return call.output === "" ? calls : `${call.output}\n${calls}`;
 }
 
 /** Runs a critic with the loop's model access, inside a `critique` span carrying its verdict. */

@@ -1,4 +1,4 @@
-import type { ChatMessage, FinishReason, TokenUsage } from "../models/language-model.js";
+import type { ChatMessage, FinishReason, TokenUsage, ToolCall } from "../models/language-model.js";
 import type { Truncation } from "../models/reply-cap.js";
 import type { Verdict } from "../tasks/task.js";
 
@@ -18,7 +18,16 @@ export interface ModelCall {
   ms: number;
   /** Set when the reply was cut to the reply limit before it was stored (`capReply`). */
   truncated?: Truncation;
+  /** The reply's tool calls, when the call offered tools and the model called any. */
+  toolCalls?: ToolCall[];
 }
+
+/**
+ * Who made a check: the task's `verifier`; an LLM `judge`; or a check derived from a request (the gateway, the AI SDK
+ * middleware): `schema` (a JSON schema), `tools` (tool-call names and argument schemas), `task` (a registered task's
+ * verifier named by the request), `tests` (Python asserts in the sandbox), `regex`, or `custom` (a caller's function).
+ */
+export type CheckSource = "verifier" | "judge" | "schema" | "tools" | "task" | "tests" | "regex" | "custom";
 
 /**
  * What the loop acted on after an attempt: the task's verifier (deterministic) or an LLM judge. `pass: null` means
@@ -26,7 +35,7 @@ export interface ModelCall {
  * so a loop driven by a judge is still measured against the ground truth.
  */
 export interface Check {
-  source: "verifier" | "judge";
+  source: CheckSource;
   pass: boolean | null;
   /** In [0, 1]; a pass without a finer score counts 1, a failure 0. */
   score: number;

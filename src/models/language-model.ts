@@ -35,10 +35,30 @@ export interface JsonResponseFormat {
   schema: Record<string, unknown>;
 }
 
+/** A function the model may call (OpenAI's `tools[].function`): a name, what it does, and a JSON schema of its arguments. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON schema of the arguments object; absent means no arguments. */
+  parameters?: Record<string, unknown>;
+}
+
+/** A call of a tool the model asked for. `arguments` is the raw JSON text the model wrote (it may not parse). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 export interface GenerateRequest extends SamplingParams {
   messages: readonly ChatMessage[];
   /** Output format constraint; a backend that cannot enforce it still returns text, which callers must validate. */
   responseFormat?: JsonResponseFormat;
+  /**
+   * Functions the model may call. HTTP: sent as OpenAI `tools`, and `tool_calls` come back in `toolCalls`. Embedded:
+   * listed in the prompt, and `<tool_call>{...}</tool_call>` blocks of the reply are read back as calls.
+   */
+  tools?: readonly ToolDefinition[];
   signal?: AbortSignal;
   /**
    * Requests sharing a key are turns of one growing conversation; a backend that caches prompt state may route
@@ -63,6 +83,8 @@ export interface GenerateResult {
   usage: TokenUsage;
   /** Set when the backend cut an oversized reply (see `capReply`): what arrived, what was kept, and why. */
   truncated?: Truncation;
+  /** The tool calls of the reply, when the request offered `tools` and the model called any. */
+  toolCalls?: ToolCall[];
 }
 
 export interface LanguageModel {

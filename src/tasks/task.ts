@@ -1,4 +1,5 @@
-import type { ChatMessage } from "../models/language-model.js";
+import type { Check } from "../loops/types.js";
+import type { ChatMessage, ToolCall } from "../models/language-model.js";
 
 /**
  * A verdict from a verifier. `correct: null` means "cannot judge" (distinct from wrong), as TRL's reward functions do.
@@ -11,6 +12,16 @@ export interface Verdict {
   feedback: string;
   /** The answer the verifier extracted from the output, normalised; null when none was found. */
   answer: string | null;
+  /**
+   * The parts of a verdict composed of several checks (a gateway request's schema, tool and test checks), cheapest
+   * first, up to the first that failed. The loop lists them as the attempt's checks instead of one verifier check.
+   */
+  checks?: Check[];
+}
+
+/** What a reply carried besides its text, for verifiers that judge it (a request's tool-call check). */
+export interface ReplyParts {
+  toolCalls?: readonly ToolCall[];
 }
 
 export interface TaskItem<Record = unknown> {
@@ -31,8 +42,8 @@ export interface Task<Record = unknown, Result extends Judgement = Verdict> {
   readonly name: string;
   /** The first user message(s) for an item. */
   prompt(record: Record): ChatMessage[];
-  /** Never throws on arbitrary text; bounded time on hostile input. */
-  verify(record: Record, output: string): Result;
+  /** Never throws on arbitrary text; bounded time on hostile input. `parts`: the reply's tool calls, if any. */
+  verify(record: Record, output: string, parts?: ReplyParts): Result;
   /** Validates an untyped record (from a JSON line) into this task's record, or throws an Error with a reason. */
   parseRecord(value: unknown): Record;
 }

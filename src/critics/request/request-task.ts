@@ -1,0 +1,81 @@
+import type { Check } from "../../loops/types.js";
+import type { ChatMessage, ToolDefinition } from "../../models/language-model.js";
+import type { ReplyParts, Task, Verdict } from "../../tasks/task.js";
+import type { Reply, RequestCheck } from "./request-check.js";
+
+/**
+ * The checks a request asks for, as data (so a record can rebuild them: `reflect data generate` from a gateway record).
+ * Built by the gateway from `response_format`, `tools` and the `reflect` extension; by the middleware from its call.
+ */
+export interface RequestCheckSpec {
+  /** `response_format: { type: "json_schema", json_schema: { name, schema, strict } }`. */
+  schema?: { name?: string; schema: Record<string, unknown> };
+  /** The request's `tools`: every tool call must name one, with arguments valid against its parameters. */
+  tools?: ToolDefinition[];
+  /** `reflect.regex`: the reply must match. */
+  regex?: { pattern: string; flags?: string };
+  /** `reflect.task` + `reflect.item`: a registered task's verifier on its record. */
+  task?: { name: string; item: unknown };
+  /** `reflect.tests`: Python asserts run in the sandbox against the code in the reply. */
+  tests?: string[];
+}
+
+/** A request as a loop item: the conversation the caller sent (text only) and the checks it asked for. */
+export interface RequestRecord {
+  messages: ChatMessage[];
+  checks: RequestCheckSpec;
+}
+
+/**
+ * A request's checks as a task, so the loops of `reflect eval` run a live request unchanged: the prompt is the
+ * request's own conversation, and the verdict is the request's deterministic checks, run cheapest first up to the
+ * first that does not pass (`Verdict.checks` lists the ones run). Without any check the verdict is "cannot judge"
+ * (a judge critic alone decides). A check that throws counts as "cannot judge", with the reason.
+ */
+export function requestTask(checks: readonly RequestCheck[], name = "gateway"): Task<RequestRecord, Promise<Verdict>> {
+  return {
+    name,
+    prompt: (record) => record.messages.map((m) => ({ ...m })),
+    async verify(_record, output, parts?: ReplyParts): Promise<Verdict> {
+      const reply: Reply = { text: output, ...(parts?.toolCalls === undefined ? {} : { toolCalls: parts.toolCalls }) };
+      const run: Check[] = [];
+      for (const check of checks) {
+        let result: Check;
+        try {
+          result = await check.run(reply);
+        } catch (error) {
+          result = { source: check.source, pass: null, score: 0, feedback: `the ${check.name} check failed: ${(error as Error).message}` };
+        }
+        run.push(result);
+        if (result.pass !== true) break;
+      }
+      return composeVerdict(run, answerOf(reply));
+    },
+    parseRecord(value: unknown): RequestRecord {
+      const messages = (value as { messages?: unknown } | null)?.messages;
+      if (!Array.isArray(messages) || !messages.every((m) => typeof m?.content === "string" && ["system", "user", "assistant"].includes(m?.role))) {
+        throw new Error("a request record needs messages: [{ role: system|user|assistant, content: string }]");
+      }
+      const checks = (value as { checks?: unknown }).checks;
+      if (typeof checks !== "object" || checks === null || Array.isArray(checks)) throw new Error("a request record needs checks: an object (RequestCheckSpec)");
+      return { messages: messages as ChatMessage[], checks: checks as RequestCheckSpec };
+    },
+  };
+}
+
+/** The verdict of checks run cheapest first: a failure fails it, all passing passes it, otherwise it cannot judge. */
+export function composeVerdict(checks: readonly Check[], answer: string | null): Verdict {
+  const failed = checks.find((c) => c.pass === false);
+  const unjudged = checks.find((c) => c.pass === null);
+  const correct = checks.length === 0 ? null : failed !== undefined ? false : unjudged !== undefined ? null : true;
+  const score = checks.length === 0 ? 0 : Math.min(...checks.map((c) => c.score));
+  const feedback = (failed ?? unjudged)?.feedback ?? (checks.length === 0 ? "no check applies to this request" : "every check passed");
+  return { correct, score, feedback, answer, checks: [...checks] };
+}
+
+/** The answer of a reply, for answer-change rates: its tool calls when it made any, else its trimmed text. */
+function answerOf(reply: Reply): string | null {
+  if (reply.toolCalls !== undefined && reply.toolCalls.length > 0) return JSON.stringify(reply.toolCalls.map((c) => [c.name, c.arguments]));
+  const text = reply.text.trim();
+  return text === "" ? null : text;
+}
