@@ -30,6 +30,22 @@ export class UsageError extends ReflectkitError {
   override name = "UsageError";
 }
 
+/**
+ * A field of a request (the gateway's JSON body, the middleware's call options) is malformed or not allowed. `field` is
+ * its path as the caller wrote it, e.g. `reflect.max_turns` or `messages[2].content`; the gateway answers 400 with it
+ * as OpenAI's `param`.
+ */
+export class RequestFieldError extends ReflectkitError {
+  override name = "RequestFieldError";
+  constructor(
+    readonly field: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${field}: ${detail}`, options);
+  }
+}
+
 /** A model could not be found or fetched; the message says how to get it. */
 export class ModelNotFoundError extends ReflectkitError {
   override name = "ModelNotFoundError";
