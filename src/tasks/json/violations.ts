@@ -10,15 +10,34 @@ export const MAX_LISTED_VIOLATIONS = 10;
  * Ajv's vaguer messages are made concrete: which additional property, which allowed values, which constant.
  * The first {@link MAX_LISTED_VIOLATIONS} are listed, then a count of the rest.
  */
-export function describeViolations(errors: readonly ErrorObject[], max = MAX_LISTED_VIOLATIONS): string {
-  const lines = errors.slice(0, max).map(describeViolation);
+export function describeViolations(errors: readonly ErrorObject[], max = MAX_LISTED_VIOLATIONS, path: (instancePath: string) => string = pointerPath): string {
+  const lines = errors.slice(0, max).map((error) => describeViolation(error, path));
   if (errors.length > max) lines.push(`… and ${errors.length - max} more`);
   return lines.join("\n");
 }
 
-export function describeViolation(error: ErrorObject): string {
-  const pointer = error.instancePath === "" ? "/" : clip(error.instancePath, 120);
-  return `${pointer}: ${violationMessage(error)} (${error.keyword})`;
+export function describeViolation(error: ErrorObject, path: (instancePath: string) => string = pointerPath): string {
+  return `${clip(path(error.instancePath), 120)}: ${violationMessage(error)} (${error.keyword})`;
+}
+
+/** Ajv's JSON pointer as written in the feedback: `/` for the whole value. */
+export function pointerPath(instancePath: string): string {
+  return instancePath === "" ? "/" : instancePath;
+}
+
+/**
+ * Ajv's JSON pointer as a JSONPath, the form OpenAI's structured-output errors use: `/items/2/price` →
+ * `$.items[2].price`, `` → `$`; a key that is not an identifier is bracketed and quoted (`$["a b"]`). A pointer does
+ * not say whether a digit segment is an array index or an object key; both read as `[2]`.
+ */
+export function jsonPath(instancePath: string): string {
+  if (instancePath === "") return "$";
+  let path = "$";
+  for (const raw of instancePath.slice(1).split("/")) {
+    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    path += /^(?:0|[1-9][0-9]*)$/u.test(key) ? `[${key}]` : /^[A-Za-z_$][A-Za-z0-9_$]*$/u.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  }
+  return path;
 }
 
 function violationMessage(error: ErrorObject): string {

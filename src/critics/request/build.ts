@@ -1,0 +1,45 @@
+import { RequestFieldError } from "../../errors.js";
+import type { CodeJudgeOptions } from "../../tasks/code/index.js";
+import { jsonSchemaCheck } from "./json-schema.js";
+import { pythonTestsCheck } from "./python-tests.js";
+import { regexCheck } from "./regex.js";
+import type { RequestCheck } from "./request-check.js";
+import type { RequestCheckSpec } from "./request-task.js";
+import { taskCheck } from "./task-check.js";
+import { toolCallsCheck } from "./tool-calls.js";
+
+export interface BuildRequestChecksOptions {
+  /** The request forces a tool call (`tool_choice: "required"` or a named function): a reply without one fails `tools`. */
+  toolChoiceRequired?: boolean;
+  /** Where `tests` run (default: the process-wide sandbox and its default limits). */
+  code?: CodeJudgeOptions;
+}
+
+/**
+ * The checks a request asks for, cheapest first — `schema`, `tools`, `regex`, `task`, `tests` — as `requestTask` runs
+ * them (up to the first that does not pass). Everything is compiled here, so a malformed field fails the request
+ * before any model call: RequestFieldError whose `field` is the field as the client wrote it —
+ * `response_format.json_schema.schema`, `tools`, `tools[i].function.name`, `tools[i].function.parameters`,
+ * `tool_choice` (required with no tools), `reflect.regex`, `reflect.task`, `reflect.item`, `reflect.tests`.
+ * An empty spec gives no checks.
+ */
+export function buildRequestChecks(spec: RequestCheckSpec, options: BuildRequestChecksOptions = {}): RequestCheck[] {
+  const checks: RequestCheck[] = [];
+  if (spec.schema !== undefined) {
+    if (typeof spec.schema !== "object" || spec.schema === null) throw new RequestFieldError("response_format.json_schema", "give { name, schema } with a JSON Schema object");
+    checks.push(jsonSchemaCheck(spec.schema.schema, spec.schema.name));
+  }
+  const offered = spec.tools !== undefined && (!Array.isArray(spec.tools) || spec.tools.length > 0);
+  if (offered) checks.push(toolCallsCheck(spec.tools as NonNullable<RequestCheckSpec["tools"]>, { required: options.toolChoiceRequired === true }));
+  else if (options.toolChoiceRequired === true) throw new RequestFieldError("tool_choice", "a tool call is required but no tools are offered: give tools, or leave tool_choice out");
+  if (spec.regex !== undefined) {
+    if (typeof spec.regex !== "object" || spec.regex === null) throw new RequestFieldError("reflect.regex", 'give { pattern, flags? } or a pattern string, e.g. "^\\\\d+$"');
+    checks.push(regexCheck(spec.regex.pattern, spec.regex.flags ?? ""));
+  }
+  if (spec.task !== undefined) {
+    if (typeof spec.task !== "object" || spec.task === null) throw new RequestFieldError("reflect.task", "name a registered task, with its record in reflect.item");
+    checks.push(taskCheck(spec.task.name, spec.task.item));
+  }
+  if (spec.tests !== undefined) checks.push(pythonTestsCheck(spec.tests, options.code));
+  return checks;
+}

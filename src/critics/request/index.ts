@@ -1,0 +1,10 @@
+export { buildRequestChecks, type BuildRequestChecksOptions } from "./build.js";
+export { jsonSchemaCheck } from "./json-schema.js";
+export { MAX_TESTS, MAX_TESTS_BYTES, pythonTestsCheck } from "./python-tests.js";
+export { defaultRegexLimits, regexCheck, type RegexLimits } from "./regex.js";
+export type { Reply, RequestCheck } from "./request-check.js";
+export { compileRequestSchema, MAX_REQUEST_VIOLATIONS, requestSchemas, VALIDATION_TIMEOUT_MS, type ValidationOutcome, type Validator } from "./request-schemas.js";
+export { composeVerdict, requestTask, type RequestCheckSpec, type RequestRecord } from "./request-task.js";
+export { renderCalls, taskCheck } from "./task-check.js";
+export { runWithin, type WithinLimit } from "./time-limit.js";
+export { toolCallsCheck, type ToolCallsCheckOptions } from "./tool-calls.js";

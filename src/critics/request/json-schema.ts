@@ -1,0 +1,46 @@
+import type { Check } from "../../loops/types.js";
+import { lastJsonFence } from "../../tasks/json/extract-json.js";
+import { parseJson, type JsonProblem } from "../../tasks/json/parse-json.js";
+import type { RequestCheck } from "./request-check.js";
+import { compileRequestSchema } from "./request-schemas.js";
+
+const FIELD = "response_format.json_schema.schema";
+
+/**
+ * `response_format: { type: "json_schema", json_schema: { name, schema } }`: the reply must be JSON valid against
+ * `schema`. The JSON is the whole reply (trimmed) when that parses; else the last ```` ```json ```` block; nothing else
+ * (no JSON fished out of prose: a structured-output client parses the whole content). The feedback says where the
+ * JSON was read, a syntax error's line and column, or up to five violations with their JSONPath and rule, e.g.
+ * `$.items[2].price: must be >= 0 (minimum)`. A validation stopped by its time limit is "cannot judge".
+ *
+ * Throws RequestFieldError (field `response_format.json_schema.schema`) when the schema does not compile.
+ */
+export function jsonSchemaCheck(schema: unknown, name?: string): RequestCheck {
+  const validate = compileRequestSchema(schema, FIELD);
+  const named = name === undefined || name === "" ? "the schema" : `the schema ${JSON.stringify(name.slice(0, 64))}`;
+  const result = (pass: boolean | null, feedback: string): Check => ({ source: "schema", pass, score: pass === true ? 1 : 0, feedback });
+  return {
+    source: "schema",
+    name: "schema",
+    run(reply): Check {
+      let where = "the reply";
+      let parsed = parseJson(reply.text.trim());
+      if (!parsed.ok) {
+        const fenced = lastJsonFence(reply.text);
+        if (fenced === null) return result(false, `The reply is not JSON: ${describeProblem(parsed.problem)} Reply with the JSON value only, valid against ${named}.`);
+        where = "the ```json block";
+        parsed = parseJson(fenced.trim());
+        if (!parsed.ok) return result(false, `The JSON in ${where} does not parse: ${describeProblem(parsed.problem)} Reply with the JSON value only, valid against ${named}.`);
+      }
+      const outcome = validate(parsed.value);
+      if (outcome.valid === null) return result(null, `Cannot judge: ${outcome.reason}.`);
+      if (outcome.valid) return result(true, `The JSON in ${where} is valid against ${named}.`);
+      const count = outcome.count === 1 ? "1 violation" : `${outcome.count} violations`;
+      return result(false, `The JSON in ${where} does not match ${named} (${count}):\n${outcome.violations}`);
+    },
+  };
+}
+
+function describeProblem(problem: JsonProblem): string {
+  return `line ${problem.line}, column ${problem.column}: ${problem.message} (near ${JSON.stringify(problem.excerpt)}).`;
+}

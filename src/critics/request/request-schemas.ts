@@ -1,0 +1,44 @@
+import type { ErrorObject } from "ajv";
+import { RequestFieldError } from "../../errors.js";
+import { SchemaCache } from "../../tasks/json/schema-cache.js";
+import { describeViolations, jsonPath } from "../../tasks/json/violations.js";
+import { runWithin } from "./time-limit.js";
+
+/**
+ * The compiled schemas of requests (`response_format` schemas and tool parameter schemas), shared by every request
+ * of the process: an application sends the same few schemas with every call, so each compiles once. The json task's
+ * SchemaCache (ajv, `allErrors`, draft-07/2019-09/2020-12 by `$schema`, formats), bounded to the 256 most recent.
+ */
+export const requestSchemas = new SchemaCache({ maxEntries: 256 });
+
+/** Wall time one validation may take before it is stopped: a client's schema may carry a catastrophic `pattern`. */
+export const VALIDATION_TIMEOUT_MS = 100;
+
+/** How many violations a request check's feedback lists before "… and N more". */
+export const MAX_REQUEST_VIOLATIONS = 5;
+
+export type Validator = (value: unknown) => ValidationOutcome;
+
+export type ValidationOutcome = { valid: true } | { valid: false; count: number; violations: string } | { valid: null; reason: string };
+
+/**
+ * The validator of a request's schema, or a RequestFieldError naming `field` when the schema does not compile (or is
+ * no JSON Schema at all). Validation runs under a {@link VALIDATION_TIMEOUT_MS} watchdog; the violations are listed
+ * with JSONPath locations (`$.items[2].price: must be >= 0 (minimum)`).
+ */
+export function compileRequestSchema(schema: unknown, field: string, schemas: Pick<SchemaCache, "get"> = requestSchemas): Validator {
+  const compiled = schemas.get(schema);
+  if (!compiled.ok) throw new RequestFieldError(field, compiled.problem);
+  return (value) => {
+    let run;
+    try {
+      run = runWithin(() => compiled.validate(value), VALIDATION_TIMEOUT_MS);
+    } catch (error) {
+      return { valid: null, reason: `the validator failed on this value (${(error as Error)?.message ?? String(error)})` };
+    }
+    if (!run.done) return { valid: null, reason: `validating took longer than ${run.timeoutMs} ms and was stopped (a "pattern" in the schema backtracks too much)` };
+    const errors: readonly ErrorObject[] = run.value;
+    if (errors.length === 0) return { valid: true };
+    return { valid: false, count: errors.length, violations: describeViolations(errors, MAX_REQUEST_VIOLATIONS, jsonPath) };
+  };
+}

@@ -1,0 +1,102 @@
+import { parseJson } from "../tasks/json/parse-json.js";
+import type { ChatMessage, ToolCall, ToolDefinition } from "./language-model.js";
+
+/**
+ * Tool calling for a model with no tool API (the embedded GGUF models): the offered functions go into a system
+ * message, and the model writes its calls as `<tool_call>…</tool_call>` blocks, which are read back out of the reply.
+ *
+ * The format is the one SmolLM2-Instruct was tuned on (its function-calling data, Argilla's Synth-APIGen, as its model
+ * card and chat template give it): the functions as JSON inside `<tools></tools>`, and the calls as a JSON list of
+ * `{"name", "arguments"}` objects inside one `<tool_call></tool_call>`. The reader also takes the Hermes/Qwen form —
+ * one object per block, several blocks — which is how `replyText` in loops/reflect-retry.ts writes calls back into a
+ * conversation (with `arguments` as a JSON string).
+ */
+export function toolsSystemPrompt(tools: readonly ToolDefinition[]): string {
+  const listed = tools.map((tool) => JSON.stringify({ name: tool.name, description: tool.description ?? "", parameters: tool.parameters ?? { type: "object", properties: {} } }));
+  return [
+    "You can call functions. These are the functions you may call:",
+    `<tools>[${listed.join(", ")}]</tools>`,
+    "To call functions, reply with a JSON list of calls inside <tool_call></tool_call>, each call with the function's name and an object of arguments that fits its parameters, for example:",
+    '<tool_call>[{"name": "function_name", "arguments": {"argument_name": "value"}}]</tool_call>',
+    "If no function fits the request, answer in plain text instead.",
+  ].join("\n");
+}
+
+/** The conversation with the tools prompt as its system message, ahead of the caller's own system message if any. */
+export function withToolsPrompt(messages: readonly ChatMessage[], tools: readonly ToolDefinition[]): ChatMessage[] {
+  const prompt = toolsSystemPrompt(tools);
+  const [first, ...rest] = messages;
+  if (first?.role === "system") return [{ role: "system", content: `${prompt}\n\n${first.content}` }, ...rest.map((m) => ({ ...m }))];
+  return [{ role: "system", content: prompt }, ...messages.map((m) => ({ ...m }))];
+}
+
+/** A reply split into its tool calls and the rest of its text; `problems` says why a block was not read as calls. */
+export interface PromptedReply {
+  text: string;
+  toolCalls: ToolCall[];
+  problems: string[];
+}
+
+const OPEN = "<tool_call>";
+const CLOSE = "</tool_call>";
+/** Most calls read from one reply; the rest are left in the text with a problem. */
+export const MAX_PROMPTED_CALLS = 64;
+
+/**
+ * Reads every well-formed `<tool_call>` block out of `reply`: its content (a ```` ```json ```` fence around it
+ * allowed) is one call object or a list of them, each `{"name": string, "arguments": object | JSON string}`
+ * (`parameters` accepted for `arguments`; absent means `{}`). Read blocks leave the text; a block that does not read
+ * — bad JSON, no name, never closed — stays in the text and is described in `problems`, so a check can say what was
+ * wrong. Calls get ids `call_0`, `call_1`, … in order. Plain index scans; strict JSON parsing (parse-json.ts).
+ */
+export function readToolCallBlocks(reply: string): PromptedReply {
+  const toolCalls: ToolCall[] = [];
+  const problems: string[] = [];
+  let text = "";
+  let at = 0;
+  for (;;) {
+    const open = reply.indexOf(OPEN, at);
+    if (open === -1) break;
+    const close = reply.indexOf(CLOSE, open + OPEN.length);
+    if (close === -1) {
+      problems.push(`a ${OPEN} block is never closed with ${CLOSE}`);
+      break;
+    }
+    const read = readBlock(reply.slice(open + OPEN.length, close));
+    const end = close + CLOSE.length;
+    if ("problem" in read || toolCalls.length + read.calls.length > MAX_PROMPTED_CALLS) {
+      problems.push("problem" in read ? read.problem : `more than ${MAX_PROMPTED_CALLS} tool calls in one reply`);
+      text += reply.slice(at, end);
+    } else {
+      for (const call of read.calls) toolCalls.push({ id: `call_${toolCalls.length}`, ...call });
+      text += reply.slice(at, open);
+    }
+    at = end;
+  }
+  text += reply.slice(at);
+  return { text: toolCalls.length === 0 ? text : text.trim(), toolCalls, problems };
+}
+
+function readBlock(raw: string): { calls: Array<Omit<ToolCall, "id">> } | { problem: string } {
+  let body = raw.trim();
+  const fence = /^```[A-Za-z]*\s*\n?([^]*?)\n?```$/u.exec(body);
+  if (fence !== null) body = (fence[1] as string).trim();
+  const parsed = parseJson(body);
+  if (!parsed.ok) return { problem: `a ${OPEN} block is not JSON: line ${parsed.problem.line}, column ${parsed.problem.column}: ${parsed.problem.message}` };
+  const items = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
+  const calls: Array<Omit<ToolCall, "id">> = [];
+  for (const [i, item] of items.entries()) {
+    const which = Array.isArray(parsed.value) ? `call ${i} of a ${OPEN} list` : `a ${OPEN} block`;
+    if (!isRecord(item)) return { problem: `${which} is not an object with "name" and "arguments"` };
+    if (typeof item.name !== "string" || item.name === "") return { problem: `${which} has no "name" string` };
+    const args = Object.hasOwn(item, "arguments") ? item.arguments : Object.hasOwn(item, "parameters") ? item.parameters : {};
+    if (typeof args === "string") calls.push({ name: item.name, arguments: args });
+    else if (isRecord(args)) calls.push({ name: item.name, arguments: JSON.stringify(args) });
+    else return { problem: `the "arguments" of ${which} must be an object, not ${args === null ? "null" : Array.isArray(args) ? "an array" : typeof args}` };
+  }
+  return { calls };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
