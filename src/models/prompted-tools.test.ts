@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { replyText } from "../loops/reflect-retry.js";
+import { MAX_PROMPTED_CALLS, readToolCallBlocks, toolsSystemPrompt, withToolsPrompt } from "./prompted-tools.js";
+
+const weather = { name: "get_weather", description: "Current weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+
+describe("toolsSystemPrompt / withToolsPrompt", () => {
+  it("lists each function's name, description and parameter schema as JSON, and the call format", () => {
+    const prompt = toolsSystemPrompt([weather, { name: "now" }]);
+    assert.ok(prompt.includes(`<tools>[${JSON.stringify(weather)}, {"name":"now","description":"","parameters":{"type":"object","properties":{}}}]</tools>`));
+    assert.match(prompt, /<tool_call>\[\{"name": "function_name", "arguments": \{"argument_name": "value"\}\}\]<\/tool_call>/);
+    assert.match(prompt, /answer in plain text instead/);
+  });
+
+  it("puts the tools first in the system message, keeping the caller's own system text and the turns", () => {
+    const user = { role: "user" as const, content: "Weather in Paris?" };
+    const plain = withToolsPrompt([user], [weather]);
+    assert.equal(plain.length, 2);
+    assert.equal(plain[0]?.role, "system");
+    assert.deepEqual(plain[1], user);
+    const merged = withToolsPrompt([{ role: "system", content: "Be brief." }, user], [weather]);
+    assert.equal(merged.length, 2);
+    assert.match(merged[0]?.content ?? "", /<\/tools>[^]*\n\nBe brief\.$/);
+  });
+});
+
+describe("readToolCallBlocks", () => {
+  it("reads SmolLM2's form: a JSON list of calls in one block, leaving the rest as text", () => {
+    const read = readToolCallBlocks('Let me check.\n<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "now", "arguments": {}}]</tool_call>');
+    assert.deepEqual(read, {
+      text: "Let me check.",
+      toolCalls: [
+        { id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' },
+        { id: "call_1", name: "now", arguments: "{}" },
+      ],
+      problems: [],
+    });
+  });
+
+  it("reads the Hermes form (one object per block), `parameters`, a fenced block, and arguments given as a JSON string", () => {
+    const read = readToolCallBlocks('<tool_call>\n{"name": "a", "parameters": {"x": 1}}\n</tool_call>\n<tool_call>```json\n{"name": "b"}\n```</tool_call><tool_call>{"name": "c", "arguments": "{\\"y\\": 2}"}</tool_call>');
+    assert.deepEqual(read.toolCalls, [
+      { id: "call_0", name: "a", arguments: '{"x":1}' },
+      { id: "call_1", name: "b", arguments: "{}" },
+      { id: "call_2", name: "c", arguments: '{"y": 2}' },
+    ]);
+    assert.equal(read.text, "");
+  });
+
+  it("reads back what the loop writes into a conversation (replyText)", () => {
+    const calls = [{ id: "x", name: "get_weather", arguments: '{"city": "Oslo"}' }];
+    assert.deepEqual(readToolCallBlocks(replyText({ output: "", toolCalls: calls })).toolCalls, [{ ...calls[0], id: "call_0" }]);
+  });
+
+  it("leaves blocks it cannot read in the text and says why", () => {
+    const cases: Array<[string, RegExp]> = [
+      ['<tool_call>{"name": "a", "arguments": {"x": 1</tool_call>', /is not JSON: line 1, column \d+/],
+      ['<tool_call>{"arguments": {}}</tool_call>', /has no "name" string/],
+      ['<tool_call>[{"name": "a"}, 3]</tool_call>', /call 1 of a <tool_call> list is not an object/],
+      ['<tool_call>{"name": "a", "arguments": [1]}</tool_call>', /"arguments" of a <tool_call> block must be an object, not an array/],
+      ['<tool_call>{"name": "a", "arguments": {}}', /never closed/],
+    ];
+    for (const [reply, words] of cases) {
+      const read = readToolCallBlocks(`Hi ${reply}`);
+      assert.deepEqual(read.toolCalls, [], reply);
+      assert.equal(read.text, `Hi ${reply}`);
+      assert.match(read.problems[0] ?? "", words);
+    }
+  });
+
+  it("keeps a good block and reports a bad one beside it", () => {
+    const read = readToolCallBlocks('<tool_call>{"name": "a"}</tool_call> and <tool_call>oops</tool_call>');
+    assert.deepEqual(read.toolCalls.map((c) => c.name), ["a"]);
+    assert.equal(read.text, "and <tool_call>oops</tool_call>");
+    assert.equal(read.problems.length, 1);
+  });
+
+  it("leaves a reply without blocks untouched, and stays linear on hostile text", () => {
+    assert.deepEqual(readToolCallBlocks("  plain answer  "), { text: "  plain answer  ", toolCalls: [], problems: [] });
+    const t0 = performance.now();
+    const open = readToolCallBlocks("<tool_call>".repeat(50_000));
+    assert.equal(open.toolCalls.length, 0);
+    const many = readToolCallBlocks(`<tool_call>[${Array(MAX_PROMPTED_CALLS + 1).fill('{"name": "a"}').join(",")}]</tool_call>`);
+    assert.equal(many.toolCalls.length, 0);
+    assert.match(many.problems[0] ?? "", /more than 64 tool calls/);
+    const deep = readToolCallBlocks(`<tool_call>${"[".repeat(100_000)}</tool_call>`);
+    assert.match(deep.problems[0] ?? "", /nested more than 256 deep/);
+    assert.ok(performance.now() - t0 < 5000);
+  });
+});
