@@ -33,8 +33,11 @@ export function buildRequestChecks(spec: RequestCheckSpec, options: BuildRequest
   if (offered) checks.push(toolCallsCheck(spec.tools as NonNullable<RequestCheckSpec["tools"]>, { required: options.toolChoiceRequired === true }));
   else if (options.toolChoiceRequired === true) throw new RequestFieldError("tool_choice", "a tool call is required but no tools are offered: give tools, or leave tool_choice out");
   if (spec.regex !== undefined) {
-    if (typeof spec.regex !== "object" || spec.regex === null) throw new RequestFieldError("reflect.regex", 'give { pattern, flags? } or a pattern string, e.g. "^\\\\d+$"');
-    checks.push(regexCheck(spec.regex.pattern, spec.regex.flags ?? ""));
+    // A bare pattern string is taken too (`"reflect": {"regex": "^\\d+$"}`).
+    const regex: unknown = spec.regex;
+    if (typeof regex === "string") checks.push(regexCheck(regex));
+    else if (typeof regex !== "object" || regex === null) throw new RequestFieldError("reflect.regex", 'give a pattern string or { "pattern": string, "flags"?: string }');
+    else checks.push(regexCheck(spec.regex.pattern, spec.regex.flags ?? ""));
   }
   if (spec.task !== undefined) {
     if (typeof spec.task !== "object" || spec.task === null) throw new RequestFieldError("reflect.task", "name a registered task, with its record in reflect.item");
