@@ -428,6 +428,61 @@ describe("createHttpModel", () => {
     assert.equal(server.requests.length, 3);
   });
 
+  it("sends tools as OpenAI functions and reads tool_calls back, arguments as the raw text", async (t) => {
+    const calls = [
+      { id: "call_abc", type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' } },
+      { id: "call_def", type: "function", function: { name: "now", arguments: "{not json" } },
+    ];
+    const server = await startServer(t, replyJson({ ...completion(null), choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: calls }, finish_reason: "tool_calls" }] }));
+    const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+    const result = await modelFor(server).doGenerate({ ...request, tools: [{ name: "get_weather", description: "Weather in a city", parameters }, { name: "now" }] });
+    assert.deepEqual(server.requests[0]?.body.tools, [
+      { type: "function", function: { name: "get_weather", description: "Weather in a city", parameters } },
+      { type: "function", function: { name: "now" } },
+    ]);
+    assert.equal(result.text, "");
+    assert.equal(result.finishReason, "other");
+    assert.deepEqual(result.toolCalls, [
+      { id: "call_abc", name: "get_weather", arguments: '{"city": "Paris"}' },
+      { id: "call_def", name: "now", arguments: "{not json" },
+    ]);
+  });
+
+  it("sends no tools field without tools, and leaves toolCalls out when the reply has none (null or absent)", async (t) => {
+    const server = await startServer(t, [replyJson(completion("42")), replyJson({ ...completion("43"), choices: [{ message: { content: "43", tool_calls: null }, finish_reason: "stop" }] })]);
+    const model = modelFor(server);
+    const plain = await model.doGenerate({ ...request, tools: [] });
+    assert.equal("tools" in (server.requests[0]?.body ?? {}), false);
+    assert.equal(plain.toolCalls, undefined);
+    assert.equal((await model.doGenerate(request)).toolCalls, undefined);
+  });
+
+  it("names a call without an id by its index", async (t) => {
+    const server = await startServer(t, replyJson({ ...completion(null), choices: [{ message: { content: "", tool_calls: [{ function: { name: "f", arguments: "{}" } }] }, finish_reason: "tool_calls" }] }));
+    assert.deepEqual((await modelFor(server).doGenerate(request)).toolCalls, [{ id: "call_0", name: "f", arguments: "{}" }]);
+  });
+
+  it("rejects malformed tool_calls as a malformed completion, without retrying", async (t) => {
+    const withCalls = (toolCalls: unknown) => replyJson({ ...completion(null), choices: [{ message: { content: null, tool_calls: toolCalls }, finish_reason: "tool_calls" }] });
+    const cases: Array<[unknown, RegExp]> = [
+      [{ function: { name: "f" } }, /tool_calls is not a list/],
+      [[{ id: "a", type: "function" }], /tool_calls\[0\] has no function object/],
+      [[{ id: "a", type: "function", function: { name: "", arguments: "{}" } }], /tool_calls\[0\]\.function\.name is not a non-empty string/],
+      [[{ id: "a", type: "function", function: { name: "f", arguments: { city: "Paris" } } }], /tool_calls\[0\]\.function\.arguments is not a string/],
+      [[{ id: "a", type: "code", function: { name: "f", arguments: "{}" } }], /tool_calls\[0\]\.type is not "function"/],
+      [[{ id: 7, type: "function", function: { name: "f", arguments: "{}" } }], /tool_calls\[0\]\.id is not a string/],
+    ];
+    const server = await startServer(t, cases.map(([toolCalls]) => withCalls(toolCalls)));
+    const model = modelFor(server);
+    for (const [, words] of cases) {
+      const error = await modelCallError(model.doGenerate(request));
+      assert.equal(error.isRetryable, false);
+      assert.match(error.message, /returned a malformed completion/);
+      assert.match(error.message, words);
+    }
+    assert.equal(server.requests.length, cases.length);
+  });
+
   it("cuts a reply longer than the request's token limit allows, recording the cut", async (t) => {
     const long = `${"é".repeat(3000)}tail`;
     const server = await startServer(t, replyJson(completion(long)));

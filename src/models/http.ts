@@ -6,7 +6,7 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
 import pLimit from "p-limit";
 import { ModelCallError, UsageError } from "../errors.js";
-import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage } from "./language-model.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage, ToolCall } from "./language-model.js";
 import { capReply, replyByteLimit, type Truncation } from "./reply-cap.js";
 import { raceAbort } from "../util/abortable.js";
 
@@ -232,6 +232,12 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
   if (request.stop !== undefined && request.stop.length > 0) body.stop = [...request.stop];
   // OpenAI's structured outputs; vLLM, SGLang and llama.cpp's server accept the same shape.
   if (request.responseFormat !== undefined) body.response_format = { type: "json_schema", json_schema: { name: "response", schema: request.responseFormat.schema } };
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body.tools = request.tools.map(({ name, description, parameters }) => ({
+      type: "function",
+      function: { name, ...(description === undefined ? {} : { description }), ...(parameters === undefined ? {} : { parameters }) },
+    }));
+  }
   return body;
 }
 
@@ -256,11 +262,33 @@ function parseCompletion(text: string, url: string, apiKey: string | undefined, 
     throw malformed("choices[0].message.content is not a string");
   }
   const matched = choice.finish_reason === "stop" && typeof choice.stop_reason === "string" && keepStops.includes(choice.stop_reason) ? choice.stop_reason : "";
+  const toolCalls = readToolCalls(choice.message.tool_calls, malformed);
   return {
     text: (content ?? "") + matched,
     finishReason: mapFinishReason(choice.finish_reason),
     usage: isRecord(json) ? mapUsage(json.usage) : mapUsage(undefined),
+    ...(toolCalls.length === 0 ? {} : { toolCalls }),
   };
+}
+
+/**
+ * `choices[0].message.tool_calls`: `[{id, type: "function", function: {name, arguments}}]`, `arguments` the JSON text
+ * the model wrote (kept as it is; a check judges it). Absent or null is no calls; anything else that is not this shape
+ * is a malformed completion. A missing `id` (some local servers omit it) becomes `call_<index>`.
+ */
+function readToolCalls(raw: unknown, malformed: (what: string) => ModelCallError): ToolCall[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw malformed("choices[0].message.tool_calls is not a list");
+  return raw.map((entry: unknown, index): ToolCall => {
+    const where = `choices[0].message.tool_calls[${index}]`;
+    if (!isRecord(entry) || !isRecord(entry.function)) throw malformed(`${where} has no function object`);
+    if (entry.type !== undefined && entry.type !== "function") throw malformed(`${where}.type is not "function"`);
+    const { name, arguments: args } = entry.function;
+    if (typeof name !== "string" || name === "") throw malformed(`${where}.function.name is not a non-empty string`);
+    if (typeof args !== "string") throw malformed(`${where}.function.arguments is not a string`);
+    if (entry.id !== undefined && entry.id !== null && typeof entry.id !== "string") throw malformed(`${where}.id is not a string`);
+    return { id: typeof entry.id === "string" && entry.id !== "" ? entry.id : `call_${index}`, name, arguments: args };
+  });
 }
 
 /** A response body read up to a byte limit: the text read, whether it is the whole body, and the bytes seen. */
