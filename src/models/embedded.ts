@@ -2,6 +2,7 @@ import os from "node:os";
 import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
 import { ModelCallError } from "../errors.js";
 import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel } from "./language-model.js";
+import { readToolCallBlocks, withToolsPrompt } from "./prompted-tools.js";
 
 export interface EmbeddedModelOptions {
   /** Path to a GGUF file. */
@@ -118,7 +119,10 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         const inputBefore = meter.usedInputTokens;
         const outputBefore = meter.usedOutputTokens;
         const grammar = request.responseFormat === undefined ? undefined : await grammarFor(request.responseFormat.schema);
-        const result = await slot.chat.generateResponse(toHistory(request.messages), {
+        // No tool API here: the tools go into the system message and the calls are read out of the reply (prompted-tools.ts).
+        const tools = request.tools !== undefined && request.tools.length > 0 ? request.tools : undefined;
+        const messages = tools === undefined ? request.messages : withToolsPrompt(request.messages, tools);
+        const result = await slot.chat.generateResponse(toHistory(messages), {
           ...(grammar === undefined ? {} : { grammar }),
           maxTokens: request.maxTokens,
           temperature: request.temperature ?? 0,
@@ -133,8 +137,12 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         totals.evaluatedPromptTokens += evaluatedPromptTokens;
         totals.completionTokens += completionTokens;
         const stopText = request.includeStop === true && result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger.filter((part): part is string => typeof part === "string").join("") : "";
+        const text = result.response + stopText;
+        const read = tools === undefined ? undefined : readToolCallBlocks(text);
+        const calls = read !== undefined && read.toolCalls.length > 0 ? read : undefined;
         return {
-          text: result.response + stopText,
+          text: calls === undefined ? text : calls.text,
+          ...(calls === undefined ? {} : { toolCalls: calls.toolCalls }),
           finishReason: finishReason(result.metadata.stopReason),
           usage: {
             promptTokens: Math.max(0, slot.sequence.contextTokens.length - completionTokens),
