@@ -17,7 +17,7 @@ const FIELD = "response_format.json_schema.schema";
  */
 export function jsonSchemaCheck(schema: unknown, name?: string): RequestCheck {
   const validate = compileRequestSchema(schema, FIELD);
-  const named = name === undefined || name === "" ? "the schema" : `the schema ${JSON.stringify(name.slice(0, 64))}`;
+  const named = typeof name !== "string" || name === "" ? "the schema" : `the schema ${JSON.stringify(name.slice(0, 64))}`;
   const result = (pass: boolean | null, feedback: string): Check => ({ source: "schema", pass, score: pass === true ? 1 : 0, feedback });
   return {
     source: "schema",
