@@ -27,6 +27,17 @@ describe("taskCheck", () => {
     assert.equal((await check.run({ text: "<answer>8</answer>" })).pass, false);
   });
 
+  it("runs math's answer equivalence and ifeval's instruction checks", async () => {
+    const math = taskCheck("math", { problem: "Simplify 2/4.", answer: "\\frac{1}{2}" });
+    assert.equal((await math.run({ text: "So it is \\boxed{0.5}." })).pass, true);
+    assert.equal((await math.run({ text: "So it is \\boxed{\\frac{1}{3}}." })).pass, false);
+    const ifeval = taskCheck("ifeval", { key: 1, prompt: "Answer without commas.", instruction_id_list: ["punctuation:no_comma"], kwargs: [{}] });
+    assert.equal((await ifeval.run({ text: "Yes it is fine." })).pass, true);
+    const comma = await ifeval.run({ text: "Yes, it is fine." });
+    assert.equal(comma.pass, false);
+    assert.match(comma.feedback, /comma/i);
+  });
+
   it("judges a reply's tool calls with bfcl's verifier, rendered as the call list it reads", async () => {
     const check = taskCheck("bfcl", bfclItem);
     const right = await check.run({ text: "", toolCalls: [{ id: "call_0", name: "weather.get", arguments: '{"city": "Paris"}' }] });
@@ -45,6 +56,17 @@ describe("taskCheck", () => {
     assert.equal(right.pass, true, right.feedback);
     const wrong = await check.run({ text: "```python\ndef add(a, b):\n    return a - b\n```" });
     assert.equal(wrong.pass, false);
+  });
+
+  it("runs humaneval's check(candidate) in the sandbox", async () => {
+    const check = taskCheck("humaneval", {
+      task_id: "HumanEval/x",
+      prompt: "def double(x):\n    \"\"\"Twice x.\"\"\"\n",
+      entry_point: "double",
+      test: "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(-1) == -2\n",
+    });
+    assert.equal((await check.run({ text: "```python\ndef double(x):\n    return 2 * x\n```" })).pass, true);
+    assert.equal((await check.run({ text: "```python\ndef double(x):\n    return x + 2\n```" })).pass, false);
   });
 
   it("refuses an unknown task, listing the known ones, and an item the task's parser rejects, with its reason", () => {
