@@ -3,6 +3,7 @@
 //
 // Usage (after npm ci; the model is fetched if not cached; about 30 × 3 requests of up to 256 tokens):
 //   node bench/gateway-workload.mjs [--upstream smollm2-135m] [--items 30] [--seed 0] [--max-tokens 256] [--out FILE]
+//                                   [--gateway http://127.0.0.1:8787]   (a gateway already running; --upstream unused)
 //
 // Items: the json task's seeded records (`generateJsonCases`: person, task-list, contact, article, reading; the kinds
 // take turns, so 30 items are 6 of each), each sent as an application would: the facts and the schema in the user
@@ -40,7 +41,7 @@ const MODES = {
 };
 
 function parseArgs(argv) {
-  const options = { upstream: "smollm2-135m", items: 30, seed: 0, maxTokens: 256, out: undefined };
+  const options = { upstream: "smollm2-135m", items: 30, seed: 0, maxTokens: 256, out: undefined, gateway: undefined };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -53,7 +54,8 @@ function parseArgs(argv) {
     else if (flag === "--seed") options.seed = Number(value());
     else if (flag === "--max-tokens") options.maxTokens = Number(value());
     else if (flag === "--out") options.out = value();
-    else throw new Error(`unknown flag ${flag} — use --upstream SPEC, --items N, --seed S, --max-tokens N, --out FILE`);
+    else if (flag === "--gateway") options.gateway = value().replace(/\/+$/, "");
+    else throw new Error(`unknown flag ${flag} — use --upstream SPEC, --items N, --seed S, --max-tokens N, --out FILE, --gateway URL`);
   }
   if (!Number.isInteger(options.items) || options.items < 1) throw new Error("--items must be a positive integer");
   return options;
@@ -94,7 +96,7 @@ async function startGateway(upstream) {
     clearTimeout(timer);
   };
   if (child.exitCode !== null) throw new Error(`reflect serve exited (${child.exitCode}): ${stderr}`);
-  return { port, stop };
+  return { url: `http://127.0.0.1:${port}`, stop };
 }
 
 /** The request an application would send for a json item. */
@@ -109,9 +111,9 @@ function chatRequest(record, maxTokens) {
   };
 }
 
-async function send(port, body) {
+async function send(url, body) {
   const started = performance.now();
-  const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(900_000) });
+  const response = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(900_000) });
   const text = await response.text();
   let json;
   try {
@@ -131,7 +133,7 @@ function firstDraftPassed(reflect) {
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const cases = generateJsonCases({ seed: options.seed, count: options.items });
-  const gateway = await startGateway(options.upstream);
+  const gateway = options.gateway === undefined ? await startGateway(options.upstream) : { url: options.gateway, stop: async () => {} };
   process.once("SIGINT", () => gateway.stop().then(() => process.exit(130)));
   const rows = [];
   try {
@@ -140,7 +142,7 @@ async function main() {
       // The same check the gateway builds from response_format, run here on every reply.
       const check = requestTask(buildRequestChecks({ schema: { name: "item", schema: item.record.schema } }));
       for (const [mode, reflect] of Object.entries(MODES)) {
-        const { status, json, text, ms } = await send(gateway.port, { ...request, ...(reflect === undefined ? {} : { reflect }) });
+        const { status, json, text, ms } = await send(gateway.url, { ...request, ...(reflect === undefined ? {} : { reflect }) });
         const row = { item: item.id, kind: item.kind, mode, status, ms: Math.round(ms) };
         if (status !== 200 || json === undefined) {
           rows.push({ ...row, error: text.slice(0, 300) });
@@ -183,7 +185,7 @@ const pct = (k, n) => {
 
 function print(options, rows) {
   const cpu = os.cpus();
-  console.log(`gateway workload: ${options.items} json items (seed ${options.seed}), upstream ${options.upstream}, max_tokens ${options.maxTokens}, node ${process.version}, ${cpu.length} cores (${cpu[0]?.model ?? "?"})\n`);
+  console.log(`gateway workload: ${options.items} json items (seed ${options.seed}), upstream ${options.gateway === undefined ? options.upstream : `behind ${options.gateway}`}, max_tokens ${options.maxTokens}, node ${process.version}, ${cpu.length} cores (${cpu[0]?.model ?? "?"})\n`);
   console.log("| mode | `reflect` | n | first-draft pass % [95% CI] | final pass % [95% CI] | lift (pts) | tokens / request | calls / request | attempts / request | s / request | HTTP errors |");
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const [mode, reflect] of Object.entries(MODES)) {
