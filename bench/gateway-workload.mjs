@@ -74,7 +74,9 @@ function freePort() {
 
 async function startGateway(upstream) {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, "bin", "reflect.js"), "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port)], { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
+  // No client key: the benchmark's requests carry none.
+  const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
+  const child = spawn(process.execPath, [path.join(root, "bin", "reflect.js"), "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port)], { cwd: root, env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (part) => (stderr = (stderr + part).slice(-4000)));
   const exited = new Promise((resolve) => child.once("exit", resolve));

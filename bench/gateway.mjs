@@ -162,7 +162,9 @@ async function startGateway(upstreamPort, command) {
   } else {
     argv = command.split(" ").filter((w) => w !== "").map((w) => w.replaceAll("{upstream}", upstream).replaceAll("{port}", String(port)));
   }
-  const child = startChild(argv[0], argv.slice(1));
+  // No client key: the benchmark's requests carry none the gateway would accept.
+  const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
+  const child = startChild(argv[0], argv.slice(1), env);
   child.stdout.resume();
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
