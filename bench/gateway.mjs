@@ -1,0 +1,368 @@
+// The latency the gateway adds in pass-through, side by side with a direct call to the same upstream, in one run.
+//
+// Usage (after npm ci, or npm run build):
+//   node bench/gateway.mjs [--requests 1000] [--concurrency 1,16,64] [--stream] [--direct-only] [--seed 1]
+//                          [--gateway-command "node other/bin/reflect.js serve --upstream {upstream} --port {port}"]
+//
+// - The upstream is a fast local OpenAI-compatible server (node:http, its own process): a fixed small completion,
+//   or with --stream the same completion as SSE chunks.
+// - The gateway is `node bin/reflect.js serve --upstream http://127.0.0.1:PORT/v1#fake` in its own process, so its
+//   memory (VmRSS, sampled every 20 ms) is the gateway's alone. Requests carry no `reflect`: pass-through.
+// - The client (this process) keeps `concurrency` requests in flight over keep-alive connections and times each one
+//   from sending to the last byte of the body. At each concurrency each side gets --requests timed requests, after a
+//   warm-up of 100, in two blocks run direct, gateway, gateway, direct (ABBA), so drift over the run hits both alike.
+// - Added latency = gateway − direct; its 95 % interval for the median difference is a percentile bootstrap
+//   (2,000 resamples of each side, seeded). p99 is the nearest-rank order statistic.
+// Prints a markdown table for BENCHMARKS.md. --direct-only (or a gateway that does not start) measures the direct
+// side alone.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+
+const self = fileURLToPath(import.meta.url);
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+// ---- the upstream, when this file runs as it (`--upstream-server`) ----
+
+const CONTENT = "Hello! I am a fixed reply from the benchmark's upstream.";
+const USAGE = { prompt_tokens: 12, completion_tokens: 11, total_tokens: 23 };
+
+function upstreamServer() {
+  const server = http.createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (part) => (body += part));
+    request.on("end", () => {
+      if (request.method === "GET" && request.url === "/v1/models") {
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [{ id: "fake", object: "model", created: 0, owned_by: "bench" }] }));
+        return;
+      }
+      if (request.method !== "POST" || request.url !== "/v1/chat/completions") {
+        response.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "not found", type: "invalid_request_error" } }));
+        return;
+      }
+      let stream = false;
+      try {
+        stream = JSON.parse(body).stream === true;
+      } catch {
+        response.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "bad JSON", type: "invalid_request_error" } }));
+        return;
+      }
+      const base = { id: "chatcmpl-bench", created: 1_764_000_000, model: "fake" };
+      if (!stream) {
+        response
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: CONTENT }, finish_reason: "stop" }], usage: USAGE }));
+        return;
+      }
+      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const chunk = (delta, finish) => `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      response.write(chunk({ role: "assistant", content: "" }, null));
+      for (const word of CONTENT.split(/(?<= )/)) response.write(chunk({ content: word }, null));
+      response.write(chunk({}, "stop"));
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, "127.0.0.1", () => process.stdout.write(`${server.address().port}\n`));
+  process.on("SIGTERM", () => server.close(() => process.exit(0)));
+}
+
+
+// ---- the benchmark ----
+
+function parseArgs(argv) {
+  const options = { requests: 1000, concurrency: [1, 16, 64], stream: false, directOnly: false, seed: 1, gatewayCommand: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--requests") options.requests = Number(value());
+    else if (flag === "--concurrency") options.concurrency = value().split(",").map(Number);
+    else if (flag === "--stream") options.stream = true;
+    else if (flag === "--direct-only") options.directOnly = true;
+    else if (flag === "--seed") options.seed = Number(value());
+    else if (flag === "--gateway-command") options.gatewayCommand = value();
+    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --stream, --direct-only, --seed S, --gateway-command CMD`);
+  }
+  if (!Number.isInteger(options.requests) || options.requests < 4) throw new Error("--requests must be an integer ≥ 4");
+  if (!options.concurrency.every((c) => Number.isInteger(c) && c >= 1)) throw new Error("--concurrency must list integers ≥ 1");
+  return options;
+}
+
+/** Starts `command args` and resolves with the child once `ready(child)` resolves; rejects if it exits first. */
+function startChild(command, args, env = process.env) {
+  const child = spawn(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (part) => (stderr = (stderr + part).slice(-4000)));
+  child.exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  child.tail = () => stderr;
+  return child;
+}
+
+async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+async function startUpstream() {
+  const child = startChild(process.execPath, [self, "--upstream-server"]);
+  const port = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (part) => {
+      out += part;
+      if (out.includes("\n")) resolve(Number(out.trim()));
+    });
+    child.exited.then(({ code }) => reject(new Error(`the upstream exited (${code}): ${child.tail()}`)));
+  });
+  return { child, port };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function get(url) {
+  return new Promise((resolve) => {
+    const request = http.get(url, (response) => {
+      response.resume();
+      response.on("end", () => resolve(response.statusCode));
+    });
+    request.on("error", () => resolve(0));
+    request.setTimeout(2000, () => request.destroy());
+  });
+}
+
+/**
+ * `reflect serve` in its own process, or `--gateway-command` (words split on spaces; `{upstream}` and `{port}` are
+ * replaced) to measure another build or another gateway the same way. Ready when GET /healthz answers 200.
+ */
+async function startGateway(upstreamPort, command) {
+  const port = await freePort();
+  const upstream = `http://127.0.0.1:${upstreamPort}/v1#fake`;
+  let argv;
+  if (command === undefined) {
+    if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) return { error: "dist/ is missing — run npm run build" };
+    argv = [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port)];
+  } else {
+    argv = command.split(" ").filter((w) => w !== "").map((w) => w.replaceAll("{upstream}", upstream).replaceAll("{port}", String(port)));
+  }
+  // No client key: the benchmark's requests carry none the gateway would accept.
+  const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
+  const child = startChild(argv[0], argv.slice(1), env);
+  child.stdout.resume();
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      const lines = child.tail().trim().split("\n");
+      return { error: `${argv.slice(1, 3).join(" ")} exited (${child.exitCode}): ${lines.find((l) => /error/i.test(l)) ?? lines.at(-1)}` };
+    }
+    if ((await get(`http://127.0.0.1:${port}/healthz`)) === 200) return { child, port };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await stopChild(child);
+  return { error: "the gateway did not answer GET /healthz within 30 s" };
+}
+
+/** Resident memory of a process in bytes (Linux /proc), or null. */
+function rssOf(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match === null ? null : Number(match[1]) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+const BODY = (stream) => JSON.stringify({ model: "fake", messages: [{ role: "user", content: "Say hello." }], max_tokens: 16, ...(stream ? { stream: true } : {}) });
+
+/** One request: resolves with its latency in ms and whether it succeeded (2xx and a complete body). */
+function timedRequest(agent, port, body) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const request = http.request({ host: "127.0.0.1", port, method: "POST", path: "/v1/chat/completions", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: "Bearer bench" } }, (response) => {
+      response.resume();
+      response.on("end", () => resolve({ ms: performance.now() - started, ok: response.statusCode >= 200 && response.statusCode < 300 && response.complete }));
+      response.on("error", () => resolve({ ms: performance.now() - started, ok: false }));
+    });
+    request.on("error", () => resolve({ ms: performance.now() - started, ok: false }));
+    request.setTimeout(60_000, () => request.destroy(new Error("timeout")));
+    request.end(body);
+  });
+}
+
+/** `count` requests with `concurrency` in flight; latencies of the successful ones, the error count and the wall time. */
+async function block(port, count, concurrency, stream) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const body = BODY(stream);
+  const latencies = [];
+  let errors = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        next++;
+        const { ms, ok } = await timedRequest(agent, port, body);
+        if (ok) latencies.push(ms);
+        else errors++;
+      }
+    }),
+  );
+  const wallMs = performance.now() - started;
+  agent.destroy();
+  return { latencies, errors, wallMs };
+}
+
+function quantile(sorted, q) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+function median(sorted) {
+  const n = sorted.length;
+  return n % 2 === 1 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Percentile-bootstrap 95 % interval of median(b) − median(a), resampling each side independently. */
+function medianDifferenceInterval(a, b, seed, resamples = 2000) {
+  const random = mulberry32(seed);
+  const resample = (xs) => Float64Array.from({ length: xs.length }, () => xs[Math.floor(random() * xs.length)]).sort();
+  const diffs = Float64Array.from({ length: resamples }, () => median(resample(b)) - median(resample(a))).sort();
+  return [diffs[Math.floor(0.025 * resamples)], diffs[Math.ceil(0.975 * resamples) - 1]];
+}
+
+/**
+ * Each side gets `requests` timed requests at `concurrency`, after a warm-up, in blocks ordered direct, gateway,
+ * gateway, direct.
+ */
+async function measure(options, targets, concurrency, sampler) {
+  const first = Math.floor(options.requests / 2);
+  const blocks = [["direct", first], ["gateway", first], ["gateway", options.requests - first], ["direct", options.requests - first]].filter(([name]) => targets[name] !== undefined);
+  const result = Object.fromEntries(Object.keys(targets).map((name) => [name, { latencies: [], errors: 0, wallMs: 0, requests: 0 }]));
+  for (const name of Object.keys(targets)) await block(targets[name], Math.min(100, options.requests), concurrency, options.stream);
+  for (const [name, count] of blocks) {
+    if (name === "gateway") sampler?.start();
+    const { latencies, errors, wallMs } = await block(targets[name], count, concurrency, options.stream);
+    if (name === "gateway") sampler?.stop();
+    const r = result[name];
+    r.latencies.push(...latencies);
+    r.errors += errors;
+    r.wallMs += wallMs;
+    r.requests += count;
+  }
+  for (const r of Object.values(result)) r.latencies.sort((x, y) => x - y);
+  return result;
+}
+
+/** Samples the gateway's RSS every 20 ms while started; keeps the peak. */
+function rssSampler(pid) {
+  let timer;
+  let peak = 0;
+  return {
+    start() {
+      timer = setInterval(() => (peak = Math.max(peak, rssOf(pid) ?? 0)), 20);
+    },
+    stop() {
+      clearInterval(timer);
+      peak = Math.max(peak, rssOf(pid) ?? 0);
+    },
+    peak: () => peak,
+  };
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const upstream = await startUpstream();
+  let gateway;
+  const children = [upstream.child];
+  const cleanUp = async () => {
+    for (const child of children) await stopChild(child);
+  };
+  process.once("SIGINT", () => cleanUp().then(() => process.exit(130)));
+  try {
+    if (!options.directOnly) {
+      gateway = await startGateway(upstream.port, options.gatewayCommand);
+      if (gateway.child !== undefined) children.push(gateway.child);
+    }
+    const targets = { direct: upstream.port, ...(gateway?.port === undefined ? {} : { gateway: gateway.port }) };
+    const idleRss = gateway?.child === undefined ? null : rssOf(gateway.child.pid);
+    const rows = [];
+    let throughput;
+    let peakRss = null;
+    for (const concurrency of options.concurrency) {
+      const sampler = gateway?.child === undefined || concurrency !== 64 ? undefined : rssSampler(gateway.child.pid);
+      const result = await measure(options, targets, concurrency, sampler);
+      if (sampler !== undefined) peakRss = sampler.peak();
+      rows.push({ concurrency, result });
+      if (concurrency === 64) throughput = result;
+    }
+    print(options, rows, throughput, gateway, idleRss, peakRss);
+  } finally {
+    await cleanUp();
+  }
+}
+
+const ms = (x) => (Number.isFinite(x) ? x.toFixed(2) : "—");
+const mib = (bytes) => (bytes === null ? "—" : (bytes / 2 ** 20).toFixed(1));
+
+function print(options, rows, throughput, gateway, idleRss, peakRss) {
+  const cpu = os.cpus();
+  console.log(`gateway pass-through benchmark: ${options.requests} requests per side and concurrency, ${options.stream ? "SSE streaming" : "JSON"} replies, node ${process.version}, ${cpu.length} cores (${cpu[0]?.model ?? "?"})`);
+  if (gateway?.error !== undefined) console.log(`gateway not measured: ${gateway.error}`);
+  console.log("");
+  console.log("| concurrency | direct p50 ms | direct p99 ms | gateway p50 ms | gateway p99 ms | added p50 ms [95% CI] | added p99 ms | errors direct / gateway |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  rows.forEach(({ concurrency, result }, index) => {
+    const d = result.direct;
+    const g = result.gateway;
+    const dp50 = median(d.latencies);
+    const dp99 = quantile(d.latencies, 0.99);
+    if (g === undefined) {
+      console.log(`| ${concurrency} | ${ms(dp50)} | ${ms(dp99)} | — | — | — | — | ${d.errors} / — |`);
+      return;
+    }
+    const gp50 = median(g.latencies);
+    const gp99 = quantile(g.latencies, 0.99);
+    const [lo, hi] = d.latencies.length > 0 && g.latencies.length > 0 ? medianDifferenceInterval(d.latencies, g.latencies, options.seed + index) : [Number.NaN, Number.NaN];
+    console.log(`| ${concurrency} | ${ms(dp50)} | ${ms(dp99)} | ${ms(gp50)} | ${ms(gp99)} | ${ms(gp50 - dp50)} [${ms(lo)}, ${ms(hi)}] | ${ms(gp99 - dp99)} | ${d.errors} / ${g.errors} |`);
+  });
+  if (throughput !== undefined) {
+    const rate = (r) => (r === undefined ? "—" : `${((r.requests - r.errors) / (r.wallMs / 1000)).toFixed(0)} req/s (${r.errors} errors of ${r.requests})`);
+    console.log("");
+    console.log(`At concurrency 64: direct ${rate(throughput.direct)}; gateway ${rate(throughput.gateway)}.`);
+  }
+  if (gateway?.child !== undefined) console.log(`Gateway RSS: ${mib(idleRss)} MiB idle after start${peakRss === null ? "" : `, ${mib(peakRss)} MiB peak under 64 concurrent requests`}.`);
+}
+
+if (process.argv[2] === "--upstream-server") {
+  upstreamServer();
+} else {
+  await main();
+}

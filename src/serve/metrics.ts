@@ -1,0 +1,157 @@
+/**
+ * The gateway's Prometheus metrics (`GET /metrics`), from the one `RequestOutcome` the server reports per request.
+ *
+ * Every label takes its value from a fixed set, whatever a client sends: the request kind, the HTTP status (an
+ * integer from 100 to 599, else `other`), a call role, a check source, an upstream failure kind, a stop reason mapped
+ * onto a few names. No model name, check name or other request text ever becomes a label, so the number of series is
+ * bounded. The metrics live in a private registry: a host application's own `prom-client` metrics are not mixed in.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { AttemptRecord, CallRole, CheckSource, Episode } from "../loops/types.js";
+import type { GatewayObserver, RequestOutcome, UpstreamFailure } from "./observer.js";
+
+export interface GatewayMetricsOptions {
+  /** Requests being answered now, read at each scrape. */
+  inFlight?: () => number;
+  /** Requests waiting for a free slot, read at each scrape. */
+  queued?: () => number;
+  /**
+   * Also export prom-client's default process metrics (`process_resident_memory_bytes`, CPU seconds, heap sizes,
+   * event-loop lag, GC durations). Default true: they are computed at scrape time, except an event-loop delay
+   * histogram sampled by libuv and a GC observer, both cheap.
+   */
+  processMetrics?: boolean;
+}
+
+export type GatewayMetrics = GatewayObserver & {
+  /** The exposition text and its content type, for `GET /metrics`. */
+  text(): Promise<{ contentType: string; body: string }>;
+};
+
+/** Seconds, from 1 ms (a pass-through to a local upstream) to 120 s (a reflected request on a slow model). */
+export const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
+
+const kinds: readonly RequestOutcome["kind"][] = ["pass-through", "reflected", "rejected"];
+const roles: readonly CallRole[] = ["attempt", "reflection", "critique"];
+const failures: readonly UpstreamFailure[] = ["timeout", "status", "network", "malformed"];
+const sources: readonly CheckSource[] = ["verifier", "judge", "schema", "tools", "task", "tests", "regex", "custom"];
+
+/** The label values of `reflect_gateway_stops_total{reason}`. */
+export const stopReasons = ["verified", "turns", "score", "unchanged", "score-dropped", "budget", "budget:tokens", "budget:calls", "budget:time", "error", "interrupted", "other"] as const;
+export type StopReasonLabel = (typeof stopReasons)[number];
+
+/**
+ * An episode's `stoppedBy` as a label value: `turns:2` → `turns`, `score>=0.8` → `score`, an episode's or the run's
+ * spent budget → `budget:<kind>`, the `budget` stop condition → `budget`; anything else → `other`.
+ */
+export function stopReasonLabel(stoppedBy: string): StopReasonLabel {
+  if (/^turns:\d+$/u.test(stoppedBy)) return "turns";
+  if (/^score(>=|:)/u.test(stoppedBy)) return "score";
+  const budget = /^(?:run-)?budget:(tokens|calls|time)$/u.exec(stoppedBy);
+  if (budget !== null) return `budget:${budget[1]}` as StopReasonLabel;
+  return (stopReasons as readonly string[]).includes(stoppedBy) ? (stoppedBy as StopReasonLabel) : "other";
+}
+
+/** An HTTP status as a label value: the code itself when it is one (100–599), else `other`. */
+function statusLabel(status: number): string {
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : "other";
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[]): T | "other" {
+  return (allowed as readonly string[]).includes(value) ? (value as T) : "other";
+}
+
+function checkResult(pass: boolean | null): "pass" | "fail" | "unjudged" {
+  return pass === true ? "pass" : pass === false ? "fail" : "unjudged";
+}
+
+/**
+ * Prometheus metrics as a `GatewayObserver`: hand it to the server, and serve `text()` at `GET /metrics`.
+ *
+ * Pass rates before and after reflection: `reflect_gateway_checked_requests_total` counts reflected requests with at
+ * least one attempt; `…_first_pass_total` those whose first attempt's verdict passed (`correct === true`),
+ * `…_final_pass_total` those whose returned (selected) attempt's verdict passed; `…_first_unjudged_total` and
+ * `…_final_unjudged_total` those whose verdict could not judge (`correct === null`, e.g. a request with no
+ * deterministic check). First-draft pass rate = first_pass / checked; final = final_pass / checked.
+ */
+export function createGatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({ name: "reflect_gateway_requests_total", help: "Requests answered, by kind (pass-through, reflected, rejected) and HTTP status.", labelNames: ["kind", "status"] as const, registers });
+  const duration = new Histogram({ name: "reflect_gateway_request_duration_seconds", help: "From a request's arrival to its response's end, by kind.", labelNames: ["kind"] as const, buckets: [...durationBuckets], registers });
+  const attempts = new Counter({ name: "reflect_gateway_attempts_total", help: "Attempts made by reflected requests (first drafts and retries).", registers });
+  const reflections = new Counter({ name: "reflect_gateway_reflections_total", help: "Reflections written after a failed attempt.", registers });
+  const checked = new Counter({ name: "reflect_gateway_checked_requests_total", help: "Reflected requests with at least one attempt: the denominator of the pass rates.", registers });
+  const firstPass = new Counter({ name: "reflect_gateway_first_pass_total", help: "Reflected requests whose first draft passed its checks (verdict correct).", registers });
+  const finalPass = new Counter({ name: "reflect_gateway_final_pass_total", help: "Reflected requests whose returned attempt passed its checks (verdict correct).", registers });
+  const firstUnjudged = new Counter({ name: "reflect_gateway_first_unjudged_total", help: "Reflected requests whose first draft's checks could not judge it.", registers });
+  const finalUnjudged = new Counter({ name: "reflect_gateway_final_unjudged_total", help: "Reflected requests whose returned attempt's checks could not judge it.", registers });
+  const tokens = new Counter({ name: "reflect_gateway_tokens_total", help: "Prompt plus completion tokens of reflected requests' model calls, by role.", labelNames: ["role"] as const, registers });
+  const calls = new Counter({ name: "reflect_gateway_calls_total", help: "Model calls of reflected requests, failed ones included, by role.", labelNames: ["role"] as const, registers });
+  const upstreamErrors = new Counter({ name: "reflect_gateway_upstream_errors_total", help: "Requests whose upstream call failed, by failure kind.", labelNames: ["kind"] as const, registers });
+  const checks = new Counter({ name: "reflect_gateway_checks_total", help: "Checks run on attempts, by source and result (pass, fail, unjudged).", labelNames: ["source", "result"] as const, registers });
+  const stops = new Counter({ name: "reflect_gateway_stops_total", help: "Why reflected requests' loops stopped.", labelNames: ["reason"] as const, registers });
+  const { inFlight, queued } = options;
+  new Gauge({
+    name: "reflect_gateway_in_flight_requests",
+    help: "Requests being answered now.",
+    registers,
+    collect() {
+      if (inFlight !== undefined) this.set(inFlight());
+    },
+  });
+  new Gauge({
+    name: "reflect_gateway_queued_requests",
+    help: "Requests waiting for a free slot.",
+    registers,
+    collect() {
+      if (queued !== undefined) this.set(queued());
+    },
+  });
+
+  // Series of fixed, small label sets start at 0, so a rate over them exists before the first event.
+  for (const role of roles) {
+    tokens.inc({ role }, 0);
+    calls.inc({ role }, 0);
+  }
+  for (const kind of failures) upstreamErrors.inc({ kind }, 0);
+
+  function episodeSeen(episode: Episode): void {
+    attempts.inc(episode.attempts.length);
+    reflections.inc(episode.attempts.filter((a) => a.reflection !== undefined).length);
+    const first = episode.attempts[0];
+    const chosen: AttemptRecord | undefined = episode.selected === null ? undefined : episode.attempts[episode.selected - 1];
+    if (first !== undefined) {
+      checked.inc();
+      if (first.verdict.correct === true) firstPass.inc();
+      if (first.verdict.correct === null) firstUnjudged.inc();
+      // An episode that made attempts always selects one; a missing one counts as not passed.
+      if (chosen?.verdict.correct === true) finalPass.inc();
+      if (chosen !== undefined && chosen.verdict.correct === null) finalUnjudged.inc();
+    }
+    for (const [role, use] of Object.entries(episode.usageByRole)) {
+      if (use === undefined || !(roles as readonly string[]).includes(role)) continue;
+      tokens.inc({ role }, use.tokens);
+      calls.inc({ role }, use.calls);
+    }
+    for (const attempt of episode.attempts) {
+      for (const check of attempt.checks) checks.inc({ source: oneOf(check.source, sources), result: checkResult(check.pass) });
+    }
+    stops.inc({ reason: stopReasonLabel(episode.stoppedBy) });
+  }
+
+  return {
+    request(outcome: RequestOutcome): void {
+      const kind = oneOf(outcome.kind, kinds);
+      requests.inc({ kind, status: statusLabel(outcome.status) });
+      if (Number.isFinite(outcome.ms) && outcome.ms >= 0) duration.observe({ kind }, outcome.ms / 1000);
+      if (outcome.upstreamFailure !== undefined) upstreamErrors.inc({ kind: oneOf(outcome.upstreamFailure, failures) });
+      if (outcome.episode !== undefined) episodeSeen(outcome.episode);
+    },
+    async text() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
