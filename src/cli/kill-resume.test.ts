@@ -28,7 +28,7 @@ const DELAY: [number, number] = [20, 100];
 const wrongUntilNeeded: WrongRule = ({ a, b }, attempt) => attempt < 1 + ((a + b) % 4);
 
 /** Fields that measure time: they differ between any two runs. */
-const TIMING_FIELDS = new Set(["wall_seconds", "episode_seconds", "resumed_episodes", "ms"]);
+const TIMING_FIELDS = new Set(["wall_seconds", "episode_seconds", "resumed_episodes", "ms", "startedAt"]);
 const withoutTimings = (value: unknown) => withoutFields(value, TIMING_FIELDS);
 
 async function runFiles(out: string): Promise<{ text: string; episodes: Episode<ArithmeticRecord>[]; summary: Summary }> {

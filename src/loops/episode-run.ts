@@ -39,6 +39,8 @@ export interface LoopOptions<R> {
   /** The span the episode's span nests under (the gateway's `gateway.request`); a root span without one. */
   parentSpan?: SpanHandle;
   now?: () => number;
+  /** The wall clock of `Episode.startedAt` (`now` is a monotonic ms clock). Default: `new Date()`. */
+  clock?: () => Date;
 }
 
 /** What a call asks for besides its messages: sampling, and optionally an output format and tools. */
@@ -67,6 +69,7 @@ export class EpisodeRun<R> {
   private readonly known = new Map<string, ModelCall>();
   private readonly now: () => number;
   private readonly started: number;
+  private readonly startedAt: string;
   private readonly episodeSpan: SpanHandle;
   private attemptSpan: SpanHandle | undefined;
   private attemptTurn = 0;
@@ -77,6 +80,7 @@ export class EpisodeRun<R> {
   ) {
     this.now = options.now ?? performance.now.bind(performance);
     this.started = this.now();
+    this.startedAt = (options.clock?.() ?? new Date()).toISOString();
     this.budget = new Budget(options.budget ?? {}, options.runBudget, this.now);
     this.tracer = options.tracer ?? noopTracer;
     this.conditions = [...(options.stopWhen ?? []), isAttemptCount(this.turns)];
@@ -201,6 +205,7 @@ export class EpisodeRun<R> {
       },
       usageByRole: byRole,
       ms: this.now() - this.started,
+      startedAt: this.startedAt,
     };
     this.attemptSpan?.end();
     this.episodeSpan.setAttributes({ "reflect.correct": episode.correct, "reflect.stopped_by": stoppedBy, "reflect.attempts": this.attempts.length, ...(selected === null ? {} : { "reflect.selected": selected }) });

@@ -114,4 +114,6 @@ export interface Episode<R = unknown> {
   /** Tokens and calls by role. */
   usageByRole: Partial<Record<CallRole, { tokens: number; calls: number }>>;
   ms: number;
+  /** When the episode started, as an ISO wall-clock time (the report's time axis). Absent in records written before it. */
+  startedAt?: string;
 }
