@@ -1,4 +1,12 @@
+import { existsSync } from "node:fs";
+import { mkdir, open, readdir, readFile, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { InputError, ReflectkitError, UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
+import { redactSecrets } from "../telemetry/sanitize.js";
+import { reflectkitVersion } from "../version.js";
+import { writeFileWhole } from "./durable-run.js";
+import { redactEpisode } from "./redact-episode.js";
 
 export interface RecordWriterOptions {
   /** The record folder: `episodes.jsonl` and `config.json`, read by `reflect report`, `reflect view` and `reflect data`. */
@@ -7,6 +15,8 @@ export interface RecordWriterOptions {
   recordContent: boolean;
   /** Written to `config.json` (what produced the record: the gateway's upstream, its version, …). */
   config: Record<string, unknown>;
+  /** The wall clock of `config.json`'s `opened_at`. Default: `new Date()`. */
+  clock?: () => Date;
 }
 
 /**
@@ -18,4 +28,190 @@ export interface RecordWriter {
   append(episode: Episode): Promise<void>;
   /** Waits for pending appends and closes the file. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Writing a record failed (the disk is full, the folder went away): the episodes of that write were not acknowledged. */
+export class RecordWriteError extends ReflectkitError {
+  override name = "RecordWriteError";
+}
+
+/** The format of a record folder, in `config.json` as `record_format`: what tells a record from a `reflect eval` run. */
+export const recordFormat = 1;
+
+const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
+
+/**
+ * Opens (or creates) a record folder. `episodes.jsonl` holds one episode per line exactly as `reflect eval` writes them
+ * (so `readRunFolder`, `reflect report`, `reflect view` and `reflect data` read it); `config.json` holds
+ * `{kind: "gateway" (or the caller's), record_format: 1, reflectkit, record_content, ...config, opened_at, history}`,
+ * where `history` keeps the config of every earlier opening (an upstream changed between restarts stays visible).
+ *
+ * - Durability: `append` resolves after its line is written and `datasync`ed. Appends group-commit: lines queued while
+ *   a write is in flight go out in one write and one sync; lines never interleave and keep the order of the `append`
+ *   calls. A failed write is truncated away and rejects the appends it carried (RecordWriteError).
+ * - Continuing: a folder holding a record is appended to (a last line cut off by a kill is truncated away); one made
+ *   with the other `recordContent` setting, a `reflect eval` or `reflect data` run, or any other file is refused.
+ * - Content: without `recordContent` every text is replaced as `redactEpisode` (src/eval/redact-episode.ts) documents:
+ *   `[redacted: N chars]`, with `redacted: true` on the episode. Secrets: in every line and in `config.json`, bearer
+ *   tokens, `sk-…` keys and the value of every environment variable whose name says key, token, secret, password,
+ *   credential or auth (8 characters or more) become `[REDACTED]`, whatever `recordContent` says.
+ * One process writes a folder at a time.
+ */
+export async function openRecordWriter(options: RecordWriterOptions): Promise<RecordWriter> {
+  const dir = path.resolve(options.dir);
+  await mkdir(dir, { recursive: true });
+  const scrub = secretScrubber();
+  const configPath = path.join(dir, "config.json");
+  const linesPath = path.join(dir, "episodes.jsonl");
+  const previous = await existingRecord(dir, options.recordContent);
+  const openedAt = (options.clock ?? (() => new Date()))().toISOString();
+  const config = {
+    kind: "gateway",
+    ...(scrub(options.config) as Record<string, unknown>),
+    record_format: recordFormat,
+    reflectkit: reflectkitVersion,
+    record_content: options.recordContent,
+    opened_at: openedAt,
+    history: previous === null ? [] : [...(Array.isArray(previous.history) ? previous.history : []), { ...previous, history: undefined }],
+  };
+  await writeFileWhole(configPath, `${JSON.stringify(config, null, 2)}\n`);
+  if (existsSync(linesPath)) await truncateCutLine(linesPath);
+  const file = await open(linesPath, "a");
+  const { size } = await file.stat();
+  return new GroupCommitWriter(dir, file, size, (episode) => `${JSON.stringify(scrub(options.recordContent ? episode : redactEpisode(episode)))}\n`);
+}
+
+interface Pending {
+  line: string;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+class GroupCommitWriter implements RecordWriter {
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private closed: Promise<void> | null = null;
+
+  constructor(
+    readonly dir: string,
+    private readonly file: FileHandle,
+    /** Bytes of whole lines on disk. */
+    private size: number,
+    private readonly serialize: (episode: Episode) => string,
+  ) {}
+
+  append(episode: Episode): Promise<void> {
+    if (this.closed !== null) return Promise.reject(new UsageError(`the record writer of ${this.dir} is closed — open it again to append`));
+    // Serialized now, so a caller that changes the episode afterwards changes nothing on disk, and order is call order.
+    let line: string;
+    try {
+      line = this.serialize(episode);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ line, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** Writes and syncs everything queued, batch after batch, until the queue is empty. */
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      const bytes = Buffer.from(batch.map((p) => p.line).join(""), "utf8");
+      try {
+        for (let at = 0; at < bytes.length; ) at += (await this.file.write(bytes, at, bytes.length - at)).bytesWritten;
+        await this.file.datasync();
+        this.size += bytes.length;
+        for (const p of batch) p.resolve();
+      } catch (cause) {
+        // Leave no part of the failed batch behind, so later lines start on a line of their own.
+        await this.file.truncate(this.size).catch(() => {});
+        const error = new RecordWriteError(`could not write ${batch.length} episode(s) to ${path.join(this.dir, "episodes.jsonl")} (${(cause as Error).message}) — they are not recorded; free space or fix the folder`, { cause });
+        for (const p of batch) p.reject(error);
+      }
+    }
+    this.flushing = null;
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      while (this.flushing !== null) await this.flushing;
+      await this.file.close();
+    })();
+    return this.closed;
+  }
+}
+
+/** The config of the record in `dir`, null when `dir` is empty; refuses anything else, naming what it found. */
+async function existingRecord(dir: string, recordContent: boolean): Promise<Record<string, unknown> | null> {
+  const entries = await readdir(dir);
+  if (entries.length === 0) return null;
+  const configPath = path.join(dir, "config.json");
+  const foreign = entries.filter((e) => !FILES.has(e));
+  const what = entries.includes("samples.jsonl") ? "a `reflect data generate` run" : existsSync(configPath) ? "a run that is not a record (a `reflect eval` run?)" : `files that are not a record (${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", …" : ""})`;
+  if (!existsSync(configPath)) {
+    if (foreign.length === 0 && !entries.includes("episodes.jsonl")) return null; // only a config.json.partial from a kill before the first rename
+    throw new UsageError(`${dir} holds ${entries.includes("episodes.jsonl") ? "episodes.jsonl without a record's config.json (a `reflect eval` run?)" : what} — pass an empty or new folder to record into`);
+  }
+  let config: Record<string, unknown>;
+  try {
+    config = JSON.parse(await readFile(configPath, "utf8")) as Record<string, unknown>;
+  } catch (error) {
+    throw new InputError(`not a readable record configuration (${(error as Error).message}) — pass an empty or new folder to record into`, configPath);
+  }
+  if (config.record_format !== recordFormat || foreign.length > 0) throw new UsageError(`${dir} holds ${what}, not a record — pass an empty or new folder to record into`);
+  if (config.record_content !== recordContent) {
+    throw new UsageError(`the record in ${dir} was made ${config.record_content === true ? "with" : "without"} request and reply text (record content ${config.record_content === true ? "on" : "off"}) — record into it the same way, or pass another folder`);
+  }
+  return config;
+}
+
+/** Drops a last line cut off by a kill: everything after the last newline (the file is only ever appended to). */
+async function truncateCutLine(file: string): Promise<void> {
+  const handle = await open(file, "r+");
+  try {
+    const { size } = await handle.stat();
+    const chunk = Buffer.alloc(64 * 1024);
+    let end = size;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+      const at = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+      if (at !== -1) {
+        end = start + at + 1;
+        break;
+      }
+      end = start;
+    }
+    if (end < size) {
+      await handle.truncate(end);
+      await handle.datasync();
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+const SECRET_NAME = /(key|token|secret|passw|credential|auth)/i;
+
+/**
+ * Replaces secrets in every string of a value: bearer tokens and `sk-…` keys (as spans do), and the values of the
+ * environment's secret-named variables as they are when the writer opens.
+ */
+function secretScrubber(): (value: unknown) => unknown {
+  const values = Object.entries(process.env)
+    .filter((entry): entry is [string, string] => SECRET_NAME.test(entry[0]) && typeof entry[1] === "string" && entry[1].length >= 8)
+    .map(([, v]) => v)
+    .sort((a, b) => b.length - a.length);
+  const text = (s: string) => redactSecrets(values.reduce((out, v) => (out.includes(v) ? out.replaceAll(v, "[REDACTED]") : out), s));
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return text(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value !== "object" || value === null) return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+  };
+  return walk;
 }

@@ -1,0 +1,110 @@
+import { createHmac, randomBytes } from "node:crypto";
+import type { AttemptRecord, Check, Episode, EpisodeError, ModelCall, Reflection } from "../loops/types.js";
+import type { ChatMessage } from "../models/language-model.js";
+import type { Verdict } from "../tasks/task.js";
+
+/**
+ * An episode as a record without content keeps (`RecordWriterOptions.recordContent: false`): the same shape as any
+ * episode, so `reflect report`, `reflect view` and every metric read it unchanged, with every text replaced by
+ * `[redacted: N chars]` (N: the text's JavaScript length; an empty text stays empty) and `redacted: true` added.
+ *
+ * Replaced: the record's message contents (a request record's `checks` keep `schema` and `tools`, and lose
+ * `regex.pattern`, `tests[i]` and `task.item`, which becomes the placeholder of its JSON; any other record has every
+ * string in it replaced); every call's message contents, `output` and tool-call `arguments`; a verdict's `feedback`
+ * and `answer` (the answer's placeholder ends in `, #h` — 8 hex digits of an HMAC under a key drawn for the episode and
+ * never stored, so answer changes between attempts stay countable and no answer can be guessed back); each check's
+ * `feedback`, and its judge call like any call; a reflection's `feedbackShown` and call; lessons; an error's `message`.
+ * Kept: ids, roles, model ids, task, strategy, verdicts (`correct`, `score`), check sources, `pass`, `score` and
+ * categories, decisions and selections, usage and usage by role, timings, seeds, finish reasons, truncations,
+ * tool-call ids and names, stop reasons, an error's `name` and `status`, `startedAt`.
+ */
+export type RedactedEpisode = Episode & { redacted: true };
+
+const PLACEHOLDER = /^\[redacted: (\d+) chars(?:, #[0-9a-f]{8})?\]$/;
+
+/** `[redacted: N chars]`, or "" for "". */
+export function redactText(text: string): string {
+  return text === "" ? "" : `[redacted: ${text.length} chars]`;
+}
+
+/** The length a placeholder stands for, or null when `text` is not one. */
+export function redactedLength(text: string): number | null {
+  const match = PLACEHOLDER.exec(text);
+  return match === null ? null : Number(match[1]);
+}
+
+/** Whether an episode read from a record was written without its content. */
+export function isRedacted(episode: Episode): boolean {
+  return (episode as Partial<RedactedEpisode>).redacted === true;
+}
+
+export function redactEpisode(episode: Episode): RedactedEpisode {
+  const key = randomBytes(16);
+  const answer = (text: string | null): string | null => (text === null || text === "" ? text : `[redacted: ${text.length} chars, #${createHmac("sha256", key).update(text).digest("hex").slice(0, 8)}]`);
+  const verdict = (v: Verdict): Verdict => ({ ...v, feedback: redactText(v.feedback), answer: answer(v.answer), ...(v.checks === undefined ? {} : { checks: v.checks.map(check) }) });
+  const attempt = (a: AttemptRecord): AttemptRecord => ({
+    ...a,
+    call: redactCall(a.call),
+    verdict: verdict(a.verdict),
+    checks: a.checks.map(check),
+    ...(a.reflection === undefined ? {} : { reflection: reflection(a.reflection) }),
+    ...(a.lessons === undefined ? {} : { lessons: a.lessons.map(redactText) }),
+  });
+  return {
+    ...episode,
+    record: redactRecord(episode.record),
+    attempts: episode.attempts.map(attempt),
+    ...(episode.error === undefined ? {} : { error: redactError(episode.error) }),
+    redacted: true,
+  };
+}
+
+function check(c: Check): Check {
+  return { ...c, feedback: redactText(c.feedback), ...(c.call === undefined ? {} : { call: redactCall(c.call) }) };
+}
+
+function reflection(r: Reflection): Reflection {
+  return { feedbackShown: redactText(r.feedbackShown), call: redactCall(r.call) };
+}
+
+function redactError(e: EpisodeError): EpisodeError {
+  return { ...e, message: redactText(e.message) };
+}
+
+export function redactCall(call: ModelCall): ModelCall {
+  return {
+    ...call,
+    messages: redactMessages(call.messages),
+    output: redactText(call.output),
+    ...(call.toolCalls === undefined ? {} : { toolCalls: call.toolCalls.map((t) => ({ ...t, arguments: redactText(t.arguments) })) }),
+  };
+}
+
+function redactMessages(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((m) => ({ ...m, content: redactText(m.content) }));
+}
+
+/** A request record (`{messages, checks}`) keeps its roles and the shape of its checks; any other record keeps no string. */
+function redactRecord(record: unknown): unknown {
+  const r = record as { messages?: unknown; checks?: unknown } | null;
+  if (typeof r !== "object" || r === null || !Array.isArray(r.messages) || typeof r.checks !== "object" || r.checks === null) return redactStrings(record);
+  const checks = r.checks as { regex?: { pattern: string; flags?: string }; tests?: string[]; task?: { name: string; item: unknown } };
+  return {
+    ...(redactStrings({ ...r, messages: undefined, checks: undefined }) as Record<string, unknown>),
+    messages: r.messages.map((m: { role?: unknown; content?: unknown }) => ({ role: m.role, content: typeof m.content === "string" ? redactText(m.content) : redactStrings(m.content) })),
+    checks: {
+      ...checks,
+      ...(checks.regex === undefined ? {} : { regex: { ...checks.regex, pattern: redactText(checks.regex.pattern) } }),
+      ...(checks.tests === undefined ? {} : { tests: checks.tests.map((t) => redactText(String(t))) }),
+      ...(checks.task === undefined ? {} : { task: { name: checks.task.name, item: redactText(JSON.stringify(checks.task.item) ?? "") } }),
+    },
+  };
+}
+
+/** Every string in `value` (at any depth) as its placeholder; keys, numbers, booleans and nulls kept. */
+function redactStrings(value: unknown): unknown {
+  if (typeof value === "string") return redactText(value);
+  if (Array.isArray(value)) return value.map(redactStrings);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, redactStrings(v)]));
+}
