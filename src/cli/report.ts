@@ -1,8 +1,10 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { unfinished } from "../report/run-folder.js";
+import { timeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
 import { writeReport, type PngPolicy } from "../report/write-report.js";
-import { int } from "./parse.js";
+import { choice, int } from "./parse.js";
+import { textTable } from "./text-table.js";
 
 interface ReportFlags {
   out: string;
@@ -11,6 +13,7 @@ interface ReportFlags {
   chromium?: string;
   scale: number;
   title?: string;
+  bucket?: TimeBucketSize;
 }
 
 /** `reflect report`: one self-contained HTML page of one or more run folders, and PNGs of its charts. */
@@ -25,6 +28,7 @@ export function registerReport(program: Command): void {
     .option("--chromium <path>", "the Chromium to render PNGs with (default $REFLECTKIT_CHROMIUM, else /usr/bin/chromium)")
     .option("--scale <n>", "device pixels per CSS pixel in the PNGs", int(1), 2)
     .option("--title <text>", "the report's title")
+    .option("--bucket <size>", "the time axis of records whose episodes have start times (reflect serve --record): by hour or day (default: hours when the traffic spans at most 48 of them, else days)", choice([...timeBucketSizes]))
     .action(async (runDirs: string[], flags: ReportFlags) => {
       const png: PngPolicy = flags.png === true ? "always" : flags.png === false ? "never" : "auto";
       const result = await writeReport({
@@ -34,6 +38,7 @@ export function registerReport(program: Command): void {
         scale: flags.scale,
         ...(flags.chromium === undefined ? {} : { chromium: flags.chromium }),
         ...(flags.title === undefined ? {} : { title: flags.title }),
+        ...(flags.bucket === undefined ? {} : { bucket: flags.bucket }),
       });
       const lines = [`report: ${result.htmlFile} (${result.runs.length} run${result.runs.length === 1 ? "" : "s"}, ${result.charts.length} charts)`];
       for (const run of result.runs) {
@@ -41,6 +46,14 @@ export function registerReport(program: Command): void {
         if (short !== null) lines.push(`note: ${run.label} is unfinished: ${short.done} of ${short.planned} ${run.kind === "eval" ? "episodes" : "items"} (killed, still running, or a run budget was spent); run its command again to finish it`);
         if (run.kind === "eval" && run.partialLastLine !== null) lines.push(`note: ${run.label}: line ${run.partialLastLine} of episodes.jsonl is not finished (a live or killed run) and was left out`);
       }
+      for (const run of result.runs) {
+        const axis = run.kind === "eval" ? timeAxis(run.episodes, run.turns, flags.bucket) : null;
+        if (axis === null) continue;
+        const cells = timeAxisCells(axis);
+        lines.push("", `${run.label} over time, by ${axis.size}:`, ...textTable(cells.header.map((header, i) => ({ header, align: i === 0 ? "left" : "right" })), cells.rows));
+        if (axis.undated > 0) lines.push(`(${axis.undated} episodes without a start time are left out)`);
+      }
+      if (result.runs.length > 0 && flags.bucket !== undefined && result.runs.every((r) => r.kind !== "eval" || timeAxis(r.episodes, r.turns) === null)) lines.push(`note: --bucket ${flags.bucket}: no episode of these runs has a start time (startedAt), so there is no time axis`);
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);
       else if (result.pngSkipped !== null) lines.push(`PNGs not written: ${result.pngSkipped}. The HTML report is complete without them; run again after installing to get charts/*.png.`);
       else lines.push("PNGs not written (--no-png)");

@@ -3,6 +3,8 @@ import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
 import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-folder.js";
 import { escapeXml as esc } from "./svg.js";
+import { timeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
+import { timeChart } from "./time-chart.js";
 import { viewData } from "./view-model.js";
 import { PAGE_CSS, scriptJson, VIEWER_SCRIPT } from "./viewer-client.js";
 
@@ -41,7 +43,7 @@ const link = (href: string, label: string) => `<a href="${esc(href)}">${esc(labe
  * episode browser inline, the episodes embedded as JSON. Every figure comes from `summarize` (src/eval/metrics.ts) or
  * from the data pipeline's statistics and efficacy (src/data/), never computed a second way.
  */
-export function buildReport(runs: readonly RunFolder[], options: { title?: string } = {}): Report {
+export function buildReport(runs: readonly RunFolder[], options: { title?: string; bucket?: TimeBucketSize } = {}): Report {
   const evalRuns = runs.map((run, index) => ({ run, index })).filter((r): r is { run: EvalRun; index: number } => r.run.kind === "eval");
   const dataRuns = runs.map((run, index) => ({ run, index })).filter((r): r is { run: DataRun; index: number } => r.run.kind === "data");
   const charts: Chart[] = [];
@@ -52,11 +54,21 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
     `<h2 id="runs">Runs</h2>`,
     table(
       ["#", "run", "kind", "task", "model", "strategy", "turns", "episodes / items", "folder"],
-      runs.map((r, i) => [String(i), r.label, r.kind === "eval" ? "reflect eval" : "data generate", r.task, r.model, r.kind === "eval" ? r.strategy : "—", r.kind === "eval" ? String(r.turns) : "—", progressCell(r), r.dir]),
+      runs.map((r, i) => [String(i), r.label, r.kind === "data" ? "data generate" : r.config.record_format !== undefined ? `record (${String(r.config.kind ?? "gateway")})` : "reflect eval", r.task, r.model, r.kind === "eval" ? r.strategy : "—", r.kind === "eval" ? String(r.turns) : "—", progressCell(r), r.dir]),
     ),
   );
   for (const { run } of evalRuns) {
     if (run.partialLastLine !== null) sections.push(`<p class="note">${esc(run.label)}: line ${run.partialLastLine} of episodes.jsonl has no newline yet (a run still going, or killed) and is left out.</p>`);
+  }
+
+  const timed = evalRuns.map(({ run, index }) => ({ run, index, axis: timeAxis(run.episodes, run.turns, options.bucket) })).filter((r) => r.axis !== null);
+  if (timed.length > 0) sections.push(`<h2 id="time">Over time</h2>`);
+  for (const { run, index, axis } of timed) {
+    if (axis === null) continue;
+    const chart = timeChart(axis, index, run.label);
+    charts.push(chart);
+    const cells = timeAxisCells(axis);
+    sections.push(figure(chart), table(cells.header, cells.rows), axis.undated > 0 ? `<p class="note">${esc(run.label)}: ${axis.undated} episodes have no start time (written before episodes recorded one) and are left out of this section.</p>` : "");
   }
 
   if (evalRuns.length > 0) {

@@ -13,6 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../data/fixture.js";
 import { assertDrawn, openBrowser, pngStats, renderedCharts, requireChromium, strictPage } from "./browser-harness.js";
+import { writeTimeFixture } from "./time-fixture.js";
 import { writeReport, type ReportResult } from "./write-report.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -131,6 +132,34 @@ describe("chart legends in headless Chromium", () => {
       assert.ok(l.right <= l.width, `${l.chart}: legend "${l.text}" ends at x = ${l.right.toFixed(1)}, past the chart's ${l.width} px`);
       assert.ok(l.bottom <= l.height, `${l.chart}: legend "${l.text}" ends at y = ${l.bottom.toFixed(1)}, below the chart's ${l.height} px`);
     }
+    assert.deepEqual(errors, []);
+  });
+});
+
+describe("a gateway record's time axis in headless Chromium", () => {
+  it("draws first-draft and after-reflection lines over the hours, cost bars, a PNG, and opens a redacted episode", async (t) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-time-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    await writeTimeFixture(path.join(dir, "record"));
+    const report = await writeReport({ runDirs: [path.join(dir, "record")], outDir: path.join(dir, "report"), png: "always" });
+    assert.equal(report.charts[0], "time-0");
+    assertDrawn(pngStats(await readFile(path.join(dir, "report", "charts", "time-0.png"))), "time-0.png");
+    const browser = await openBrowser(t);
+    const url = pathToFileURL(report.htmlFile).href;
+    const { page, errors, foreignRequests } = await strictPage(browser, url);
+    await page.goto(url, { waitUntil: "load" });
+    await page.waitForSelector("#viewer[data-ready=true]");
+    const chart = (await renderedCharts(page)).find((c) => c.id === "time-0");
+    assert.ok(chart !== undefined && chart.marks > 0 && chart.emptyMarks === 0, JSON.stringify(chart));
+    // Three hours with traffic (10:00, 12:00, 13:00): two lines of three points, three cost bars.
+    assert.equal(await page.locator('svg[data-chart="time-0"] polyline.mark').count(), 2);
+    assert.equal(await page.locator('svg[data-chart="time-0"] circle.mark').count(), 6);
+    assert.equal(await page.locator('svg[data-chart="time-0"] rect.mark').count(), 3);
+    await page.goto(`${url}#run=0&episode=d`);
+    const detail = page.locator("#episode-detail");
+    await detail.waitFor();
+    assert.match(await detail.innerText(), /\[redacted: \d+ chars\]/);
+    assert.deepEqual(foreignRequests, []);
     assert.deepEqual(errors, []);
   });
 });

@@ -4,6 +4,7 @@ import { BrowserUnavailableError, chromiumAvailable, chromiumPath } from "./brow
 import { exportChartPngs } from "./png-export.js";
 import { buildReport } from "./report-html.js";
 import { readRunFolders, type RunFolder } from "./run-folder.js";
+import type { TimeBucketSize } from "./time-axis.js";
 
 /** `auto`: PNGs when Chromium is there, else say so and go on; `always`: no Chromium is an error; `never`: HTML only. */
 export type PngPolicy = "auto" | "always" | "never";
@@ -17,6 +18,8 @@ export interface ReportOptions {
   /** Device pixels per CSS pixel in the PNGs (default 2). */
   scale?: number;
   title?: string;
+  /** The time axis's buckets (records whose episodes have start times); default: hours up to 48 of them, else days. */
+  bucket?: TimeBucketSize;
 }
 
 export interface ReportResult {
@@ -35,7 +38,7 @@ export interface ReportResult {
  */
 export async function writeReport(options: ReportOptions): Promise<ReportResult> {
   const runs = await readRunFolders(options.runDirs);
-  const report = buildReport(runs, options.title === undefined ? {} : { title: options.title });
+  const report = buildReport(runs, { ...(options.title === undefined ? {} : { title: options.title }), ...(options.bucket === undefined ? {} : { bucket: options.bucket }) });
   await mkdir(options.outDir, { recursive: true });
   const htmlFile = path.join(options.outDir, "report.html");
   await writeFile(htmlFile, report.html);
