@@ -6,17 +6,24 @@ import { formatEfficacy } from "../data/efficacy.js";
 import { exportReflectionData, trainingSettings, type ExportSplit, type TrainingSetting } from "../data/export.js";
 import { exportFormats, type ExportFormat } from "../data/formats.js";
 import { generateReflectionData } from "../data/generate.js";
+import { recordSource, type RecordSource } from "../data/record-source.js";
+import type { RequestRecord } from "../critics/request/request-task.js";
+import { buildRequestChecks } from "../critics/request/build.js";
+import { UsageError } from "../errors.js";
 import { formatStatistics, generationStats } from "../data/stats.js";
 import { instructionPool, loadInstructions } from "../data/instructions.js";
 import type { ReflectionDataSummary } from "../data/types.js";
 import type { FeedbackMode } from "../loops/feedback.js";
-import { openModel } from "../models/open.js";
+import { openModel, type OpenModelOptions } from "../models/open.js";
+import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { reflectkitVersion } from "../version.js";
 import { interruptSignal, modelFlags, modelOpenOptions, taskFlags, taskRun, type TaskRunFlags } from "./task-run.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { episodeProgress } from "./episode-progress.js";
 
-interface GenerateFlags extends TaskRunFlags {
+interface GenerateFlags extends Omit<TaskRunFlags, "task"> {
+  task?: string;
+  fromRecord?: string;
   instructions?: string;
   instructionsPerItem: number;
   samples: number;
@@ -70,7 +77,9 @@ export function registerData(program: Command): void {
   const generate = taskFlags(
     data.command("generate").description("first answers; for each wrong one, reflections under drawn instructions and the retries they lead to (ReflectEvo)"),
     "seed for generated items, instruction draws and sampling",
+    false,
   )
+    .option("--from-record <dir>", "instead of --task: a gateway record (`reflect serve --record DIR --record-content`); each request whose first draft failed its checks is an item, its recorded draft the first answer, its own checks the verifier")
     .option("--instructions <file>", "your own instructions (a JSON array or JSON lines of {id, text}), used for every failed item besides the drawn ones")
     .option("--instructions-per-item <k>", "instructions drawn from the pool of 32 for each failed item, without replacement", int(0), 4)
     .option("--samples <n>", "reflection-and-retry samples per instruction", int(1), 2)
@@ -84,7 +93,10 @@ export function registerData(program: Command): void {
     .requiredOption("--out <dir>", "run folder: samples.jsonl, config.json, summary.json; an existing folder with the same flags is resumed")
     .option("--json", "print summary.json instead of the table", false)
     .action(async (flags: GenerateFlags) => {
-      const { task, items, concurrency, openOptions } = await taskRun(flags);
+      if (flags.fromRecord !== undefined && (flags.task !== undefined || flags.data !== undefined)) throw new UsageError("--from-record takes the items and their checks from the record — leave out --task and --data");
+      if (flags.fromRecord === undefined && flags.task === undefined) throw new UsageError("required option '--task <name>' not specified (or --from-record DIR: a gateway record)");
+      const source = flags.fromRecord === undefined ? undefined : await recordSource(path.resolve(flags.fromRecord), (spec) => buildRequestChecks(spec));
+      const { task, items, concurrency, openOptions } = source === undefined ? await taskRun(flags as TaskRunFlags) : recordRun(flags, source);
       const instructions = flags.instructions === undefined ? [] : loadInstructions(flags.instructions);
       const outDir = path.resolve(flags.out);
       const sampling = (maxTokens: number, temperature: number) => ({ maxTokens, temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) });
@@ -107,7 +119,8 @@ export function registerData(program: Command): void {
           seed: flags.seed,
           concurrency,
           // The user's instructions themselves are part of the library's fingerprint, wherever their file lies.
-          fingerprint: { mode: flags.mode, data: flags.data === undefined ? null : path.resolve(flags.data) },
+          fingerprint: source === undefined ? { mode: flags.mode, data: flags.data === undefined ? null : path.resolve(flags.data) } : { from_record: path.resolve(flags.fromRecord as string) },
+          ...(source === undefined ? {} : { firstAnswers: (item) => source.firstAnswers(item as TaskItem<RequestRecord>), requestFormat: (item) => source.requestFormat(item as TaskItem<RequestRecord>) }),
           config: {
             reflectkit: reflectkitVersion,
             model_spec: flags.model,
@@ -123,7 +136,8 @@ export function registerData(program: Command): void {
         bar.stop();
         if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         else {
-          const heading = `reflect data generate · ${task.name} · ${model.modelId} · ${flags.instructionsPerItem} drawn${instructions.length > 0 ? ` + ${instructions.length} own` : ""} instructions × ${flags.samples} samples · ${flags.feedback} feedback${resumed > 0 ? ` · ${resumed} items resumed from disk` : ""}`;
+          const from = source === undefined ? "" : ` · from ${source.items.length} failed first drafts of ${source.episodes} recorded requests`;
+          const heading = `reflect data generate · ${task.name}${from} · ${model.modelId} · ${flags.instructionsPerItem} drawn${instructions.length > 0 ? ` + ${instructions.length} own` : ""} instructions × ${flags.samples} samples · ${flags.feedback} feedback${resumed > 0 ? ` · ${resumed} items resumed from disk` : ""}`;
           process.stdout.write(`${formatGenerationSummary(summary, heading)}\nrun folder: ${outDir}\n`);
         }
       } finally {
@@ -135,6 +149,14 @@ export function registerData(program: Command): void {
   registerStats(data);
   registerCurate(data);
   registerExport(data);
+}
+
+/** A record's items (the first `--limit`) and how to open the model, as `taskRun` gives them for a task. */
+function recordRun(flags: GenerateFlags, source: RecordSource): { task: Task<unknown, Judgement>; items: TaskItem<unknown>[]; concurrency: number; openOptions: OpenModelOptions } {
+  const openOptions = modelOpenOptions(flags, flags.model);
+  // The CLI runs every task untyped, as `taskRun` returns them.
+  const task = source.task as Task<unknown, Judgement>;
+  return { task, items: flags.limit === undefined ? source.items : source.items.slice(0, flags.limit), concurrency: openOptions.parallel as number, openOptions };
 }
 
 function registerStats(data: Command): void {

@@ -25,10 +25,13 @@ export interface TaskRunFlags {
   timeout?: number;
 }
 
-/** Adds the flags that choose the task, its items and the model: --task, --data, --limit, --seed, --model, --mode. */
-export function taskFlags(command: Command, seedHelp: string): Command {
-  return command
-    .requiredOption("--task <name>", `required: the task family, one of ${taskFamilies.map((f) => f.name).join(", ")}`)
+/**
+ * Adds the flags that choose the task, its items and the model: --task, --data, --limit, --seed, --model, --mode.
+ * `taskRequired: false` for a command with another source of items (`data generate --from-record`), which checks it.
+ */
+export function taskFlags(command: Command, seedHelp: string, taskRequired = true): Command {
+  const taskHelp = `the task family, one of ${taskFamilies.map((f) => f.name).join(", ")}`;
+  return (taskRequired ? command.requiredOption("--task <name>", `required: ${taskHelp}`) : command.option("--task <name>", taskHelp))
     .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
     .option("--limit <n>", "first n items (generated items: default 100)", int(1))
     .option("--seed <n>", seedHelp, int(0), 0)

@@ -2,11 +2,12 @@ import path from "node:path";
 import { ReflectkitError, UsageError } from "../errors.js";
 import { durableRun, writeFileWhole } from "../eval/durable-run.js";
 import { Budget, type BudgetLimits } from "../loops/budget.js";
-import { callModel, episodeError, verifyOutput, type CallScope } from "../loops/episode-run.js";
+import { callModel, episodeError, verifyOutput, type CallSampling, type CallScope } from "../loops/episode-run.js";
 import { feedbackMessage, retryRequest, type FeedbackMode } from "../loops/feedback.js";
+import { replyText } from "../loops/reflect-retry.js";
 import type { CallRole, EpisodeError, ModelCall } from "../loops/types.js";
 import type { ChatMessage, LanguageModel, SamplingParams } from "../models/language-model.js";
-import type { Judgement, Task, TaskItem, Verdict } from "../tasks/task.js";
+import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
 import { mulberry32, randomInt } from "../util/random.js";
@@ -46,6 +47,14 @@ export interface GenerateReflectionDataOptions<R> {
   signal?: AbortSignal;
   onItem?: (item: ReflectionDataItem<R>, resumed: boolean) => void;
   now?: () => number;
+  /**
+   * First answers already made (a gateway record's first attempts, the deployed model's real failures): an item that
+   * has one is not asked again; its recorded call is re-verified by the task, and the reflections continue its
+   * conversation (the recorded messages, without the thought request).
+   */
+  firstAnswers?: (item: TaskItem<R>) => ModelCall | undefined;
+  /** What the item's request asked of every answer (a JSON schema, tools), sent with its retries. */
+  requestFormat?: (item: TaskItem<R>) => Pick<CallSampling, "responseFormat" | "tools">;
 }
 
 export interface GenerateReflectionDataResult<R> {
@@ -100,6 +109,8 @@ export async function generateReflectionData<R>(options: GenerateReflectionDataO
     budget: options.budget ?? {},
     seed: options.seed ?? 0,
     now: options.now ?? performance.now.bind(performance),
+    firstAnswers: options.firstAnswers,
+    requestFormat: options.requestFormat,
   };
   const fingerprint = {
     task: task.name,
@@ -151,6 +162,8 @@ interface ItemSetup<R> {
   budget: BudgetLimits;
   seed: number;
   now: () => number;
+  firstAnswers: ((item: TaskItem<R>) => ModelCall | undefined) | undefined;
+  requestFormat: ((item: TaskItem<R>) => Pick<CallSampling, "responseFormat" | "tools">) | undefined;
 }
 
 /** A call's place in a run, from which its sampling seed derives: the first answer has no instruction or sample. */
@@ -195,7 +208,7 @@ async function generateItem<R>(setup: ItemSetup<R>, item: TaskItem<R>, signal: A
   const started = setup.now();
   const scope: CallScope = { budget: new Budget(setup.budget, undefined, setup.now, "item"), tracer: noopTracer, signal, now: setup.now };
   const calls: ModelCall[] = [];
-  const call = async (role: CallRole, place: CallPlace, messages: readonly ChatMessage[], sampling: Sampling, conversation: string, extends_?: ModelCall): Promise<ModelCall> => {
+  const call = async (role: CallRole, place: CallPlace, messages: readonly ChatMessage[], sampling: CallSampling, conversation: string, extends_?: ModelCall): Promise<ModelCall> => {
     const result = await callModel({ model, role, messages, sampling, seed: callSeed(setup.seed, item.id, place), sessionKey: `${item.id}#${conversation}`, spanName: place.role, extends: extends_ }, scope);
     calls.push(result);
     return result;
@@ -206,9 +219,10 @@ async function generateItem<R>(setup: ItemSetup<R>, item: TaskItem<R>, signal: A
   const reflections: ReflectionSample[] = [];
   let error: EpisodeError | undefined;
   try {
-    const prompt = firstAnswerPrompt(task.prompt(item.record));
-    const firstCall = await call("attempt", { instruction: null, sample: null, role: "first" }, prompt, setup.first, "first");
-    first = { call: firstCall, verdict: await verifyOutput(task, item.record, firstCall.output) };
+    const recorded = setup.firstAnswers?.(item);
+    const prompt = recorded?.messages.map((m) => ({ ...m })) ?? firstAnswerPrompt(task.prompt(item.record));
+    const firstCall = recorded ?? (await call("attempt", { instruction: null, sample: null, role: "first" }, prompt, setup.first, "first"));
+    first = { call: firstCall, verdict: await verifyOutput(task, item.record, firstCall.output, partsOf(firstCall)) };
     if (first.verdict.correct === false) {
       feedbackShown = feedbackMessage({ pass: false, feedback: first.verdict.feedback }, setup.feedback);
       instructions = [...sampleInstructions(setup.pool, setup.k, setup.seed, item.id), ...setup.own];
@@ -217,13 +231,13 @@ async function generateItem<R>(setup: ItemSetup<R>, item: TaskItem<R>, signal: A
           // Each sample is its own conversation (and KV-cache session): the embedded model's outputs then do not
           // depend on which sample ran before it.
           const conversation = `${instruction.id}#${sample}`;
-          const messages: ChatMessage[] = [...prompt, { role: "assistant", content: firstCall.output }, { role: "user", content: instructedReflectionRequest(feedbackShown, instruction) }];
+          const messages: ChatMessage[] = [...prompt, { role: "assistant", content: replyText(firstCall) }, { role: "user", content: instructedReflectionRequest(feedbackShown, instruction) }];
           const reflection = await call("reflection", { instruction: instruction.id, sample, role: "reflection" }, messages, setup.reflection, conversation, firstCall);
           const entry: ReflectionSample = { instruction: instruction.id, sample, reflection };
           reflections.push(entry);
           messages.push({ role: "assistant", content: reflection.output }, { role: "user", content: retryRequest(prompt) });
-          entry.retry = await call("attempt", { instruction: instruction.id, sample, role: "retry" }, messages, setup.retry, conversation, reflection);
-          entry.verdict = await verifyOutput(task, item.record, entry.retry.output);
+          entry.retry = await call("attempt", { instruction: instruction.id, sample, role: "retry" }, messages, { ...setup.retry, ...setup.requestFormat?.(item) }, conversation, reflection);
+          entry.verdict = await verifyOutput(task, item.record, entry.retry.output, partsOf(entry.retry));
         }
       }
     }
@@ -250,6 +264,11 @@ async function generateItem<R>(setup: ItemSetup<R>, item: TaskItem<R>, signal: A
     },
     ms: setup.now() - started,
   };
+}
+
+/** The parts of a reply a verifier judges besides its text: its tool calls, when it made any. */
+function partsOf(call: ModelCall): ReplyParts | undefined {
+  return call.toolCalls === undefined ? undefined : { toolCalls: call.toolCalls };
 }
 
 function checkItemLine(value: unknown): void {
