@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { writeTimeFixture } from "../report/time-fixture.js";
 import { assertExit, cli, removeCacheDir, tempDir } from "./cli-harness.js";
 
@@ -34,6 +35,12 @@ describe("reflect report on a gateway record", { timeout: 60_000 }, () => {
     const byDay = await cli(["report", record, "--out", path.join(dir, "day"), "--no-png", "--bucket", "day"]);
     assertExit(byDay, 0);
     assert.match(byDay.stdout, /^day \(UTC\) +requests .*\n2026-11-25 +9 +44\.4% \[.*\] +77\.8% \[.*\] +\+33\.3 +5 +32 +2\.11$/m);
+    // A `reflect eval` run has no time axis (its times say when an experiment ran), and says so when one is asked for.
+    const evalRun = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "bench/runs/engine/reflect-retry");
+    const notRecord = await cli(["report", evalRun, "--out", path.join(dir, "eval"), "--no-png", "--bucket", "hour"]);
+    assertExit(notRecord, 0);
+    assert.match(notRecord.stdout, /note: --bucket hour: none of these runs is a record/);
+    assert.doesNotMatch(readFileSync(path.join(dir, "eval", "report.html"), "utf8"), /id="time"/);
     const bad = await cli(["report", record, "--out", path.join(dir, "bad"), "--bucket", "week"]);
     assertExit(bad, 2);
     assert.match(bad.stderr, /--bucket <size>' argument 'week' is invalid\. expected one of hour, day/);

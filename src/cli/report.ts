@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { unfinished } from "../report/run-folder.js";
-import { timeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
+import { recordTimeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
 import { writeReport, type PngPolicy } from "../report/write-report.js";
 import { choice, int } from "./parse.js";
 import { textTable } from "./text-table.js";
@@ -47,13 +47,13 @@ export function registerReport(program: Command): void {
         if (run.kind === "eval" && run.partialLastLine !== null) lines.push(`note: ${run.label}: line ${run.partialLastLine} of episodes.jsonl is not finished (a live or killed run) and was left out`);
       }
       for (const run of result.runs) {
-        const axis = run.kind === "eval" ? timeAxis(run.episodes, run.turns, flags.bucket) : null;
+        const axis = recordTimeAxis(run, flags.bucket);
         if (axis === null) continue;
         const cells = timeAxisCells(axis);
         lines.push("", `${run.label} over time, by ${axis.size}:`, ...textTable(cells.header.map((header, i) => ({ header, align: i === 0 ? "left" : "right" })), cells.rows));
         if (axis.undated > 0) lines.push(`(${axis.undated} episodes without a start time are left out)`);
       }
-      if (result.runs.length > 0 && flags.bucket !== undefined && result.runs.every((r) => r.kind !== "eval" || timeAxis(r.episodes, r.turns) === null)) lines.push(`note: --bucket ${flags.bucket}: no episode of these runs has a start time (startedAt), so there is no time axis`);
+      if (result.runs.length > 0 && flags.bucket !== undefined && result.runs.every((r) => recordTimeAxis(r) === null)) lines.push(`note: --bucket ${flags.bucket}: none of these runs is a record whose episodes have start times (reflect serve --record), so there is no time axis`);
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);
       else if (result.pngSkipped !== null) lines.push(`PNGs not written: ${result.pngSkipped}. The HTML report is complete without them; run again after installing to get charts/*.png.`);
       else lines.push("PNGs not written (--no-png)");

@@ -3,7 +3,7 @@ import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
 import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-folder.js";
 import { escapeXml as esc } from "./svg.js";
-import { timeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
+import { recordTimeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
 import { timeChart } from "./time-chart.js";
 import { viewData } from "./view-model.js";
 import { PAGE_CSS, scriptJson, VIEWER_SCRIPT } from "./viewer-client.js";
@@ -61,7 +61,7 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
     if (run.partialLastLine !== null) sections.push(`<p class="note">${esc(run.label)}: line ${run.partialLastLine} of episodes.jsonl has no newline yet (a run still going, or killed) and is left out.</p>`);
   }
 
-  const timed = evalRuns.map(({ run, index }) => ({ run, index, axis: timeAxis(run.episodes, run.turns, options.bucket) })).filter((r) => r.axis !== null);
+  const timed = evalRuns.map(({ run, index }) => ({ run, index, axis: recordTimeAxis(run, options.bucket) })).filter((r) => r.axis !== null);
   if (timed.length > 0) sections.push(`<h2 id="time">Over time</h2>`);
   for (const { run, index, axis } of timed) {
     if (axis === null) continue;

@@ -1,5 +1,6 @@
 import { summarize } from "../eval/metrics.js";
 import type { Episode } from "../loops/types.js";
+import type { RunFolder } from "./run-folder.js";
 
 /** The width of a time bucket; buckets are UTC hours or UTC days. */
 export type TimeBucketSize = "hour" | "day";
@@ -86,6 +87,14 @@ export function timeAxis(episodes: readonly Episode[], turns: number, size?: Tim
       };
     });
   return { size: chosen, buckets, undated: episodes.length - dated.length };
+}
+
+/**
+ * The time axis of a record (a folder the record writer made: `reflect serve --record`, the middleware's writer);
+ * null for `reflect eval` and data runs, whose episodes' times say when an experiment ran, not how traffic changed.
+ */
+export function recordTimeAxis(run: RunFolder, size?: TimeBucketSize): TimeAxis | null {
+  return run.kind === "eval" && run.config.record_format !== undefined ? timeAxis(run.episodes, run.turns, size) : null;
 }
 
 const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
