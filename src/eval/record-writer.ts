@@ -51,8 +51,15 @@ const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
  *   calls. A failed write is truncated away and rejects the appends it carried (RecordWriteError).
  * - Continuing: a folder holding a record is appended to (a last line cut off by a kill is truncated away); one made
  *   with the other `recordContent` setting, a `reflect eval` or `reflect data` run, or any other file is refused.
- * - Content: without `recordContent` every text is replaced as `redactEpisode` (src/eval/redact-episode.ts) documents:
- *   `[redacted: N chars]`, with `redacted: true` on the episode. Secrets: in every line and in `config.json`, bearer
+ * - Content: without `recordContent` the episode keeps its shape (report, view and metrics read it unchanged) and
+ *   `redacted: true` is added; every text becomes `[redacted: N chars]` (N its JavaScript length; "" stays ""):
+ *   the record's message contents (roles kept; a request record's `regex.pattern`, `tests[i]` and `task.item`, while
+ *   its `schema` and `tools` are kept), every call's message contents, `output` and tool-call `arguments` (ids and
+ *   names kept), verdict and check `feedback`, the judge call, reflections' `feedbackShown`, lessons, an error's
+ *   `message`; a verdict's `answer` becomes `[redacted: N chars, #h]`, h an HMAC under a key drawn per episode and
+ *   never stored, so answer changes stay countable. Counts, verdicts (`correct`, `pass`, `score`), check sources and
+ *   categories, usage, timings, finish and stop reasons and `startedAt` are kept (details: src/eval/redact-episode.ts).
+ *   Secrets: in every line and in `config.json`, bearer
  *   tokens, `sk-…` keys and the value of every environment variable whose name says key, token, secret, password,
  *   credential or auth (8 characters or more) become `[REDACTED]`, whatever `recordContent` says.
  * One process writes a folder at a time.
