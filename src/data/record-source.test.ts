@@ -59,10 +59,16 @@ describe("recordSource → generateReflectionData", () => {
     assert.deepEqual([summary.items, summary.failures, summary.retries_correct, summary.usage.calls], [2, 2, 2, 4]);
   });
 
-  it("refuses a record made without content, and a folder that is not a record", async (t) => {
+  it("refuses a record made without content, a folder that is not a record, and names the line of a record that is not a request", async (t) => {
     const dir = await tempDir(t);
     await writeRecord(path.join(dir, "bare"), false);
     await assert.rejects(recordSource(path.join(dir, "bare"), buildChecks), (e: Error) => e instanceof UsageError && /recorded without request and reply text.*--record-content/.test(e.message));
+    const odd = path.join(dir, "odd");
+    const writer = await openRecordWriter({ dir: odd, recordContent: true, config: {} });
+    await writer.append(requestEpisode({ id: "ok", passes: [true] }));
+    await writer.append({ ...requestEpisode({ id: "not-a-request", passes: [false, true] }), record: { question: "What is 2 + 2?" } });
+    await writer.close();
+    await assert.rejects(recordSource(odd, buildChecks), (e: Error) => e.message.startsWith(`${path.join(odd, "episodes.jsonl")}:2: episode "not-a-request": not a request record`));
     await assert.rejects(recordSource(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "bench/runs/engine/reflect-retry"), buildChecks), /is not a gateway record/);
   });
 });

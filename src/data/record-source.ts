@@ -38,33 +38,26 @@ export async function recordSource(dir: string, buildChecks: BuildChecks): Promi
   if (run.kind !== "eval" || run.config.record_format === undefined) throw new UsageError(`${run.dir} is not a gateway record (config.json has no record_format) — pass the folder of \`reflect serve --record DIR\``);
   const withoutContent = run.config.record_content !== true || run.episodes.some(isRedacted);
   if (withoutContent) throw new UsageError(`${run.dir} was recorded without request and reply text, so there is nothing to reflect on — record with \`reflect serve --record DIR --record-content\``);
-  const parse = requestTask([]).parseRecord;
+  const base = requestTask([], run.episodes[0]?.task ?? "gateway");
   const items: TaskItem<RequestRecord>[] = [];
   const firsts = new Map<string, ModelCall>();
+  // Each item's checks, built once here (a record that no longer builds is an error now, not a verdict later).
+  const tasks = new WeakMap<RequestRecord, Task<RequestRecord, Promise<Verdict>>>();
   run.episodes.forEach((episode, index) => {
     const first = episode.attempts[0];
     if (first?.verdict.correct !== false) return;
     let record: RequestRecord;
     try {
-      record = parse(episode.record);
+      record = base.parseRecord(episode.record);
+      tasks.set(record, requestTask(buildChecks(record.checks), base.name));
     } catch (error) {
-      throw new InputError(`episode "${episode.id}": not a request record (${(error as Error).message})`, file, index + 1);
+      throw new InputError(`episode "${episode.id}": not a request record with checks that build (${(error as Error).message})`, file, index + 1);
     }
     items.push({ id: episode.id, record });
     firsts.set(episode.id, first.call);
   });
-  // One build per record, reused by every verdict on its answers.
-  const built = new WeakMap<RequestRecord, RequestCheck[]>();
-  const checksOf = (record: RequestRecord): RequestCheck[] => {
-    const known = built.get(record);
-    if (known !== undefined) return known;
-    const checks = buildChecks(record.checks);
-    built.set(record, checks);
-    return checks;
-  };
-  const base = requestTask([], run.episodes[0]?.task ?? "gateway");
   return {
-    task: { ...base, verify: (record, output, parts) => requestTask(checksOf(record), base.name).verify(record, output, parts) },
+    task: { ...base, verify: (record, output, parts) => (tasks.get(record) ?? requestTask(buildChecks(record.checks), base.name)).verify(record, output, parts) },
     items,
     firstAnswers: (item) => firsts.get(item.id),
     requestFormat: ({ record }) => ({

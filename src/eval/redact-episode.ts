@@ -88,15 +88,18 @@ function redactMessages(messages: readonly ChatMessage[]): ChatMessage[] {
 function redactRecord(record: unknown): unknown {
   const r = record as { messages?: unknown; checks?: unknown } | null;
   if (typeof r !== "object" || r === null || !Array.isArray(r.messages) || typeof r.checks !== "object" || r.checks === null) return redactStrings(record);
-  const checks = r.checks as { regex?: { pattern: string; flags?: string }; tests?: string[]; task?: { name: string; item: unknown } };
+  // Checks as the request gave them: the builder also takes a bare regex string, so nothing here trusts a field's type.
+  const checks = r.checks as { regex?: unknown; tests?: unknown; task?: unknown };
+  const regex = checks.regex as { pattern?: unknown } | string | undefined;
+  const task = checks.task as { name?: unknown; item?: unknown } | undefined;
   return {
     ...(redactStrings({ ...r, messages: undefined, checks: undefined }) as Record<string, unknown>),
     messages: r.messages.map((m: { role?: unknown; content?: unknown }) => ({ role: m.role, content: typeof m.content === "string" ? redactText(m.content) : redactStrings(m.content) })),
     checks: {
       ...checks,
-      ...(checks.regex === undefined ? {} : { regex: { ...checks.regex, pattern: redactText(checks.regex.pattern) } }),
-      ...(checks.tests === undefined ? {} : { tests: checks.tests.map((t) => redactText(String(t))) }),
-      ...(checks.task === undefined ? {} : { task: { name: checks.task.name, item: redactText(JSON.stringify(checks.task.item) ?? "") } }),
+      ...(regex === undefined ? {} : { regex: typeof regex === "object" && regex !== null ? { ...regex, pattern: redactStrings(regex.pattern) } : redactStrings(regex) }),
+      ...(checks.tests === undefined ? {} : { tests: redactStrings(checks.tests) }),
+      ...(task === undefined ? {} : { task: typeof task === "object" && task !== null ? { name: task.name, item: redactText(JSON.stringify(task.item) ?? "") } : redactStrings(task) }),
     },
   };
 }
