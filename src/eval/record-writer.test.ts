@@ -6,7 +6,11 @@ import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { buildRequestChecks } from "../critics/request/build.js";
+import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
 import { UsageError } from "../errors.js";
+import { cascade } from "../loops/cascade.js";
+import { scriptedModel } from "../models/scripted.js";
 import type { Episode } from "../loops/types.js";
 import { buildReport } from "../report/report-html.js";
 import { readRunFolder } from "../report/run-folder.js";
@@ -132,6 +136,23 @@ describe("openRecordWriter", () => {
     const view = viewData([run]);
     assert.equal(view.episodes.length, 4);
     assert.match(view.episodes[0]?.question ?? "", /^\[redacted: \d+ chars\]$/);
+  });
+
+  it("redacts a real cascade episode through the request's checks (schema, regex): no text of it survives", async (t) => {
+    const dir = await tempDir(t);
+    const spec: RequestCheckSpec = { schema: { name: "order", schema: { type: "object", properties: { qty: { type: "integer", minimum: 1 }, note: { type: "string" } }, required: ["qty"] } }, regex: { pattern: "MARK9-note" } };
+    const model = scriptedModel(['{"qty": 0, "note": "MARK9-note a"}', "MARK9 qty must be at least 1.", '{"qty": 2, "note": "MARK9-note c"}']);
+    const record: RequestRecord = { messages: [{ role: "system", content: "MARK9 system" }, { role: "user", content: "MARK9 give the order as JSON." }], checks: spec };
+    const episode = await cascade({ model, task: requestTask(buildRequestChecks(spec)), item: { id: "req", record }, turns: 2 });
+    assert.deepEqual(episode.attempts.map((a) => a.checks.map((c) => [c.source, c.pass])), [[["schema", false]], [["schema", true], ["regex", true]]]);
+    const writer = await openRecordWriter({ dir, recordContent: false, config: {} });
+    await writer.append(episode);
+    await writer.close();
+    const text = await readFile(path.join(dir, "episodes.jsonl"), "utf8");
+    assert.ok(!text.includes("MARK9"), text);
+    const [written] = (await readRunFolder(dir).then((r) => (r.kind === "eval" ? r.episodes : []))) as Episode[];
+    assert.deepEqual(written?.attempts.map((a) => a.checks.map((c) => [c.source, c.pass, c.score])), episode.attempts.map((a) => a.checks.map((c) => [c.source, c.pass, c.score])));
+    assert.deepEqual([written?.correct, written?.solvedAt, written?.usage, written?.stoppedBy], [true, 2, episode.usage, "verified"]);
   });
 
   it("never writes a secret from the environment, even with recordContent", async (t) => {
