@@ -91,9 +91,13 @@ export async function relayHttp(
         let read: Awaited<ReturnType<typeof reader.read>>;
         try {
           read = await reader.read();
-        } catch (error) {
+        } catch {
           end(timedOut ? "timeout" : "network");
-          stream.error(error);
+          // The client's connection is cut (it must not see a complete stream). The server library logs this error:
+          // one line of ours, never the upstream's error object.
+          const cut = new Error(timedOut ? `pass-through: the upstream sent nothing for ${timeoutMs} ms; the stream was cut` : "pass-through: the upstream's stream broke off; the client's was cut");
+          cut.stack = `Error: ${cut.message}`;
+          stream.error(cut);
           return;
         }
         if (read.done) {
