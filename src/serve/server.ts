@@ -178,7 +178,9 @@ export function createGateway(options: GatewayOptions): Hono {
         }
         // 2. Build options, 3. run the loop.
         const episode = await runReflected(chat, checks, judge, meta.id, signal);
-        await options.recorder?.append(episode);
+        await options.recorder?.append(episode).catch((error: unknown) => {
+          throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
+        });
         // 4. Shape the response.
         const response = shapeReflected(chat, episode, meta);
         tell({ kind, status: response.status, stream, episode, ...(response.status >= 500 ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
