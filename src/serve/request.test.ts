@@ -143,5 +143,18 @@ describe("bad requests over HTTP", () => {
     assert.equal((await fetch(`${gateway.url}/v1/completions`, { method: "POST" })).status, 404);
     const models = await client(gateway.url).models.list();
     assert.deepEqual(models.data.map((m) => [m.id, m.owned_by]), [[UPSTREAM_MODEL, "reflectkit-upstream"], ["judge-spec", "reflectkit-judge"]]);
+    assert.equal((await fetch(`${gateway.url}/metrics`)).status, 404, "no metrics unless the gateway is given them");
+  });
+
+  it("serves /metrics from the metrics it is given, and /healthz", async (t) => {
+    const upstream = await startUpstream(t, reply("unused"));
+    const gateway = await startTestGateway(t, {
+      upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL }),
+      metricsText: async () => ({ contentType: "text/plain; version=0.0.4", body: "reflect_requests_total 3\n" }),
+    });
+    const metrics = await fetch(`${gateway.url}/metrics`);
+    assert.equal(metrics.headers.get("content-type"), "text/plain; version=0.0.4");
+    assert.equal(await metrics.text(), "reflect_requests_total 3\n");
+    assert.deepEqual(await (await fetch(`${gateway.url}/healthz`)).json(), { status: "ok" });
   });
 });
