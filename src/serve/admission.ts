@@ -11,6 +11,11 @@ export class Admission {
     readonly queued: number,
   ) {}
 
+  /** Requests waiting for a slot. */
+  get queuedCount(): number {
+    return this.waiting.length;
+  }
+
   /** Requests running or waiting. */
   get load(): number {
     return this.active + this.waiting.length;

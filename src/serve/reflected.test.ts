@@ -4,6 +4,7 @@ import { APIError } from "openai";
 import type { RecordWriter } from "../eval/record-writer.js";
 import type { Episode } from "../loops/types.js";
 import { createHttpModel, type RetryPolicy } from "../models/http.js";
+import type { Tracer } from "../telemetry/tracer.js";
 import type { RequestOutcome } from "./observer.js";
 import { client, echoHeaders, hang, invalidJson, reply, startTestGateway, startUpstream, status, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
 import type { GatewayLimits, RunningGateway } from "./server.js";
@@ -78,6 +79,28 @@ describe("reflected requests", () => {
     assert.equal(outcomes[0]?.kind, "reflected");
     assert.equal(outcomes[0]?.status, 200);
     assert.equal(outcomes[0]?.episode, recorded[0]);
+  });
+
+  it("nests the episode's spans under a gateway.request span", async (t) => {
+    const spans: Array<{ name: string; parent: string | undefined; attributes: Record<string, unknown> }> = [];
+    const tracer: Tracer = {
+      recordContent: false,
+      shutdown: async () => {},
+      startSpan(name, attributes = {}, parent) {
+        const span = { name, parent: (parent as { name?: string } | undefined)?.name, attributes: { ...attributes } };
+        spans.push(span);
+        return Object.assign({ name }, { setAttributes: (a: Record<string, unknown>) => Object.assign(span.attributes, a), end: () => {} });
+      },
+    };
+    process.env[KEY_ENV] = KEY;
+    t.after(() => delete process.env[KEY_ENV]);
+    const upstream = await startUpstream(t, reply((_seen, i) => FAIL_THEN_PASS[i] as string));
+    const gateway = await startTestGateway(t, { upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, retry: noRetry }), tracer });
+    await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$" }));
+    const request = spans.find((s) => s.name === "gateway.request");
+    assert.equal(request?.parent, undefined);
+    assert.equal(spans.find((s) => s.name === "episode")?.parent, "gateway.request");
+    assert.deepEqual([request?.attributes["http.response.status_code"], request?.attributes["reflect.attempts"], request?.attributes["reflect.score.pre"], request?.attributes["reflect.score.post"]], [200, 2, 0, 1]);
   });
 
   it("keeps a budget: reflect.budget.calls 1 makes exactly one upstream call", async (t) => {
@@ -196,6 +219,7 @@ describe("reflected requests", () => {
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get("retry-after"), "3");
     assert.equal(((await refused.json()) as { error: { type: string } }).error.type, "rate_limit_error");
+    assert.deepEqual(gateway.load(), { inFlight: 2, queued: 1 });
     // The running request's client leaves; the queued one runs.
     controller.abort();
     await running;

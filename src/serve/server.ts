@@ -16,10 +16,11 @@ import { cascade } from "../loops/cascade.js";
 import { defaultReflectionSampling } from "../loops/episode-run.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
-import { noopTracer, type Tracer } from "../telemetry/tracer.js";
+import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { Admission } from "./admission.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { generateOnce, redactText, relayHttp, upstreamError, type UpstreamHttp } from "./pass-through.js";
+import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { asksForReflection, parseChatRequest, type ChatRequest } from "./request.js";
 import { errorResponse, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
 import { completionEvents, sseHeaders } from "./sse.js";
@@ -44,7 +45,7 @@ export interface GatewayLimits {
 }
 
 export const defaultGatewayLimits: GatewayLimits = Object.freeze({
-  bodyBytes: 1024 * 1024,
+  bodyBytes: 4 * 1024 * 1024,
   parallel: 4,
   maxQueue: 32,
   retryAfterSeconds: 1,
@@ -96,7 +97,18 @@ class Refusal extends Error {
   }
 }
 
-export function createGateway(options: GatewayOptions): Hono {
+/** What the gateway is doing now, for metrics gauges. */
+export interface GatewayLoad {
+  /** Chat-completion requests being answered (a streamed pass-through until its body ends). */
+  inFlight: number;
+  /** Requests waiting for a model slot (`limits.parallel`). */
+  queued: number;
+}
+
+/** The gateway's Hono app; `load()` reads its gauges (`createGatewayMetrics({ inFlight, queued })`). */
+export type GatewayApp = Hono & { load(): GatewayLoad };
+
+export function createGateway(options: GatewayOptions): GatewayApp {
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const judges = options.judges ?? new Map<string, LanguageModel>();
   const observer = options.observer ?? noopObserver;
@@ -137,12 +149,17 @@ export function createGateway(options: GatewayOptions): Hono {
   app.notFound((c) => errorResponse(404, `no route ${c.req.method} ${c.req.path} — the gateway serves POST /v1/chat/completions, GET /v1/models, /healthz, /metrics`, { type: "invalid_request_error", code: "not_found" }));
   app.onError(() => errorResponse(500, "the gateway failed on this request", { type: "server_error", code: "internal_error" }));
 
+  let inFlight = 0;
   async function chatCompletions(c: Context): Promise<Response> {
     const started = performance.now();
+    inFlight += 1;
     let told = false;
+    /** Tells the observer how the request ended, once: at the response, or at the end of a relayed stream. */
     const tell = (outcome: Omit<RequestOutcome, "ms">): void => {
-      if (!told) observer.request({ ...outcome, ms: performance.now() - started });
+      if (told) return;
       told = true;
+      inFlight -= 1;
+      observer.request({ ...outcome, ms: performance.now() - started });
     };
     const client = c.req.raw.signal;
     const deadline = AbortSignal.timeout(limits.requestTimeoutMs);
@@ -163,13 +180,13 @@ export function createGateway(options: GatewayOptions): Hono {
       const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
       const checks = chat.reflect === undefined ? [] : await options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired });
-      kind = chat.reflect === undefined ? "pass-through" : "reflected";
       const slot = admission.enter(client);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       const signal = AbortSignal.any([client, deadline]);
       const meta: CompletionMeta = { id: newId(), created: Math.floor(now() / 1000), model: modelName };
       try {
         await raceSignal(slot.ready, signal);
+        kind = chat.reflect === undefined ? "pass-through" : "reflected";
         if (chat.reflect === undefined) {
           // 2–4 for an embedded upstream's pass-through: one call, shaped as OpenAI's.
           const response = await generateOnce(options.upstream, chat, meta, signal);
@@ -177,12 +194,20 @@ export function createGateway(options: GatewayOptions): Hono {
           return response;
         }
         // 2. Build options, 3. run the loop.
-        const episode = await runReflected(chat, checks, judge, meta.id, signal);
-        await options.recorder?.append(episode).catch((error: unknown) => {
-          throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
-        });
+        const span = startRequestSpan(tracer, { method: "POST", route: "/v1/chat/completions", ...(typeof (body as { model?: unknown }).model === "string" ? { model: (body as { model: string }).model } : {}), stream: chat.stream });
+        let episode: Episode<RequestRecord>;
+        try {
+          episode = await runReflected(chat, checks, judge, meta.id, signal, span);
+          await options.recorder?.append(episode).catch((error: unknown) => {
+            throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
+          });
+        } catch (error) {
+          endRequestSpan(span, error instanceof Error ? error : new Error(String(error)), answerError(error, deadline, client).status);
+          throw error;
+        }
         // 4. Shape the response.
         const response = shapeReflected(chat, episode, meta);
+        endRequestSpan(span, episode, response.status);
         tell({ kind, status: response.status, stream, episode, ...(response.status >= 500 ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
         return response;
       } finally {
@@ -195,10 +220,10 @@ export function createGateway(options: GatewayOptions): Hono {
     }
   }
 
-  function runReflected(chat: ChatRequest, checks: readonly RequestCheck[], judge: LanguageModel | undefined, id: string, signal: AbortSignal): Promise<Episode<RequestRecord>> {
+  /** The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span. */
+  function runReflected(chat: ChatRequest, checks: readonly RequestCheck[], judge: LanguageModel | undefined, id: string, signal: AbortSignal, span: SpanHandle): Promise<Episode<RequestRecord>> {
     const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
     const reflection = { ...defaultReflectionSampling, ...(reflect.reflectionMaxTokens === undefined ? {} : { maxTokens: reflect.reflectionMaxTokens }) };
-    const span = tracer.startSpan("gateway.request", { "gen_ai.request.model": modelName, "reflect.gateway.stream": chat.stream });
     return cascade<RequestRecord>({
       model: options.upstream,
       task: requestTask(checks),
@@ -214,17 +239,7 @@ export function createGateway(options: GatewayOptions): Hono {
       signal,
       tracer,
       parentSpan: span,
-    }).then(
-      (episode) => {
-        span.setAttributes({ "reflect.attempts": episode.attempts.length, "reflect.stopped_by": episode.stoppedBy });
-        span.end();
-        return episode;
-      },
-      (error: unknown) => {
-        span.end(error);
-        throw error;
-      },
-    );
+    });
   }
 
   /** The selected attempt as a completion; an episode that made no attempt is answered as its failure. */
@@ -251,7 +266,7 @@ export function createGateway(options: GatewayOptions): Hono {
     return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
   }
 
-  return app;
+  return Object.assign(app, { load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount }) });
 }
 
 /** Whether `header` carries the key: `Bearer <key>`, compared in constant time. */
@@ -313,6 +328,8 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 export interface RunningGateway {
+  /** What the gateway is doing now. */
+  load(): GatewayLoad;
   /** `http://host:port`; clients use `<url>/v1` as their base URL. */
   url: string;
   /**
@@ -335,6 +352,7 @@ export async function startGateway(options: GatewayOptions & { host?: string; po
   const http = server as import("node:http").Server;
   let closing: Promise<void> | undefined;
   return {
+    load: () => app.load(),
     url: `http://${shownHost}:${address.port}`,
     close(graceMs = 10_000) {
       closing ??= new Promise<void>((resolve) => {
