@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { RequestFieldError } from "../errors.js";
+import { RequestFieldError, UsageError } from "../errors.js";
 import { createHttpModel } from "../models/http.js";
 import { parseChatRequest, type RequestBounds } from "./request.js";
 import { client, reply, startTestGateway, startUpstream, UPSTREAM_MODEL } from "./serve-harness.js";
+import { startGateway } from "./server.js";
 
 const bounds: RequestBounds = { maxTurns: 4, budget: { tokens: 1000, calls: 6, seconds: 30 }, defaultMaxTokens: 64 };
 const user = { role: "user", content: "hi" };
@@ -156,5 +157,12 @@ describe("bad requests over HTTP", () => {
     assert.equal(metrics.headers.get("content-type"), "text/plain; version=0.0.4");
     assert.equal(await metrics.text(), "reflect_requests_total 3\n");
     assert.deepEqual(await (await fetch(`${gateway.url}/healthz`)).json(), { status: "ok" });
+  });
+
+  it("refuses a port in use with a UsageError that says what to do", async (t) => {
+    const upstream = await startUpstream(t, reply("unused"));
+    const options = { upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL }), buildChecks: () => [] };
+    const first = await startTestGateway(t, options);
+    await assert.rejects(startGateway({ ...options, port: Number(new URL(first.url).port) }), (error: unknown) => error instanceof UsageError && /is in use — pass another --port/u.test(error.message));
   });
 });

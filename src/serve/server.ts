@@ -10,7 +10,7 @@ import { Hono, type Context } from "hono";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
-import { RequestFieldError } from "../errors.js";
+import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../eval/record-writer.js";
 import { cascade } from "../loops/cascade.js";
 import { defaultReflectionSampling } from "../loops/episode-run.js";
@@ -83,8 +83,9 @@ export interface GatewayOptions {
   now?: () => number;
 }
 
-/** A client error raised while reading a request: answered with its status in OpenAI's shape. */
-class Refusal extends Error {
+/** A request the gateway answers with an error status in OpenAI's shape (raised and caught within a request). */
+class Refusal extends ReflectkitError {
+  override name = "Refusal";
   constructor(
     readonly status: number,
     message: string,
@@ -345,7 +346,11 @@ export async function startGateway(options: GatewayOptions & { host?: string; po
   const host = options.host ?? "127.0.0.1";
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787 }, () => resolve(s));
-    s.once("error", reject);
+    s.once("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") reject(new UsageError(`${host}:${options.port ?? 8787} is in use — pass another --port (0 picks a free one)`, { cause: error }));
+      else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL") reject(new UsageError(`cannot listen on ${host}:${options.port ?? 8787} (${error.code}) — pass another --host or --port`, { cause: error }));
+      else reject(error);
+    });
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
