@@ -103,6 +103,26 @@ describe("reflected requests", () => {
     assert.deepEqual([request?.attributes["http.response.status_code"], request?.attributes["reflect.attempts"], request?.attributes["reflect.score.pre"], request?.attributes["reflect.score.post"]], [200, 2, 0, 1]);
   });
 
+  it("runs a judge named in reflect.judge after the checks, and counts its calls in usage", async (t) => {
+    let judged = 0;
+    const upstream = await startUpstream(t, (res, seen, index, up) => {
+      if (seen.body.model !== "judge-model") return reply((s) => (JSON.stringify(s.body.messages).includes("try again") ? "Paris" : "Lyon"))(res, seen, index, up);
+      judged += 1;
+      const verdict = judged === 1 ? { verdict: "incorrect", categories: ["facts"], explanation: "That is not the capital." } : { verdict: "correct", categories: [], explanation: "Right." };
+      return reply(JSON.stringify(verdict))(res, seen, index, up);
+    });
+    const judge = createHttpModel({ baseUrl: upstream.baseUrl, model: "judge-model", retry: noRetry });
+    const gateway = await startTestGateway(t, { upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, retry: noRetry }), judges: new Map([["http://judge/v1#judge-model", judge]]) });
+    const data = await client(gateway.url).chat.completions.create(reflected({ model: UPSTREAM_MODEL, messages: [{ role: "user" as const, content: "Capital of France?" }] }, { judge: "http://judge/v1#judge-model" }));
+    assert.equal(data.choices[0]?.message.content, "Paris");
+    const extension = (data as unknown as { reflect: { checks: Array<{ turn: number; source: string; pass: boolean }>; usage_by_role: Record<string, { calls: number }> } }).reflect;
+    assert.deepEqual(extension.checks.map((c) => [c.turn, c.source, c.pass]), [[1, "judge", false], [2, "judge", true]]);
+    assert.deepEqual([extension.usage_by_role.attempt?.calls, extension.usage_by_role.reflection?.calls, extension.usage_by_role.critique?.calls], [2, 1, 2]);
+    // Five upstream calls (two attempts, a reflection, two judgements), all in usage.
+    assert.equal(upstream.requests.length, 5);
+    assert.equal(data.usage?.total_tokens, upstream.usage.prompt + upstream.usage.completion);
+  });
+
   it("keeps a budget: reflect.budget.calls 1 makes exactly one upstream call", async (t) => {
     const { upstream, gateway } = await setup(t, reply((_seen, i) => FAIL_THEN_PASS[i] as string));
     const data = await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$", budget: { calls: 1 } }));
