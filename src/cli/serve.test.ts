@@ -74,6 +74,7 @@ describe("reflect serve", () => {
     await Promise.all(requests);
     await run.done;
     const recorded = new Set(jsonLines<{ id: string }>(await readFile(path.join(record, "episodes.jsonl"), "utf8")).map((e) => e.id));
+    t.diagnostic(`${acknowledged.length} of 40 requests acknowledged before the SIGKILL; ${recorded.size} episodes on disk`);
     assert.ok(acknowledged.length > 0, "some requests were answered before the kill");
     assert.ok(acknowledged.length < 40, "the kill came before every request was answered");
     for (const id of acknowledged) assert.ok(recorded.has(id), `acknowledged ${id} is not in the record`);
