@@ -39,7 +39,7 @@ export function registerServe(program: Command): void {
     .option("--port <n>", "port to listen on (0: any free port)", int(0), 8787)
     .option("--host <host>", "address to bind; anything but loopback exposes the gateway (set REFLECT_GATEWAY_KEY)", "127.0.0.1")
     .option("--record <dir>", "append every reflected request's episode to this record folder (synced before the response)")
-    .option("--record-content", "keep request and reply text in the record (default: counts and verdicts only)", false)
+    .option("--record-content", "keep request and reply text in the record (without it: counts and verdicts only)", false)
     .option("--judge <spec>", "a model a request may name in reflect.judge (repeatable); requests cannot name any other", (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option("--upstream-key-env <name>", "environment variable holding the upstream's API key (HTTP upstreams)", "OPENAI_API_KEY")
     .option("--parallel <n>", "requests running the model at once (embedded default 1, HTTP default 4)", int(1))
