@@ -5,6 +5,7 @@ import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
 import { registerModels } from "./models.js";
 import { registerReport } from "./report.js";
+import { registerServe } from "./serve.js";
 import { registerTrain } from "./train.js";
 import { registerVerify } from "./verify.js";
 import { registerView } from "./view.js";
@@ -23,6 +24,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerTrain(program);
   registerReport(program);
   registerView(program);
+  registerServe(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;

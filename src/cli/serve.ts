@@ -1,0 +1,126 @@
+import path from "node:path";
+import type { Command } from "commander";
+import { buildRequestChecks } from "../critics/request/build.js";
+import { openRecordWriter, type RecordWriter } from "../eval/record-writer.js";
+import type { LanguageModel } from "../models/language-model.js";
+import { openModel, type OpenModelOptions } from "../models/open.js";
+import { parseModelSpec } from "../models/spec.js";
+import { createGatewayMetrics } from "../serve/metrics.js";
+import { defaultGatewayLimits, startGateway, type GatewayLimits, type RunningGateway } from "../serve/server.js";
+import { createOtelTracer, otlpEndpointFromEnv } from "../telemetry/otel.js";
+import type { Tracer } from "../telemetry/tracer.js";
+import { reflectkitVersion } from "../version.js";
+import { int } from "./parse.js";
+import { fetchProgressBar } from "./progress.js";
+
+interface ServeFlags {
+  upstream: string;
+  port: number;
+  host: string;
+  record?: string;
+  recordContent: boolean;
+  judge: string[];
+  upstreamKeyEnv: string;
+  parallel?: number;
+  maxQueue: number;
+  timeoutMs: number;
+  otelJsonl?: string;
+  offline: boolean;
+}
+
+/** How long a stopping gateway waits for requests in flight before it cuts them. */
+const STOP_GRACE_MS = 15_000;
+
+export function registerServe(program: Command): void {
+  program
+    .command("serve")
+    .description("an OpenAI-compatible gateway: requests with a `reflect` object run the cascade (verify, reflect, retry); the rest pass through unchanged")
+    .requiredOption("--upstream <spec>", "required: the model behind the gateway — a registered name, a .gguf path, or http(s)://host/v1#model")
+    .option("--port <n>", "port to listen on (0: any free port)", int(0), 8787)
+    .option("--host <host>", "address to bind; anything but loopback exposes the gateway (set REFLECT_GATEWAY_KEY)", "127.0.0.1")
+    .option("--record <dir>", "append every reflected request's episode to this record folder (synced before the response)")
+    .option("--record-content", "keep request and reply text in the record (without it: counts and verdicts only)", false)
+    .option("--judge <spec>", "a model a request may name in reflect.judge (repeatable); requests cannot name any other", (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option("--upstream-key-env <name>", "environment variable holding the upstream's API key (HTTP upstreams)", "OPENAI_API_KEY")
+    .option("--parallel <n>", "requests running the model at once (embedded default 1, HTTP default 4)", int(1))
+    .option("--max-queue <n>", "requests waiting beyond --parallel; more are answered 429", int(0), defaultGatewayLimits.maxQueue)
+    .option("--timeout-ms <n>", "wall-clock limit of one request, upstream calls included (504 beyond)", int(1), defaultGatewayLimits.requestTimeoutMs)
+    .option("--otel-jsonl <file>", "append the gateway's spans to this JSON-lines file (OTLP too when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+    .option("--offline", "never fetch a model; fail if it is not cached", false)
+    .action(async (flags: ServeFlags) => {
+      await serve(flags);
+    });
+}
+
+/** Opens the models, the record and the tracer, serves until SIGINT or SIGTERM, then closes everything in order. */
+async function serve(flags: ServeFlags): Promise<void> {
+  const spec = parseModelSpec(flags.upstream);
+  const parallel = flags.parallel ?? (spec.kind === "http" ? 4 : 1);
+  const openOptions: OpenModelOptions = { parallel, offline: flags.offline, progress: fetchProgressBar(), apiKeyEnv: flags.upstreamKeyEnv };
+  const models: LanguageModel[] = [];
+  let recorder: RecordWriter | undefined;
+  let tracer: Tracer | undefined;
+  try {
+    const upstream = await openModel(flags.upstream, openOptions);
+    models.push(upstream);
+    const judges = new Map<string, LanguageModel>();
+    for (const judgeSpec of flags.judge) {
+      // A judge on the upstream's own spec shares its model (one copy of an embedded model in memory).
+      const judge = judgeSpec === flags.upstream ? upstream : await openModel(judgeSpec, { ...openOptions, parallel: 1 });
+      if (judge !== upstream) models.push(judge);
+      judges.set(judgeSpec, judge);
+    }
+    const limits: Partial<GatewayLimits> = { parallel, maxQueue: flags.maxQueue, requestTimeoutMs: flags.timeoutMs };
+    if (flags.record !== undefined) {
+      recorder = await openRecordWriter({
+        dir: path.resolve(flags.record),
+        recordContent: flags.recordContent,
+        config: { kind: "gateway", upstream: flags.upstream, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
+      });
+    }
+    const otlpEndpoint = otlpEndpointFromEnv(process.env);
+    if (flags.otelJsonl !== undefined || otlpEndpoint !== undefined) {
+      tracer = createOtelTracer({ ...(flags.otelJsonl === undefined ? {} : { jsonlPath: path.resolve(flags.otelJsonl) }), ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }), serviceName: "reflectkit-gateway" });
+    }
+    const apiKey = process.env.REFLECT_GATEWAY_KEY;
+    let gateway: RunningGateway | undefined;
+    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0 });
+    gateway = await startGateway({
+      upstream,
+      ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: flags.upstreamKeyEnv } } : {}),
+      buildChecks: buildRequestChecks,
+      judges,
+      observer: metrics,
+      metricsText: () => metrics.text(),
+      ...(recorder === undefined ? {} : { recorder }),
+      ...(tracer === undefined ? {} : { tracer }),
+      ...(apiKey === undefined || apiKey === "" ? {} : { apiKey }),
+      limits,
+      host: flags.host,
+      port: flags.port,
+    });
+    const loopback = flags.host === "127.0.0.1" || flags.host === "::1" || flags.host === "localhost";
+    if (!loopback && (apiKey === undefined || apiKey === "")) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
+    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}\n`);
+    await stopSignal();
+    process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");
+    await gateway.close(STOP_GRACE_MS);
+  } finally {
+    await recorder?.close();
+    await tracer?.shutdown();
+    for (const model of models) await model.close();
+  }
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function stopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}

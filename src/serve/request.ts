@@ -1,0 +1,315 @@
+import { RequestFieldError } from "../errors.js";
+import type { BudgetLimits } from "../loops/budget.js";
+import type { CallSampling } from "../loops/episode-run.js";
+import type { FeedbackMode } from "../loops/feedback.js";
+import { replyText } from "../loops/reflect-retry.js";
+import { parseStopConditions, type StopCondition } from "../loops/stop.js";
+import type { ChatMessage, ToolCall, ToolDefinition } from "../models/language-model.js";
+import type { RequestCheckSpec } from "../critics/request/request-task.js";
+
+/** What a request may ask of the reflected path at most; the server's `GatewayLimits` supply these. */
+export interface RequestBounds {
+  /** Largest `reflect.max_turns`. */
+  maxTurns: number;
+  /** Largest `reflect.budget.*` a request may ask; also the budget of a request that names none. */
+  budget: { tokens: number; calls: number; seconds: number };
+  /** `max_tokens` of a request that sets none. */
+  defaultMaxTokens: number;
+}
+
+/** The `reflect` extension object of a request, validated. */
+export interface ReflectOptions {
+  /** Most attempts (`reflect.max_turns`, default 2). */
+  maxTurns: number;
+  /** `reflect.feedback`: `detailed` (default) or `binary`. */
+  feedback: FeedbackMode;
+  /** `reflect.stop` parsed; undefined leaves the cascade's default (`verified`); `none` is `[]`. */
+  stopWhen?: StopCondition[];
+  /** `reflect.budget`, each limit no larger than the gateway's cap, the caps where the request names none. */
+  budget: BudgetLimits;
+  /** `reflect.judge`: one of the judge specs the gateway was started with. */
+  judge?: string;
+  /** `reflect.reflection_max_tokens`: the token limit of a reflection (and of a judge's critique). */
+  reflectionMaxTokens?: number;
+}
+
+/** A chat-completion request as the gateway runs it (reflected, or passed through to an embedded upstream). */
+export interface ChatRequest {
+  /** The conversation, text only: developer → system, tool results and assistant tool calls written as text. */
+  messages: ChatMessage[];
+  /** What every attempt asks for: sampling, and the request's output format and tools. */
+  sampling: CallSampling;
+  seed?: number;
+  stream: boolean;
+  /** `stream_options.include_usage`. */
+  includeUsage: boolean;
+  /** The checks the request carries (`response_format` json_schema, `tools`, `reflect.task`/`tests`/`regex`). */
+  checks: RequestCheckSpec;
+  /** `tool_choice` is `required` or names a function: a reply without a tool call fails the tools check. */
+  toolChoiceRequired: boolean;
+  /** Present when the body has a `reflect` object: the request runs the cascade. */
+  reflect?: ReflectOptions;
+}
+
+/** Top-level fields the gateway reads. */
+const usedFields = new Set(["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "n", "stream", "stream_options", "response_format", "tools", "tool_choice", "reflect"]);
+/** Fields accepted and ignored: they do not change what the model writes. */
+const ignoredFields = new Set(["user", "metadata", "store", "parallel_tool_calls", "service_tier", "safety_identifier", "prompt_cache_key"]);
+/** Fields with an effect the gateway cannot honour: accepted only at their neutral value. */
+const neutralFields: Record<string, (value: unknown) => boolean> = {
+  frequency_penalty: (v) => v === 0,
+  presence_penalty: (v) => v === 0,
+  logprobs: (v) => v === false,
+  logit_bias: (v) => isRecord(v) && Object.keys(v).length === 0,
+};
+const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens"]);
+const budgetFields = new Set(["tokens", "calls", "seconds"]);
+
+/**
+ * Parses and validates a chat-completion body. Every problem is a `RequestFieldError` naming the field as the caller
+ * wrote it (`messages[2].content[0]`, `reflect.budget.calls`), which the server answers with 400.
+ */
+export function parseChatRequest(body: unknown, bounds: RequestBounds): ChatRequest {
+  if (!isRecord(body)) throw new RequestFieldError("body", "must be a JSON object");
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || value === undefined || usedFields.has(key) || ignoredFields.has(key)) continue;
+    const neutral = neutralFields[key];
+    if (neutral === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
+    if (!neutral(value)) throw new RequestFieldError(key, "is not supported by the gateway except at its neutral value; remove it");
+  }
+  const messages = parseMessages(body.messages);
+  const maxTokens = optionalInt(body, "max_completion_tokens", 1) ?? optionalInt(body, "max_tokens", 1) ?? bounds.defaultMaxTokens;
+  const temperature = optionalNumber(body, "temperature", 0, 2);
+  const topP = optionalNumber(body, "top_p", 0, 1);
+  const seed = optionalInt(body, "seed", Number.MIN_SAFE_INTEGER);
+  const stop = parseStop(body.stop);
+  const n = optionalInt(body, "n", 1);
+  if (n !== undefined && n !== 1) throw new RequestFieldError("n", "only n = 1 is supported by the gateway");
+  const stream = optionalBoolean(body, "stream") ?? false;
+  const includeUsage = parseStreamOptions(body.stream_options);
+  const format = parseResponseFormat(body.response_format);
+  const { tools, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
+  const reflect = body.reflect === undefined || body.reflect === null ? undefined : parseReflect(body.reflect, bounds);
+  const reflectSpec = isRecord(body.reflect) ? body.reflect : {};
+  const checks: RequestCheckSpec = {
+    ...(format.schema === undefined ? {} : { schema: format.schema }),
+    ...(tools === undefined ? {} : { tools }),
+    ...checkFields(reflectSpec),
+  };
+  const sampling: CallSampling = {
+    maxTokens,
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(topP === undefined ? {} : { topP }),
+    ...(stop === undefined ? {} : { stop }),
+    ...(format.responseFormat === undefined ? {} : { responseFormat: format.responseFormat }),
+    ...(tools === undefined ? {} : { tools }),
+  };
+  return { messages, sampling, ...(seed === undefined ? {} : { seed }), stream, includeUsage, checks, toolChoiceRequired, ...(reflect === undefined ? {} : { reflect }) };
+}
+
+/** Whether a body asks for reflection (has a `reflect` object); anything else is passed through. */
+export function asksForReflection(body: unknown): boolean {
+  return isRecord(body) && body.reflect !== undefined && body.reflect !== null;
+}
+
+function parseMessages(value: unknown): ChatMessage[] {
+  if (!Array.isArray(value) || value.length === 0) throw new RequestFieldError("messages", "must be a non-empty array of messages");
+  return value.map((message, i) => parseMessage(message, `messages[${i}]`));
+}
+
+function parseMessage(value: unknown, field: string): ChatMessage {
+  if (!isRecord(value)) throw new RequestFieldError(field, "must be an object with role and content");
+  const role = value.role;
+  const content = () => messageText(value.content, `${field}.content`);
+  switch (role) {
+    case "system":
+    case "developer":
+      return { role: "system", content: content() };
+    case "user":
+      return { role: "user", content: content() };
+    case "assistant": {
+      const calls = parseToolCalls(value.tool_calls, `${field}.tool_calls`);
+      const text = value.content === null || value.content === undefined ? "" : content();
+      // The same text form the loop gives its own tool calls when it writes an attempt back (`replyText`).
+      return { role: "assistant", content: replyText({ output: text, toolCalls: calls }) };
+    }
+    case "tool": {
+      const id = typeof value.tool_call_id === "string" ? ` id="${value.tool_call_id}"` : "";
+      return { role: "user", content: `<tool_response${id}>\n${content()}\n</tool_response>` };
+    }
+    default:
+      throw new RequestFieldError(`${field}.role`, "must be system, developer, user, assistant or tool");
+  }
+}
+
+/** A message's content as text: a string, or an array of text parts. Images, audio and files are refused. */
+function messageText(value: unknown, field: string): string {
+  if (typeof value === "string") return value;
+  if (!Array.isArray(value)) throw new RequestFieldError(field, "must be a string or an array of text parts");
+  return value
+    .map((part, j) => {
+      const at = `${field}[${j}]`;
+      if (!isRecord(part)) throw new RequestFieldError(at, "must be a content part object");
+      if (part.type === "text" && typeof part.text === "string") return part.text;
+      if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
+      throw new RequestFieldError(at, `content parts of type ${JSON.stringify(part.type)} are not supported; send text parts only`);
+    })
+    .join("");
+}
+
+function parseToolCalls(value: unknown, field: string): ToolCall[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw new RequestFieldError(field, "must be an array");
+  return value.map((call, i) => {
+    const fn = isRecord(call) ? call.function : undefined;
+    if (!isRecord(call) || !isRecord(fn) || typeof fn.name !== "string" || typeof fn.arguments !== "string") {
+      throw new RequestFieldError(`${field}[${i}]`, "must be { id, type: \"function\", function: { name, arguments } }");
+    }
+    return { id: typeof call.id === "string" ? call.id : `call_${i}`, name: fn.name, arguments: fn.arguments };
+  });
+}
+
+function parseStop(value: unknown): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const list = typeof value === "string" ? [value] : value;
+  if (!Array.isArray(list) || list.length > 4 || !list.every((s) => typeof s === "string" && s !== "")) {
+    throw new RequestFieldError("stop", "must be a non-empty string or an array of up to 4 non-empty strings");
+  }
+  return list as string[];
+}
+
+function parseStreamOptions(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (!isRecord(value)) throw new RequestFieldError("stream_options", "must be an object");
+  const include = value.include_usage;
+  if (include !== undefined && typeof include !== "boolean") throw new RequestFieldError("stream_options.include_usage", "must be a boolean");
+  return include === true;
+}
+
+function parseResponseFormat(value: unknown): { schema?: RequestCheckSpec["schema"]; responseFormat?: CallSampling["responseFormat"] } {
+  if (value === undefined || value === null) return {};
+  if (!isRecord(value)) throw new RequestFieldError("response_format", "must be an object with a type");
+  if (value.type === "text") return {};
+  // JSON mode: any JSON object; the upstream is asked for it, and no schema check applies.
+  if (value.type === "json_object") return { responseFormat: { type: "json", schema: { type: "object" } } };
+  if (value.type !== "json_schema") throw new RequestFieldError("response_format.type", "must be text, json_object or json_schema");
+  const spec = value.json_schema;
+  if (!isRecord(spec)) throw new RequestFieldError("response_format.json_schema", "must be an object { name, schema }");
+  if (!isRecord(spec.schema)) throw new RequestFieldError("response_format.json_schema.schema", "must be a JSON schema object");
+  if (spec.name !== undefined && typeof spec.name !== "string") throw new RequestFieldError("response_format.json_schema.name", "must be a string");
+  const schema = spec.schema;
+  return { schema: { ...(spec.name === undefined ? {} : { name: spec.name as string }), schema }, responseFormat: { type: "json", schema } };
+}
+
+function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoiceRequired: boolean } {
+  if (value === undefined || value === null) {
+    if (choice !== undefined && choice !== null && choice !== "none" && choice !== "auto") throw new RequestFieldError("tool_choice", "needs tools");
+    return { toolChoiceRequired: false };
+  }
+  if (!Array.isArray(value)) throw new RequestFieldError("tools", "must be an array of { type: \"function\", function: { name, parameters } }");
+  const tools = value.map((tool, i): ToolDefinition => {
+    const at = `tools[${i}]`;
+    if (!isRecord(tool) || tool.type !== "function" || !isRecord(tool.function)) throw new RequestFieldError(at, "must be { type: \"function\", function: { name, description?, parameters? } }");
+    const fn = tool.function;
+    if (typeof fn.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(fn.name)) throw new RequestFieldError(`${at}.function.name`, "must be 1–64 letters, digits, _ or -");
+    if (fn.description !== undefined && typeof fn.description !== "string") throw new RequestFieldError(`${at}.function.description`, "must be a string");
+    if (fn.parameters !== undefined && !isRecord(fn.parameters)) throw new RequestFieldError(`${at}.function.parameters`, "must be a JSON schema object");
+    return { name: fn.name, ...(fn.description === undefined ? {} : { description: fn.description as string }), ...(fn.parameters === undefined ? {} : { parameters: fn.parameters as Record<string, unknown> }) };
+  });
+  if (choice === undefined || choice === null || choice === "auto") return { tools, toolChoiceRequired: false };
+  // No tools offered: the model answers in text and no tools check applies.
+  if (choice === "none") return { toolChoiceRequired: false };
+  if (choice === "required") return { tools, toolChoiceRequired: true };
+  const name = isRecord(choice) && choice.type === "function" && isRecord(choice.function) ? choice.function.name : undefined;
+  const named = tools.filter((t) => t.name === name);
+  if (named.length === 0) throw new RequestFieldError("tool_choice", "must be none, auto, required or { type: \"function\", function: { name } } naming one of tools");
+  // A forced function: it is the only one offered, and the reply must call it.
+  return { tools: named, toolChoiceRequired: true };
+}
+
+function parseReflect(value: unknown, bounds: RequestBounds): ReflectOptions {
+  if (!isRecord(value)) throw new RequestFieldError("reflect", "must be an object (send {} for the defaults)");
+  for (const key of Object.keys(value)) {
+    if (!reflectFields.has(key)) throw new RequestFieldError(`reflect.${key}`, `is not a reflect option; use ${[...reflectFields].join(", ")}`);
+  }
+  const maxTurns = optionalInt(value, "max_turns", 1, "reflect.") ?? 2;
+  if (maxTurns > bounds.maxTurns) throw new RequestFieldError("reflect.max_turns", `is at most ${bounds.maxTurns} on this gateway`);
+  const feedback = value.feedback ?? "detailed";
+  if (feedback !== "detailed" && feedback !== "binary") throw new RequestFieldError("reflect.feedback", "must be detailed or binary");
+  const reflectionMaxTokens = optionalInt(value, "reflection_max_tokens", 1, "reflect.");
+  if (value.judge !== undefined && typeof value.judge !== "string") throw new RequestFieldError("reflect.judge", "must be a judge model spec the gateway offers (GET /v1/models)");
+  if (value.task !== undefined && typeof value.task !== "string") throw new RequestFieldError("reflect.task", "must be a registered task name");
+  if (value.task !== undefined && value.item === undefined) throw new RequestFieldError("reflect.item", "is required with reflect.task: the task's record to verify against");
+  if (value.task === undefined && value.item !== undefined) throw new RequestFieldError("reflect.task", "is required with reflect.item");
+  const tests = value.tests;
+  if (tests !== undefined && typeof tests !== "string" && !(Array.isArray(tests) && tests.every((t) => typeof t === "string"))) throw new RequestFieldError("reflect.tests", "must be a string or an array of strings of Python asserts");
+  const regex = value.regex;
+  if (regex !== undefined && typeof regex !== "string" && !(isRecord(regex) && typeof regex.pattern === "string" && (regex.flags === undefined || typeof regex.flags === "string"))) {
+    throw new RequestFieldError("reflect.regex", "must be a pattern string or { pattern, flags }");
+  }
+  return {
+    maxTurns,
+    feedback,
+    ...(value.stop === undefined ? {} : { stopWhen: parseReflectStop(value.stop) }),
+    budget: parseBudget(value.budget, bounds.budget),
+    ...(value.judge === undefined ? {} : { judge: value.judge as string }),
+    ...(reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens }),
+  };
+}
+
+function parseReflectStop(value: unknown): StopCondition[] {
+  if (typeof value !== "string") throw new RequestFieldError("reflect.stop", "must be a comma-separated list: verified, score>=T, unchanged, score-dropped, budget, or none");
+  if (value.trim() === "none") return [];
+  try {
+    return parseStopConditions(value);
+  } catch (error) {
+    throw new RequestFieldError("reflect.stop", (error as Error).message);
+  }
+}
+
+function parseBudget(value: unknown, caps: RequestBounds["budget"]): BudgetLimits {
+  if (value !== undefined && !isRecord(value)) throw new RequestFieldError("reflect.budget", "must be an object { tokens?, calls?, seconds? }");
+  const spec = value ?? {};
+  for (const key of Object.keys(spec)) if (!budgetFields.has(key)) throw new RequestFieldError(`reflect.budget.${key}`, "is not a budget; use tokens, calls or seconds");
+  const limit = (key: "tokens" | "calls" | "seconds"): number => {
+    const asked = optionalInt(spec, key, 1, "reflect.budget.");
+    if (asked !== undefined && asked > caps[key]) throw new RequestFieldError(`reflect.budget.${key}`, `is at most ${caps[key]} on this gateway`);
+    return asked ?? caps[key];
+  };
+  return { tokens: limit("tokens"), calls: limit("calls"), ms: limit("seconds") * 1000 };
+}
+
+/** The check fields of the `reflect` object, as the `RequestCheckSpec` carries them. */
+function checkFields(reflect: Record<string, unknown>): RequestCheckSpec {
+  const { task, item, tests, regex } = reflect;
+  return {
+    ...(typeof task === "string" ? { task: { name: task, item } } : {}),
+    ...(tests === undefined ? {} : { tests: typeof tests === "string" ? [tests] : (tests as string[]) }),
+    ...(regex === undefined ? {} : { regex: typeof regex === "string" ? { pattern: regex } : (regex as { pattern: string; flags?: string }) }),
+  };
+}
+
+function optionalInt(body: Record<string, unknown>, key: string, min: number, prefix = ""): number | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) throw new RequestFieldError(`${prefix}${key}`, `must be an integer ≥ ${min}`);
+  return value;
+}
+
+function optionalNumber(body: Record<string, unknown>, key: string, min: number, max: number): number | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) throw new RequestFieldError(key, `must be a number from ${min} to ${max}`);
+  return value;
+}
+
+function optionalBoolean(body: Record<string, unknown>, key: string): boolean | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "boolean") throw new RequestFieldError(key, "must be true or false");
+  return value;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,49 @@
+/**
+ * The gateway in front of the real embedded SmolLM2-135M-Instruct, talked to by the official `openai` client. What the
+ * small model writes is not asserted — only that a draft failing its check is reflected on and retried, and that
+ * `usage` is the sum over every call the request caused.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { LanguageModel } from "../models/language-model.js";
+import { openModel } from "../models/open.js";
+import { client, startTestGateway } from "./serve-harness.js";
+
+let model: LanguageModel;
+before(async () => {
+  model = await openModel("smollm2-135m", { offline: true, parallel: 1 });
+});
+after(() => model.close());
+
+describe("gateway with the embedded SmolLM2 upstream", () => {
+  it("reflects on a draft that fails its check, with usage over every call", async (t) => {
+    const gateway = await startTestGateway(t, { upstream: model });
+    const ask = { model: "smollm2-135m", messages: [{ role: "user" as const, content: "Name a fruit." }], max_tokens: 24 };
+    // A check no first draft to this question passes: the reply must contain a code word it has not been told.
+    const { data, response } = await client(gateway.url)
+      .chat.completions.create({ ...ask, reflect: { regex: "ZEBRA-17", max_turns: 2, reflection_max_tokens: 24 } } as typeof ask)
+      .withResponse();
+    const extension = (data as unknown as { reflect: { attempts: number; checks: Array<{ turn: number; pass: boolean | null }>; usage_by_role: Record<string, { tokens: number; calls: number }> } }).reflect;
+    assert.equal(extension.attempts, 2);
+    assert.deepEqual(extension.checks[0], { ...extension.checks[0], turn: 1, pass: false });
+    assert.equal(response.headers.get("x-reflect-attempts"), "2");
+    const roles = extension.usage_by_role;
+    assert.deepEqual([roles.attempt?.calls, roles.reflection?.calls], [2, 1]);
+    const usage = data.usage;
+    assert.ok(usage !== undefined && usage.completion_tokens > 0);
+    assert.equal(usage.total_tokens, (roles.attempt?.tokens ?? 0) + (roles.reflection?.tokens ?? 0));
+    assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+    assert.equal(typeof data.choices[0]?.message.content, "string");
+
+    // Without `reflect`: one generation, shaped as OpenAI's stream.
+    const stream = await client(gateway.url).chat.completions.create({ ...ask, max_tokens: 12, stream: true, stream_options: { include_usage: true } });
+    let text = "";
+    let total = 0;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      total = chunk.usage?.total_tokens ?? total;
+    }
+    assert.ok(text.length > 0);
+    assert.ok(total > 0);
+  });
+});

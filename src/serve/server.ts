@@ -1,0 +1,374 @@
+/**
+ * The gateway: an OpenAI-compatible HTTP door onto the cascade. One request path, in this file:
+ * parse and validate → build options → run the loop → shape the response. A request without `reflect` is passed
+ * through to the upstream unchanged.
+ */
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { Hono, type Context } from "hono";
+import type { RequestCheck } from "../critics/request/request-check.js";
+import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
+import { rubricJudge } from "../critics/rubric-judge.js";
+import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
+import type { RecordWriter } from "../eval/record-writer.js";
+import { cascade } from "../loops/cascade.js";
+import { defaultReflectionSampling } from "../loops/episode-run.js";
+import type { Episode } from "../loops/types.js";
+import type { LanguageModel } from "../models/language-model.js";
+import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
+import { Admission } from "./admission.js";
+import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
+import { generateOnce, redactText, relayHttp, upstreamError, type UpstreamHttp } from "./pass-through.js";
+import { endRequestSpan, startRequestSpan } from "./request-span.js";
+import { asksForReflection, parseChatRequest, type ChatRequest } from "./request.js";
+import { errorResponse, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
+import { completionEvents, sseHeaders } from "./sse.js";
+
+/** What one request may take of the gateway. */
+export interface GatewayLimits {
+  /** Most bytes of a request body; a larger one is answered 413. */
+  bodyBytes: number;
+  /** Requests running the model in this process at once (reflected, and passed through to an embedded upstream). */
+  parallel: number;
+  /** Such requests waiting beyond `parallel`; one more is answered 429 with `Retry-After: retryAfterSeconds`. */
+  maxQueue: number;
+  retryAfterSeconds: number;
+  /** Wall-clock limit of a request, from arrival (queueing included) to its answer: 504 beyond. */
+  requestTimeoutMs: number;
+  /** Largest `reflect.max_turns`. */
+  maxTurns: number;
+  /** Largest `reflect.budget` a request may ask (400 beyond); the budget of a reflected request that names none. */
+  budget: { tokens: number; calls: number; seconds: number };
+  /** `max_tokens` of a request that sets none. */
+  defaultMaxTokens: number;
+}
+
+export const defaultGatewayLimits: GatewayLimits = Object.freeze({
+  bodyBytes: 4 * 1024 * 1024,
+  parallel: 4,
+  maxQueue: 32,
+  retryAfterSeconds: 1,
+  requestTimeoutMs: 300_000,
+  maxTurns: 5,
+  budget: Object.freeze({ tokens: 32_768, calls: 16, seconds: 240 }),
+  defaultMaxTokens: 512,
+});
+
+/** The request checks of a spec (`buildRequestChecks` of src/critics/request/build.ts); throws RequestFieldError. */
+export type BuildRequestChecks = (spec: RequestCheckSpec, options: { toolChoiceRequired: boolean }) => readonly RequestCheck[] | Promise<readonly RequestCheck[]>;
+
+export interface GatewayOptions {
+  /** The model every request runs on (opened with `openModel`). */
+  upstream: LanguageModel;
+  /** When the upstream is an OpenAI-compatible endpoint: where pass-through requests go, raw. */
+  upstreamHttp?: UpstreamHttp;
+  /** Turns a request's check spec into checks. */
+  buildChecks: BuildRequestChecks;
+  /** The judges a request may name in `reflect.judge`, by the spec given at start (an allowlist). */
+  judges?: ReadonlyMap<string, LanguageModel>;
+  /** Told of every chat-completion request once, however it ended. */
+  observer?: GatewayObserver;
+  /** Every reflected request's episode is appended, and synced, before its response is sent. */
+  recorder?: RecordWriter;
+  tracer?: Tracer;
+  /** When set, every route but `/healthz` needs `Authorization: Bearer <apiKey>` (401 otherwise). */
+  apiKey?: string;
+  limits?: Partial<GatewayLimits>;
+  /** `GET /metrics` (404 without it). */
+  metricsText?: () => Promise<{ contentType: string; body: string }>;
+  /** Completion and episode ids (default `chatcmpl-<uuid>`). */
+  newId?: () => string;
+  /** Epoch milliseconds, for `created` (default `Date.now`). */
+  now?: () => number;
+}
+
+/** A request the gateway answers with an error status in OpenAI's shape (raised and caught within a request). */
+class Refusal extends ReflectkitError {
+  override name = "Refusal";
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: ErrorType,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** What the gateway is doing now, for metrics gauges. */
+export interface GatewayLoad {
+  /** Chat-completion requests being answered (a streamed pass-through until its body ends). */
+  inFlight: number;
+  /** Requests waiting for a model slot (`limits.parallel`). */
+  queued: number;
+}
+
+/** The gateway's Hono app; `load()` reads its gauges (`createGatewayMetrics({ inFlight, queued })`). */
+export type GatewayApp = Hono & { load(): GatewayLoad };
+
+export function createGateway(options: GatewayOptions): GatewayApp {
+  const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
+  const judges = options.judges ?? new Map<string, LanguageModel>();
+  const observer = options.observer ?? noopObserver;
+  const tracer = options.tracer ?? noopTracer;
+  const newId = options.newId ?? (() => `chatcmpl-${randomUUID().replaceAll("-", "")}`);
+  const now = options.now ?? Date.now;
+  const admission = new Admission(limits.parallel, limits.maxQueue);
+  const modelName = options.upstreamHttp?.model ?? options.upstream.modelId;
+  const secret = (): string | undefined => (options.upstreamHttp === undefined ? undefined : process.env[options.upstreamHttp.apiKeyEnv]);
+  /** A JSON body with the upstream key blanked, should an upstream have echoed it into a reply. */
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
+    new Response(redactText(JSON.stringify(body), secret()), { status, headers: { "content-type": "application/json", ...headers } });
+  const refuse = (r: Refusal): Response => errorResponse(r.status, redactText(r.message, secret()), { type: r.type, param: r.param, code: r.code, headers: r.headers });
+
+  const app = new Hono();
+  app.use("*", async (c, next) => {
+    if (c.req.path === "/healthz" || authorized(options.apiKey, c.req.header("authorization"))) return next();
+    // A rejected chat request is still a request the observer hears of.
+    if (c.req.path === "/v1/chat/completions") observer.request({ kind: "rejected", status: 401, ms: 0, stream: false });
+    return errorResponse(401, "missing or wrong API key — send Authorization: Bearer <the gateway's REFLECT_GATEWAY_KEY>", { type: "authentication_error", code: "invalid_api_key" });
+  });
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/v1/models", (c) =>
+    c.json({
+      object: "list",
+      data: [
+        { id: modelName, object: "model", created: 0, owned_by: "reflectkit-upstream" },
+        ...[...judges.keys()].map((spec) => ({ id: spec, object: "model", created: 0, owned_by: "reflectkit-judge" })),
+      ],
+    }),
+  );
+  app.get("/metrics", async (c) => {
+    if (options.metricsText === undefined) return errorResponse(404, "metrics are not enabled on this gateway", { type: "invalid_request_error", code: "not_found" });
+    const { contentType, body } = await options.metricsText();
+    return c.body(body, 200, { "content-type": contentType });
+  });
+  app.post("/v1/chat/completions", (c) => chatCompletions(c));
+  app.notFound((c) => errorResponse(404, `no route ${c.req.method} ${c.req.path} — the gateway serves POST /v1/chat/completions, GET /v1/models, /healthz, /metrics`, { type: "invalid_request_error", code: "not_found" }));
+  app.onError(() => errorResponse(500, "the gateway failed on this request", { type: "server_error", code: "internal_error" }));
+
+  let inFlight = 0;
+  async function chatCompletions(c: Context): Promise<Response> {
+    const started = performance.now();
+    inFlight += 1;
+    let told = false;
+    /** Tells the observer how the request ended, once: at the response, or at the end of a relayed stream. */
+    const tell = (outcome: Omit<RequestOutcome, "ms">): void => {
+      if (told) return;
+      told = true;
+      inFlight -= 1;
+      observer.request({ ...outcome, ms: performance.now() - started });
+    };
+    const client = c.req.raw.signal;
+    const deadline = AbortSignal.timeout(limits.requestTimeoutMs);
+    let kind: RequestOutcome["kind"] = "rejected";
+    let stream = false;
+    try {
+      // 1. Parse and validate.
+      const bytes = await readBody(c.req.raw, limits.bodyBytes);
+      const body = parseJson(bytes);
+      stream = typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
+      if (!asksForReflection(body) && options.upstreamHttp !== undefined) {
+        kind = "pass-through";
+        return await relayHttp(options.upstreamHttp, { body: bytes, headers: c.req.raw.headers, signal: client }, limits.requestTimeoutMs, (status, failure) =>
+          tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }) }),
+        );
+      }
+      const chat = parseChatRequest(body, limits);
+      const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
+      if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
+      const checks = chat.reflect === undefined ? [] : await options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired });
+      const slot = admission.enter(client);
+      if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
+      const signal = AbortSignal.any([client, deadline]);
+      const meta: CompletionMeta = { id: newId(), created: Math.floor(now() / 1000), model: modelName };
+      try {
+        await raceSignal(slot.ready, signal);
+        kind = chat.reflect === undefined ? "pass-through" : "reflected";
+        if (chat.reflect === undefined) {
+          // 2–4 for an embedded upstream's pass-through: one call, shaped as OpenAI's.
+          const response = await generateOnce(options.upstream, chat, meta, signal);
+          tell({ kind, status: response.status, stream });
+          return response;
+        }
+        // 2. Build options, 3. run the loop.
+        const span = startRequestSpan(tracer, { method: "POST", route: "/v1/chat/completions", ...(typeof (body as { model?: unknown }).model === "string" ? { model: (body as { model: string }).model } : {}), stream: chat.stream });
+        let episode: Episode<RequestRecord>;
+        try {
+          episode = await runReflected(chat, checks, judge, meta.id, signal, span);
+          await options.recorder?.append(episode).catch((error: unknown) => {
+            throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
+          });
+        } catch (error) {
+          endRequestSpan(span, error instanceof Error ? error : new Error(String(error)), answerError(error, deadline, client).status);
+          throw error;
+        }
+        // 4. Shape the response.
+        const response = shapeReflected(chat, episode, meta);
+        endRequestSpan(span, episode, response.status);
+        tell({ kind, status: response.status, stream, episode, ...(response.status >= 500 ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
+        return response;
+      } finally {
+        slot.release();
+      }
+    } catch (error) {
+      const response = answerError(error, deadline, client);
+      tell({ kind, status: response.status, stream, ...(response.status === 502 || response.status === 504 ? { upstreamFailure: upstreamError(error, deadline.aborted).failure } : {}) });
+      return response;
+    }
+  }
+
+  /** The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span. */
+  function runReflected(chat: ChatRequest, checks: readonly RequestCheck[], judge: LanguageModel | undefined, id: string, signal: AbortSignal, span: SpanHandle): Promise<Episode<RequestRecord>> {
+    const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
+    const reflection = { ...defaultReflectionSampling, ...(reflect.reflectionMaxTokens === undefined ? {} : { maxTokens: reflect.reflectionMaxTokens }) };
+    return cascade<RequestRecord>({
+      model: options.upstream,
+      task: requestTask(checks),
+      item: { id, record: { messages: chat.messages, checks: chat.checks } },
+      critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: reflection })],
+      turns: reflect.maxTurns,
+      ...(reflect.stopWhen === undefined ? {} : { stopWhen: reflect.stopWhen }),
+      feedback: reflect.feedback,
+      budget: reflect.budget,
+      attempt: chat.sampling,
+      reflection,
+      ...(chat.seed === undefined ? {} : { seed: chat.seed }),
+      signal,
+      tracer,
+      parentSpan: span,
+    });
+  }
+
+  /** The selected attempt as a completion; an episode that made no attempt is answered as its failure. */
+  function shapeReflected(chat: ChatRequest, episode: Episode, meta: CompletionMeta): Response {
+    const call = selectedCall(episode);
+    if (call === undefined) {
+      if (episode.error?.name === "BudgetSpentError") return refuse(new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small"));
+      const failure = episode.error === undefined ? { status: 504 as const, message: `the request's budget (${episode.stoppedBy}) ran out before any attempt` } : upstreamError(episode.error, false);
+      return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
+    }
+    const { body, headers } = reflectedCompletion(meta, episode, call);
+    if (!chat.stream) return json(200, body, headers);
+    const events = completionEvents(meta, { text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, chat.includeUsage ? (body.usage as never) : undefined, body.reflect as never);
+    return new Response(redactText(events, secret()), { headers: { ...sseHeaders, ...headers } });
+  }
+
+  function answerError(error: unknown, deadline: AbortSignal, client: AbortSignal): Response {
+    if (error instanceof Refusal) return refuse(error);
+    if (error instanceof RequestFieldError) return refuse(new Refusal(400, error.message, "invalid_request_error", error.field, "invalid_value"));
+    // The client is gone: nobody reads this answer (499 for the observer, as nginx logs it).
+    if (client.aborted && !deadline.aborted) return errorResponse(499, "the client closed the request", { type: "invalid_request_error", code: "client_closed" });
+    if (deadline.aborted) return refuse(new Refusal(504, `the request did not finish within ${limits.requestTimeoutMs} ms`, "server_error", null, "upstream_timeout"));
+    const failure = upstreamError(error, false);
+    return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
+  }
+
+  return Object.assign(app, { load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount }) });
+}
+
+/** Whether `header` carries the key: `Bearer <key>`, compared in constant time. */
+function authorized(apiKey: string | undefined, header: string | undefined): boolean {
+  if (apiKey === undefined || apiKey === "") return true;
+  const given = /^Bearer\s+(.+)$/iu.exec(header ?? "")?.[1]?.trim() ?? "";
+  // Hashing first makes the comparison constant-time whatever the lengths.
+  const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
+  return timingSafeEqual(digest(given), digest(apiKey));
+}
+
+/** The body's bytes, at most `limit` of them: a longer body (announced or streamed) is a 413. */
+async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+  const tooLarge = (): Refusal => new Refusal(413, `the request body is over ${limit} bytes`, "invalid_request_error", null, "request_too_large");
+  const announced = Number(request.headers.get("content-length") ?? NaN);
+  if (announced > limit) throw tooLarge();
+  if (request.body === null) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {
+    throw new RequestFieldError("body", "is not valid JSON");
+  }
+}
+
+/** Waits for `promise`, or rejects when `signal` aborts first. */
+function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+export interface RunningGateway {
+  /** What the gateway is doing now. */
+  load(): GatewayLoad;
+  /** `http://host:port`; clients use `<url>/v1` as their base URL. */
+  url: string;
+  /**
+   * Stops accepting connections, waits for requests in flight up to `graceMs` (default 10 000), then cuts what is
+   * left. Models and the recorder are the caller's to close.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Serves `createGateway(options)` on `host:port` (default 127.0.0.1, and port 8787; 0 picks a free one). */
+export async function startGateway(options: GatewayOptions & { host?: string; port?: number }): Promise<RunningGateway> {
+  const app = createGateway(options);
+  const host = options.host ?? "127.0.0.1";
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787 }, () => resolve(s));
+    s.once("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") reject(new UsageError(`${host}:${options.port ?? 8787} is in use — pass another --port (0 picks a free one)`, { cause: error }));
+      else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL") reject(new UsageError(`cannot listen on ${host}:${options.port ?? 8787} (${error.code}) — pass another --host or --port`, { cause: error }));
+      else reject(error);
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const http = server as import("node:http").Server;
+  let closing: Promise<void> | undefined;
+  return {
+    load: () => app.load(),
+    url: `http://${shownHost}:${address.port}`,
+    close(graceMs = 10_000) {
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => http.closeAllConnections(), graceMs);
+        http.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        http.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}
