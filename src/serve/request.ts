@@ -94,6 +94,7 @@ export function parseChatRequest(body: unknown, bounds: RequestBounds): ChatRequ
   const checks: RequestCheckSpec = {
     ...(format.schema === undefined ? {} : { schema: format.schema }),
     ...(tools === undefined ? {} : { tools }),
+    ...(toolChoiceRequired ? { toolsRequired: true } : {}),
     ...checkFields(reflectSpec),
   };
   const sampling: CallSampling = {

@@ -29,9 +29,10 @@ export function buildRequestChecks(spec: RequestCheckSpec, options: BuildRequest
     if (typeof spec.schema !== "object" || spec.schema === null) throw new RequestFieldError("response_format.json_schema", "give { name, schema } with a JSON Schema object");
     checks.push(jsonSchemaCheck(spec.schema.schema, spec.schema.name));
   }
+  const required = options.toolChoiceRequired === true || spec.toolsRequired === true;
   const offered = spec.tools !== undefined && (!Array.isArray(spec.tools) || spec.tools.length > 0);
-  if (offered) checks.push(toolCallsCheck(spec.tools as NonNullable<RequestCheckSpec["tools"]>, { required: options.toolChoiceRequired === true }));
-  else if (options.toolChoiceRequired === true) throw new RequestFieldError("tool_choice", "a tool call is required but no tools are offered: give tools, or leave tool_choice out");
+  if (offered) checks.push(toolCallsCheck(spec.tools as NonNullable<RequestCheckSpec["tools"]>, { required }));
+  else if (required) throw new RequestFieldError("tool_choice", "a tool call is required but no tools are offered: give tools, or leave tool_choice out");
   if (spec.regex !== undefined) {
     // A bare pattern string is taken too (`"reflect": {"regex": "^\\d+$"}`).
     const regex: unknown = spec.regex;

@@ -12,6 +12,8 @@ export interface RequestCheckSpec {
   schema?: { name?: string; schema: Record<string, unknown> };
   /** The request's `tools`: every tool call must name one, with arguments valid against its parameters. */
   tools?: ToolDefinition[];
+  /** `tool_choice` was `required` or named a function: a reply without a tool call fails. */
+  toolsRequired?: boolean;
   /** `reflect.regex`: the reply must match. */
   regex?: { pattern: string; flags?: string };
   /** `reflect.task` + `reflect.item`: a registered task's verifier on its record. */
