@@ -55,7 +55,7 @@ describe("parseChatRequest", () => {
     ]);
     const tools = [{ name: "get", parameters: { type: "object" } }];
     assert.deepEqual(parsed.sampling, { maxTokens: 40, temperature: 0.5, topP: 0.9, stop: ["END"], responseFormat: { type: "json", schema }, tools });
-    assert.deepEqual(parsed.checks, { schema: { name: "out", schema }, tools, task: { name: "gsm8k", item: { answer: 3 } }, tests: ["assert f() == 1"], regex: { pattern: "a", flags: "i" } });
+    assert.deepEqual(parsed.checks, { schema: { name: "out", schema }, tools, toolsRequired: true, task: { name: "gsm8k", item: { answer: 3 } }, tests: ["assert f() == 1"], regex: { pattern: "a", flags: "i" } });
     assert.equal(parsed.toolChoiceRequired, true);
     assert.equal(parsed.seed, 7);
     assert.deepEqual([parsed.stream, parsed.includeUsage], [true, true]);
