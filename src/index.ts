@@ -114,3 +114,5 @@ export { readSftData, readPreferenceData, type Dataset, type SftRow } from "./tr
 export { trainModelSource } from "./train/model-source.js";
 export { inferenceChatTemplate } from "./train/chat-template.js";
 export { checkExport, llamaCppLogprobs, type ExportCheck } from "./train/export-check.js";
+export * from "./critics/request/index.js";
+export { openRecordWriter, RecordWriteError, type RecordWriter, type RecordWriterOptions } from "./eval/record-writer.js";

@@ -1,0 +1,7 @@
+/** The gateway as a library (`reflectkit/serve`): the server behind `reflect serve`, its metrics and its request span. */
+export { createGateway, startGateway, defaultGatewayLimits, type GatewayOptions, type GatewayLimits, type GatewayApp, type GatewayLoad, type RunningGateway, type BuildRequestChecks } from "./server.js";
+export { createGatewayMetrics, type GatewayMetrics } from "./metrics.js";
+export { startRequestSpan, endRequestSpan } from "./request-span.js";
+export { noopObserver, type GatewayObserver, type RequestOutcome, type UpstreamFailure } from "./observer.js";
+export { parseChatRequest, asksForReflection, type ChatRequest } from "./request.js";
+export type { UpstreamHttp } from "./pass-through.js";
