@@ -118,6 +118,7 @@ type Env = { Bindings: HttpBindings };
  */
 export type GatewayApp = Hono<Env> & { load(): GatewayLoad; close(): void };
 
+/** The gateway's app; serve it with `startGateway` (or `@hono/node-server`'s `serve`): it reads the Node request. */
 export function createGateway(options: GatewayOptions): GatewayApp {
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const judges = options.judges ?? new Map<string, LanguageModel>();
@@ -162,6 +163,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
 
   let inFlight = 0;
   async function chatCompletions(c: Context<Env>): Promise<Response> {
+    if (c.env?.incoming === undefined) return errorResponse(500, "the gateway runs on Node's http server — serve it with startGateway (or @hono/node-server's serve), not app.fetch alone", { type: "server_error", code: "not_node_server" });
     const started = performance.now();
     inFlight += 1;
     let told = false;
