@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
+import { gzipSync } from "node:zlib";
 import { APIError } from "openai";
 import { createHttpModel } from "../models/http.js";
 import { StreamRedactor } from "./pass-through.js";
@@ -138,6 +139,34 @@ describe("pass-through to an HTTP upstream", () => {
     assert.equal(text, "one two ");
     await told(outcomes, 1);
     assert.equal(outcomes[0]?.upstreamFailure, "network");
+  });
+
+  it("cuts a stream whose upstream goes quiet past the timeout, and tells the observer of a timeout", async (t) => {
+    const quiet: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"choices":[{"index":0,"delta":{"content":"one "}}]}\n\n');
+    };
+    const { gateway, outcomes } = await setup(t, quiet, { requestTimeoutMs: 300 });
+    const response = await post(`${gateway.url}/v1`);
+    assert.equal(response.status, 200);
+    const ended = await response.text().then(
+      () => "finished",
+      (e: unknown) => (e as Error).name,
+    );
+    assert.notEqual(ended, "finished", "a cut stream must not look complete");
+    await told(outcomes, 1);
+    assert.deepEqual([outcomes[0]?.status, outcomes[0]?.upstreamFailure], [200, "timeout"]);
+  });
+
+  it("decodes a compressed reply, as a fetch would, and blanks the key in it", async (t) => {
+    const gzipped: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync(JSON.stringify(completion(`the key is ${KEY}`))));
+    };
+    const { gateway } = await setup(t, gzipped);
+    const response = await post(`${gateway.url}/v1`);
+    assert.equal(response.headers.get("content-encoding"), null);
+    assert.deepEqual(await response.json(), completion("the key is [redacted]"));
   });
 
   it("aborts the upstream request when the client disconnects", async (t) => {

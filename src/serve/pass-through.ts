@@ -1,3 +1,7 @@
+import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+import https from "node:https";
+import type { Readable, Transform } from "node:stream";
+import zlib from "node:zlib";
 import { ModelCallError } from "../errors.js";
 import type { LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
@@ -17,110 +21,144 @@ export interface UpstreamHttp {
 /** How a pass-through ended, told once when the relayed body ends (or the request failed before it). */
 export type PassThroughEnd = (status: number, failure: UpstreamFailure | undefined) => void;
 
-/** Request headers never forwarded: hop-by-hop ones, the gateway's own credentials, and what fetch sets itself. */
-const droppedRequestHeaders = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "authorization", "proxy-authorization", "accept-encoding", "te", "upgrade", "expect", "trailer"]);
-/** Response headers never relayed: hop-by-hop ones, and the framing that fetch has already undone (it decompresses). */
+/** Request headers never forwarded: hop-by-hop ones, the gateway's own credentials, and the framing set anew. */
+const droppedRequestHeaders = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "authorization", "proxy-authorization", "accept-encoding", "te", "upgrade", "expect", "trailer", "proxy-connection"]);
+/** Response headers never relayed: hop-by-hop ones, and the framing the relay sets anew (it decompresses, as fetch did). */
 const droppedResponseHeaders = new Set(["connection", "keep-alive", "transfer-encoding", "content-encoding", "content-length", "proxy-authenticate", "trailer", "upgrade"]);
+/** Content encodings the relay undoes (as fetch would), so that the key can be blanked in the bytes. */
+const decoders: Record<string, () => Transform> = { gzip: () => zlib.createGunzip(), "x-gzip": () => zlib.createGunzip(), deflate: () => zlib.createInflate(), br: () => zlib.createBrotliDecompress() };
+
+/** The connection pool's bound: at most this many sockets to the upstream at once; more requests wait for one. */
+export const upstreamMaxSockets = 256;
+
+/** The client side of one pass-through: the raw request body already read, the Node request and response. */
+export interface RelayExchange {
+  body: Buffer;
+  incoming: IncomingMessage;
+  outgoing: ServerResponse;
+}
+
+/** Relays pass-through requests to an HTTP upstream over one keep-alive connection pool. */
+export interface UpstreamRelay {
+  /**
+   * Relays one request. Resolves with the gateway's own answer when the upstream gave none (502, 504), or with
+   * `undefined` once the upstream's status and headers are written to `outgoing` and its body is being piped there.
+   */
+  send(exchange: RelayExchange, onEnd: PassThroughEnd): Promise<Response | undefined>;
+  /** Closes the pool's sockets (on gateway close, once no request is in flight). */
+  close(): void;
+}
 
 /**
- * Relays a request to an HTTP upstream unchanged: the raw body bytes, the client's headers with only `Authorization`
- * replaced by the upstream's key; and the upstream's status, headers and body back as they come (SSE chunk by
- * chunk). A transparent proxy: the upstream's own errors (429 with Retry-After, 500) reach the client as sent. The
- * gateway answers only what the upstream could not: no connection → 502, no response headers within `timeoutMs` (or
- * no body bytes for that long once streaming) → 504 (a stream already started is cut). The client's `signal`
- * (disconnect) aborts the upstream request. The upstream key is blanked in every byte relayed, should the upstream
- * echo it.
+ * A transparent relay to an HTTP upstream, on Node streams end to end: the raw body bytes, the client's headers with
+ * only `Authorization` replaced by the upstream's key; and the upstream's status, headers and body back as they come
+ * (SSE chunk by chunk, never buffered). The upstream's own errors (429 with Retry-After, 500) reach the client as
+ * sent. The gateway answers only what the upstream could not: no connection → 502, no response headers within
+ * `timeoutMs` → 504; no body bytes for `timeoutMs` once the body flows, or a body the upstream broke off, cuts the
+ * client's connection (it must not see a complete reply). A client that disconnects aborts the upstream request. When
+ * a key is set, it is blanked in every header and byte relayed, should the upstream echo it.
  */
-export async function relayHttp(
-  upstream: UpstreamHttp,
-  request: { body: Uint8Array; headers: Headers; signal: AbortSignal },
-  timeoutMs: number,
-  onEnd: PassThroughEnd,
-): Promise<Response> {
-  const key = process.env[upstream.apiKeyEnv];
-  const secret = key === undefined || key === "" ? undefined : Buffer.from(key, "utf8");
-  const headers = new Headers();
-  for (const [name, value] of request.headers) if (!droppedRequestHeaders.has(name)) headers.set(name, value);
-  if (key !== undefined && key !== "") headers.set("authorization", `Bearer ${key}`);
+export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRelay {
+  const url = new URL(`${upstream.baseUrl.replace(/\/+$/u, "")}/chat/completions`);
+  const secure = url.protocol === "https:";
+  const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets }) : new http.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets });
+  const request = secure ? https.request : http.request;
+  const target = { protocol: url.protocol, hostname: url.hostname.replace(/^\[(.*)\]$/u, "$1"), port: url.port, path: `${url.pathname}${url.search}`, method: "POST", agent };
 
-  const controller = new AbortController();
-  let timedOut = false;
-  const onClientAbort = (): void => controller.abort(request.signal.reason);
-  request.signal.addEventListener("abort", onClientAbort, { once: true });
-  const arm = (): NodeJS.Timeout =>
-    setTimeout(() => {
-      timedOut = true;
-      controller.abort(new Error(`the upstream sent nothing for ${timeoutMs} ms`));
-    }, timeoutMs);
-  let timer = arm();
-  let ended = false;
-  let status = 0;
-  const end = (failure: UpstreamFailure | undefined): void => {
-    clearTimeout(timer);
-    request.signal.removeEventListener("abort", onClientAbort);
-    if (!ended) onEnd(status, failure);
-    ended = true;
-  };
+  function send({ body, incoming, outgoing }: RelayExchange, onEnd: PassThroughEnd): Promise<Response | undefined> {
+    const key = process.env[upstream.apiKeyEnv];
+    const secret = key === undefined || key === "" ? undefined : key;
+    const headers: OutgoingHttpHeaders = {};
+    for (const name in incoming.headers) if (!droppedRequestHeaders.has(name)) headers[name] = incoming.headers[name];
+    if (secret !== undefined) headers.authorization = `Bearer ${secret}`;
+    headers["content-length"] = body.byteLength;
 
-  let response: Response;
-  try {
-    response = await fetch(`${upstream.baseUrl.replace(/\/+$/u, "")}/chat/completions`, { method: "POST", headers, body: request.body, signal: controller.signal });
-  } catch {
-    // A client that left is no upstream failure (499, as nginx logs it).
-    status = request.signal.aborted ? 499 : timedOut ? 504 : 502;
-    end(request.signal.aborted ? undefined : timedOut ? "timeout" : "network");
-    if (timedOut) return errorResponse(504, `the upstream did not answer within ${timeoutMs} ms`, { type: "server_error", code: "upstream_timeout" });
-    return errorResponse(502, "the upstream could not be reached", { type: "server_error", code: "upstream_unreachable" });
-  }
-  status = response.status;
-  const relayed = new Headers();
-  for (const [name, value] of response.headers) if (!droppedResponseHeaders.has(name)) relayed.append(name, redactText(value, key));
-  const failure: UpstreamFailure | undefined = response.ok ? undefined : "status";
-  if (response.body === null) {
-    end(failure);
-    return new Response(null, { status: response.status, headers: relayed });
-  }
-  const reader = response.body.getReader();
-  const redactor = secret === undefined ? undefined : new StreamRedactor(secret);
-  const body = new ReadableStream<Uint8Array>({
-    async pull(stream) {
-      // Until something is enqueued or the body ends: a pull that enqueues nothing is not called again.
-      for (;;) {
+    return new Promise((resolve) => {
+      let status = 0;
+      let ended = false;
+      let timedOut = false;
+      let relaying = false;
+      const upstreamRequest = request({ ...target, headers });
+      // One timer per request: until the response headers, then re-armed by every body chunk.
+      const timer = setTimeout(() => {
+        timedOut = true;
+        upstreamRequest.destroy(new Error(`the upstream sent nothing for ${timeoutMs} ms`));
+      }, timeoutMs);
+      const end = (failure: UpstreamFailure | undefined): void => {
+        if (ended) return;
+        ended = true;
         clearTimeout(timer);
-        timer = arm();
-        let read: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          read = await reader.read();
-        } catch {
+        onEnd(status, failure);
+      };
+      outgoing.once("close", () => {
+        if (outgoing.writableFinished || ended) return;
+        // The client left. Before the upstream answered that is no upstream failure (499, as nginx logs it).
+        if (!relaying) status = 499;
+        end(!relaying || (status >= 200 && status < 300) ? undefined : "status");
+        upstreamRequest.destroy();
+        if (!relaying) resolve(errorResponse(499, "the client closed the request", { type: "invalid_request_error", code: "client_closed" }));
+      });
+      upstreamRequest.once("error", () => {
+        if (relaying || ended) return;
+        status = timedOut ? 504 : 502;
+        end(timedOut ? "timeout" : "network");
+        if (timedOut) resolve(errorResponse(504, `the upstream did not answer within ${timeoutMs} ms`, { type: "server_error", code: "upstream_timeout" }));
+        else resolve(errorResponse(502, "the upstream could not be reached", { type: "server_error", code: "upstream_unreachable" }));
+      });
+      upstreamRequest.once("response", (response) => {
+        relaying = true;
+        status = response.statusCode ?? 502;
+        timer.refresh();
+        const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
+        const encoding = response.headers["content-encoding"]?.trim().toLowerCase();
+        const decoder = encoding === undefined ? undefined : decoders[encoding]?.();
+        const redactor = secret === undefined ? undefined : new StreamRedactor(Buffer.from(secret, "utf8"));
+        // The body is relayed as it came, so its length stands, unless it is decoded or has a key blanked.
+        const keepLength = decoder === undefined && redactor === undefined;
+        const raw = response.rawHeaders;
+        const relayed: string[] = [];
+        for (let i = 0; i < raw.length; i += 2) {
+          const name = raw[i] as string;
+          const lower = name.toLowerCase();
+          if (droppedResponseHeaders.has(lower) && !(keepLength && lower === "content-length")) continue;
+          relayed.push(name, secret === undefined ? (raw[i + 1] as string) : redactText(raw[i + 1] as string, secret));
+        }
+        outgoing.writeHead(status, response.statusMessage, relayed);
+        resolve(undefined);
+        // Headers go out with the first body bytes; a body not under way by the next turn (a stream) gets them now.
+        setImmediate(() => {
+          if (!outgoing.headersSent && !outgoing.destroyed) outgoing.flushHeaders();
+        });
+        const cut = (): void => {
           end(timedOut ? "timeout" : "network");
-          // The client's connection is cut (it must not see a complete stream). The server library logs this error:
-          // one line of ours, never the upstream's error object.
-          const cut = new Error(timedOut ? `pass-through: the upstream sent nothing for ${timeoutMs} ms; the stream was cut` : "pass-through: the upstream's stream broke off; the client's was cut");
-          cut.stack = `Error: ${cut.message}`;
-          stream.error(cut);
-          return;
-        }
-        if (read.done) {
+          outgoing.destroy();
+        };
+        response.once("close", () => {
+          if (!response.complete) cut();
+        });
+        const source: Readable = decoder === undefined ? response : response.pipe(decoder);
+        if (decoder !== undefined) decoder.once("error", () => {
+          response.destroy();
+          cut();
+        });
+        source.on("data", (chunk: Buffer) => {
+          timer.refresh();
+          const out = redactor === undefined ? chunk : redactor.push(chunk);
+          if (out.byteLength > 0 && !outgoing.write(out)) source.pause();
+        });
+        outgoing.on("drain", () => source.resume());
+        source.once("end", () => {
+          if (ended) return;
           const rest = redactor?.flush();
-          if (rest !== undefined && rest.byteLength > 0) stream.enqueue(rest);
           end(failure);
-          stream.close();
-          return;
-        }
-        const out = redactor === undefined ? read.value : redactor.push(read.value);
-        if (out.byteLength > 0) {
-          stream.enqueue(out);
-          return;
-        }
-      }
-    },
-    async cancel(reason) {
-      end(failure);
-      controller.abort(reason);
-      await reader.cancel(reason).catch(() => {});
-    },
-  });
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: relayed });
+          outgoing.end(rest !== undefined && rest.byteLength > 0 ? rest : undefined);
+        });
+      });
+      upstreamRequest.end(body);
+    });
+  }
+
+  return { send, close: () => agent.destroy() };
 }
 
 /**

@@ -5,7 +5,10 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import type { IncomingMessage } from "node:http";
+import { serve, type HttpBindings } from "@hono/node-server";
+// Imported before `serve` replaces the global Response: the marker must be a plain Response for the server library.
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono, type Context } from "hono";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
@@ -19,7 +22,7 @@ import type { LanguageModel } from "../models/language-model.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { Admission } from "./admission.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
-import { generateOnce, redactText, relayHttp, upstreamError, type UpstreamHttp } from "./pass-through.js";
+import { generateOnce, openRelay, redactText, upstreamError, type UpstreamHttp } from "./pass-through.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { asksForReflection, parseChatRequest, type ChatRequest } from "./request.js";
 import { errorResponse, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
@@ -106,9 +109,16 @@ export interface GatewayLoad {
   queued: number;
 }
 
-/** The gateway's Hono app; `load()` reads its gauges (`createGatewayMetrics({ inFlight, queued })`). */
-export type GatewayApp = Hono & { load(): GatewayLoad };
+/** The Node request and response behind a Hono request (`@hono/node-server`). */
+type Env = { Bindings: HttpBindings };
 
+/**
+ * The gateway's Hono app, served by `@hono/node-server` (pass-through relays on its Node request and response);
+ * `load()` reads its gauges (`createGatewayMetrics({ inFlight, queued })`); `close()` closes the upstream connections.
+ */
+export type GatewayApp = Hono<Env> & { load(): GatewayLoad; close(): void };
+
+/** The gateway's app; serve it with `startGateway` (or `@hono/node-server`'s `serve`): it reads the Node request. */
 export function createGateway(options: GatewayOptions): GatewayApp {
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const judges = options.judges ?? new Map<string, LanguageModel>();
@@ -124,7 +134,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     new Response(redactText(JSON.stringify(body), secret()), { status, headers: { "content-type": "application/json", ...headers } });
   const refuse = (r: Refusal): Response => errorResponse(r.status, redactText(r.message, secret()), { type: r.type, param: r.param, code: r.code, headers: r.headers });
 
-  const app = new Hono();
+  const relay = options.upstreamHttp === undefined ? undefined : openRelay(options.upstreamHttp, limits.requestTimeoutMs);
+  const app = new Hono<Env>();
   app.use("*", async (c, next) => {
     if (c.req.path === "/healthz" || authorized(options.apiKey, c.req.header("authorization"))) return next();
     // A rejected chat request is still a request the observer hears of.
@@ -151,7 +162,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   app.onError(() => errorResponse(500, "the gateway failed on this request", { type: "server_error", code: "internal_error" }));
 
   let inFlight = 0;
-  async function chatCompletions(c: Context): Promise<Response> {
+  async function chatCompletions(c: Context<Env>): Promise<Response> {
+    if (c.env?.incoming === undefined) return errorResponse(500, "the gateway runs on Node's http server — serve it with startGateway (or @hono/node-server's serve), not app.fetch alone", { type: "server_error", code: "not_node_server" });
     const started = performance.now();
     inFlight += 1;
     let told = false;
@@ -162,21 +174,26 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       inFlight -= 1;
       observer.request({ ...outcome, ms: performance.now() - started });
     };
-    const client = c.req.raw.signal;
-    const deadline = AbortSignal.timeout(limits.requestTimeoutMs);
+    // The request's own AbortSignals are made only past pass-through, which needs none.
+    let deadline: AbortSignal | undefined;
     let kind: RequestOutcome["kind"] = "rejected";
     let stream = false;
     try {
       // 1. Parse and validate.
-      const bytes = await readBody(c.req.raw, limits.bodyBytes);
+      const { incoming, outgoing } = c.env;
+      const bytes = await readBody(incoming, limits.bodyBytes);
       const body = parseJson(bytes);
       stream = typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
-      if (!asksForReflection(body) && options.upstreamHttp !== undefined) {
+      if (!asksForReflection(body) && relay !== undefined) {
+        // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
         kind = "pass-through";
-        return await relayHttp(options.upstreamHttp, { body: bytes, headers: c.req.raw.headers, signal: client }, limits.requestTimeoutMs, (status, failure) =>
+        const answer = await relay.send({ body: bytes, incoming, outgoing }, (status, failure) =>
           tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }) }),
         );
+        return answer ?? RESPONSE_ALREADY_SENT;
       }
+      const client = c.req.raw.signal;
+      deadline = AbortSignal.timeout(Math.max(0, Math.round(limits.requestTimeoutMs - (performance.now() - started))));
       const chat = parseChatRequest(body, limits);
       const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
@@ -203,7 +220,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
             throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
           });
         } catch (error) {
-          endRequestSpan(span, error instanceof Error ? error : new Error(String(error)), answerError(error, deadline, client).status);
+          endRequestSpan(span, error instanceof Error ? error : new Error(String(error)), answerError(error, deadline.aborted, client.aborted).status);
           throw error;
         }
         // 4. Shape the response.
@@ -215,8 +232,9 @@ export function createGateway(options: GatewayOptions): GatewayApp {
         slot.release();
       }
     } catch (error) {
-      const response = answerError(error, deadline, client);
-      tell({ kind, status: response.status, stream, ...(response.status === 502 || response.status === 504 ? { upstreamFailure: upstreamError(error, deadline.aborted).failure } : {}) });
+      const timedOut = deadline?.aborted === true;
+      const response = answerError(error, timedOut, error instanceof ClientGone || c.req.raw.signal.aborted);
+      tell({ kind, status: response.status, stream, ...(response.status === 502 || response.status === 504 ? { upstreamFailure: upstreamError(error, timedOut).failure } : {}) });
       return response;
     }
   }
@@ -257,17 +275,17 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     return new Response(redactText(events, secret()), { headers: { ...sseHeaders, ...headers } });
   }
 
-  function answerError(error: unknown, deadline: AbortSignal, client: AbortSignal): Response {
+  function answerError(error: unknown, timedOut: boolean, clientGone: boolean): Response {
     if (error instanceof Refusal) return refuse(error);
     if (error instanceof RequestFieldError) return refuse(new Refusal(400, error.message, "invalid_request_error", error.field, "invalid_value"));
     // The client is gone: nobody reads this answer (499 for the observer, as nginx logs it).
-    if (client.aborted && !deadline.aborted) return errorResponse(499, "the client closed the request", { type: "invalid_request_error", code: "client_closed" });
-    if (deadline.aborted) return refuse(new Refusal(504, `the request did not finish within ${limits.requestTimeoutMs} ms`, "server_error", null, "upstream_timeout"));
+    if (clientGone && !timedOut) return errorResponse(499, "the client closed the request", { type: "invalid_request_error", code: "client_closed" });
+    if (timedOut) return refuse(new Refusal(504, `the request did not finish within ${limits.requestTimeoutMs} ms`, "server_error", null, "upstream_timeout"));
     const failure = upstreamError(error, false);
     return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
   }
 
-  return Object.assign(app, { load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount }) });
+  return Object.assign(app, { load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount }), close: () => relay?.close() });
 }
 
 /** Whether `header` carries the key: `Bearer <key>`, compared in constant time. */
@@ -279,31 +297,44 @@ function authorized(apiKey: string | undefined, header: string | undefined): boo
   return timingSafeEqual(digest(given), digest(apiKey));
 }
 
-/** The body's bytes, at most `limit` of them: a longer body (announced or streamed) is a 413. */
-async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+/** A client that closed its connection before its request body ended. */
+class ClientGone extends Error {}
+
+/** The body's bytes, read from the Node request, at most `limit` of them: a longer body (announced or sent) is a 413. */
+function readBody(incoming: IncomingMessage, limit: number): Promise<Buffer> {
   const tooLarge = (): Refusal => new Refusal(413, `the request body is over ${limit} bytes`, "invalid_request_error", null, "request_too_large");
-  const announced = Number(request.headers.get("content-length") ?? NaN);
-  if (announced > limit) throw tooLarge();
-  if (request.body === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  if (Number(incoming.headers["content-length"] ?? NaN) > limit) return Promise.reject(tooLarge());
+  if (incoming.destroyed) return Promise.reject(new ClientGone("the client closed the request"));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (): void => {
+      incoming.off("data", onData).off("end", onEnd).off("close", onClose).off("error", onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        // The rest is left to the server library, which drains or drops what a handler did not read.
+        settle();
+        incoming.pause();
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      settle();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onClose = (): void => {
+      settle();
+      reject(new ClientGone("the client closed the request before its body ended"));
+    };
+    incoming.on("data", onData).on("end", onEnd).on("close", onClose).on("error", onClose);
+  });
 }
 
-function parseJson(bytes: Uint8Array): unknown {
+function parseJson(bytes: Buffer): unknown {
   try {
-    return JSON.parse(Buffer.from(bytes).toString("utf8"));
+    return JSON.parse(bytes.toString("utf8"));
   } catch {
     throw new RequestFieldError("body", "is not valid JSON");
   }
@@ -364,6 +395,7 @@ export async function startGateway(options: GatewayOptions & { host?: string; po
         const timer = setTimeout(() => http.closeAllConnections(), graceMs);
         http.close(() => {
           clearTimeout(timer);
+          app.close();
           resolve();
         });
         http.closeIdleConnections();
