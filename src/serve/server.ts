@@ -20,6 +20,7 @@ import { defaultReflectionSampling } from "../loops/episode-run.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
+import { raceAbort } from "../util/abortable.js";
 import { Admission } from "./admission.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { generateOnce, openRelay, redactText, upstreamError, type UpstreamHttp } from "./pass-through.js";
@@ -203,7 +204,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const signal = AbortSignal.any([client, deadline]);
       const meta: CompletionMeta = { id: newId(), created: Math.floor(now() / 1000), model: modelName };
       try {
-        await raceSignal(slot.ready, signal);
+        await raceAbort(slot.ready, signal);
         kind = chat.reflect === undefined ? "pass-through" : "reflected";
         if (chat.reflect === undefined) {
           // 2–4 for an embedded upstream's pass-through: one call, shaped as OpenAI's.
@@ -338,25 +339,6 @@ function parseJson(bytes: Buffer): unknown {
   } catch {
     throw new RequestFieldError("body", "is not valid JSON");
   }
-}
-
-/** Waits for `promise`, or rejects when `signal` aborts first. */
-function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 export interface RunningGateway {
