@@ -44,8 +44,11 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
     }
     const stop = run.settle({ turn, call, verdict, checks });
     if (stop !== null) return stop;
+    const failing = failingCheck(checks);
+    // Nothing judged the attempt (a request that asked for no check): there is nothing to reflect on.
+    if (failing === undefined) return "unchecked";
 
-    const feedbackShown = feedbackMessage(failingCheck(checks) as Check, feedback);
+    const feedbackShown = feedbackMessage(failing, feedback);
     conversation.push({ role: "assistant", content: replyText(call) }, { role: "user", content: reflectionRequest(feedbackShown) });
     const reflection = await run.call(model, "reflection", conversation, run.options.reflection ?? defaultReflectionSampling, "main", "reflect");
     run.reflect({ feedbackShown, call: reflection });

@@ -81,7 +81,7 @@ export interface AttemptRecord {
 }
 
 /**
- * Why an episode stopped: a stop condition's name, `budget:<tokens|calls|time>` (the episode's budget),
+ * Why an episode stopped: a stop condition's name, `unchecked` (no check judged the attempt, so nothing to reflect on), `budget:<tokens|calls|time>` (the episode's budget),
  * `run-budget:<tokens|calls|time>` (the run's), `error`, or `interrupted`.
  */
 export type StopReason = string;

@@ -37,7 +37,7 @@ const failures: readonly UpstreamFailure[] = ["timeout", "status", "network", "m
 const sources: readonly CheckSource[] = ["verifier", "judge", "schema", "tools", "task", "tests", "regex", "custom"];
 
 /** The label values of `reflect_gateway_stops_total{reason}`. */
-export const stopReasons = ["verified", "turns", "score", "unchanged", "score-dropped", "budget", "budget:tokens", "budget:calls", "budget:time", "error", "interrupted", "other"] as const;
+export const stopReasons = ["verified", "turns", "score", "unchanged", "score-dropped", "unchecked", "budget", "budget:tokens", "budget:calls", "budget:time", "error", "interrupted", "other"] as const;
 export type StopReasonLabel = (typeof stopReasons)[number];
 
 /**

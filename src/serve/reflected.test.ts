@@ -47,6 +47,17 @@ function reflected<T extends object>(body: T, reflect: Record<string, unknown>):
 }
 
 describe("reflected requests", () => {
+  it("answers a request that asks for no check with its first draft: nothing to reflect on, one upstream call", async (t) => {
+    const { upstream, gateway, recorded } = await setup(t, reply("a draft"));
+    const { data, response } = await client(gateway.url).chat.completions.create(reflected(ask, {})).withResponse();
+    assert.equal(data.choices[0]?.message.content, "a draft");
+    assert.equal(upstream.requests.length, 1);
+    const extension = (data as unknown as { reflect: { attempts: number; stopped_by: string; passed: boolean; checks: unknown[] } }).reflect;
+    assert.deepEqual([extension.attempts, extension.stopped_by, extension.passed, extension.checks], [1, "unchecked", null, []]);
+    assert.equal(response.headers.get("x-reflect-decision"), "accept");
+    assert.equal(recorded[0]?.attempts[0]?.verdict.correct, null);
+  });
+
   it("reflects on a draft that fails its check and returns the passing retry, with usage over every call", async (t) => {
     const { upstream, gateway, outcomes, recorded } = await setup(t, reply((_seen, i) => FAIL_THEN_PASS[i] as string));
     const { data, response } = await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$" })).withResponse();
@@ -64,15 +75,15 @@ describe("reflected requests", () => {
       selected: 2,
       passed: true,
       checks: [
-        { turn: 1, source: "regex", pass: false, score: 0, feedback: "the reply must match /^\\d+$/" },
-        { turn: 2, source: "regex", pass: true, score: 1, feedback: "the reply matches" },
+        { turn: 1, source: "regex", pass: false, score: 0, feedback: "The reply does not match the required pattern /^\\d+$/. Write the reply so that it matches." },
+        { turn: 2, source: "regex", pass: true, score: 1, feedback: "The reply matches /^\\d+$/." },
       ],
       usage_by_role: { attempt: { tokens: 20 + 3 + 22 + 5, calls: 2 }, reflection: { tokens: 21 + 4, calls: 1 } },
     });
     assert.equal(response.headers.get("x-reflect-attempts"), "2");
     assert.equal(response.headers.get("x-reflect-decision"), "accept");
     // The retry saw the failing check's words (detailed feedback by default).
-    assert.match(JSON.stringify(upstream.requests[1]?.body.messages), /must match/);
+    assert.match(JSON.stringify(upstream.requests[1]?.body.messages), /does not match the required pattern/);
     assert.equal(recorded.length, 1);
     assert.equal(recorded[0]?.attempts.length, 2);
     assert.equal(outcomes.length, 1);

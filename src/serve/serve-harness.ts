@@ -8,9 +8,7 @@ import http from "node:http";
 import type { TestContext } from "node:test";
 import OpenAI from "openai";
 import { listenOnLoopback } from "../cli/cli-harness.js";
-import type { Check } from "../loops/types.js";
-import type { RequestCheck } from "../critics/request/request-check.js";
-import type { RequestCheckSpec } from "../critics/request/request-task.js";
+import { buildRequestChecks } from "../critics/request/build.js";
 import { startGateway, type GatewayOptions, type RunningGateway } from "./server.js";
 
 export const UPSTREAM_MODEL = "fake-upstream";
@@ -143,25 +141,9 @@ export const echoHeaders: Behaviour = (res, seen) => {
   res.end(JSON.stringify(completion(JSON.stringify(seen.headers))));
 };
 
-/**
- * A stand-in for `buildRequestChecks` (the checks engineer's, src/critics/request/build.ts), for these tests only: a
- * regex check, the one kind the tests ask for. Anything else in the spec is refused as the real builder would.
- */
-export function regexChecksStandIn(spec: RequestCheckSpec): RequestCheck[] {
-  if (spec.regex === undefined) return [];
-  const pattern = new RegExp(spec.regex.pattern, spec.regex.flags);
-  return [
-    {
-      source: "regex",
-      name: "regex",
-      run: (reply): Check => (pattern.test(reply.text) ? { source: "regex", pass: true, score: 1, feedback: "the reply matches" } : { source: "regex", pass: false, score: 0, feedback: `the reply must match /${spec.regex?.pattern}/` }),
-    },
-  ];
-}
-
 /** The gateway on a free port of 127.0.0.1, closed when the test ends. */
 export async function startTestGateway(t: TestContext, options: Omit<GatewayOptions, "buildChecks"> & Partial<Pick<GatewayOptions, "buildChecks">>): Promise<RunningGateway> {
-  const gateway = await startGateway({ buildChecks: regexChecksStandIn, ...options, port: 0 });
+  const gateway = await startGateway({ buildChecks: buildRequestChecks, ...options, port: 0 });
   t.after(() => gateway.close(100));
   return gateway;
 }

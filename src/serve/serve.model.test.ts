@@ -7,11 +7,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel } from "../models/open.js";
+import { ensureOpenaiPythonClient, runPythonClient, type PythonCreateResult } from "./python-client.js";
 import { client, startTestGateway } from "./serve-harness.js";
 
 let model: LanguageModel;
+let python: string;
 before(async () => {
   model = await openModel("smollm2-135m", { offline: true, parallel: 1 });
+  // The official Python client's venv, built once outside any test's time limit.
+  python = (await ensureOpenaiPythonClient()).python;
 });
 after(() => model.close());
 
@@ -45,5 +49,24 @@ describe("gateway with the embedded SmolLM2 upstream", () => {
     }
     assert.ok(text.length > 0);
     assert.ok(total > 0);
+  });
+
+  it("answers the official Python client with a verified answer: the arithmetic task's verifier as the request's check", async (t) => {
+    const gateway = await startTestGateway(t, { upstream: model });
+    // On this machine SmolLM2 answers 8 * 4 right at the first draft (greedy), so the check passes and no reflection
+    // is paid for; the assertions below hold whatever it writes.
+    const request = { model: "smollm2-135m", messages: [{ role: "user", content: "What is 8 * 4? Give the final answer inside <answer></answer> tags." }], max_tokens: 64 };
+    const result = await runPythonClient(python, { baseUrl: `${gateway.url}/v1`, apiKey: "unused", request, reflect: { task: "arithmetic", item: { a: 8, b: 4, op: "*" }, max_turns: 2 }, mode: "create" });
+    assert.ok(result.create !== undefined && !("error" in result.create), JSON.stringify(result.create));
+    const created = result.create as PythonCreateResult;
+    const ext = created.reflect as { attempts: number; passed: boolean; checks: Array<{ source: string; pass: boolean | null }>; usage_by_role: Record<string, { tokens: number; calls: number }> };
+    // Whatever the model wrote, the checks are the task's verifier's, and `usage` is the sum over every call.
+    assert.ok(ext.attempts >= 1 && ext.attempts <= 2);
+    assert.ok(ext.checks.every((c) => c.source === "task"));
+    assert.equal(ext.passed, ext.checks.at(-1)?.pass === true);
+    const usage = created.completion.usage as { total_tokens: number };
+    const byRole = Object.values(ext.usage_by_role).reduce((sum, r) => sum + r.tokens, 0);
+    assert.equal(usage.total_tokens, byRole);
+    assert.equal(created.headers["x-reflect-attempts"], String(ext.attempts));
   });
 });
