@@ -5,7 +5,8 @@
 // `reflect data generate --from-record` (the failed drafts → ReflectEvo reflection data).
 //
 // Usage (after npm ci; one model process at a time, run on a quiet machine):
-//   node bench/gateway-parity.mjs [--items 100] [--data-limit 10] [--out bench/runs/gateway-parity]
+//   node bench/gateway-parity.mjs [--items 100] [--turns 2] [--feedback detailed|binary] [--data-limit 10]
+//                                 [--out bench/runs/gateway-parity]   (--data-limit 0: no data generation)
 // Prints a markdown summary for BENCHMARKS.md and writes <out>/{record,eval,report,data,requests.jsonl}.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,6 +26,8 @@ const flag = (name, fallback) => {
 };
 const items = Number(flag("--items", "100"));
 const dataLimit = Number(flag("--data-limit", "10"));
+const feedback = flag("--feedback", "detailed");
+const turns = Number(flag("--turns", "2"));
 const out = path.resolve(flag("--out", path.join(root, "bench/runs/gateway-parity")));
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
@@ -44,7 +47,7 @@ const started = performance.now();
 const gatewayResults = [];
 for (const item of work) {
   const { data, response } = await client.chat.completions
-    .create({ model: "smollm2-135m", messages: arithmeticPrompt(item.record), max_tokens: 256, temperature: 0, reflect: { task: "arithmetic", item: item.record, max_turns: 2, feedback: "detailed", reflection_max_tokens: 128 } })
+    .create({ model: "smollm2-135m", messages: arithmeticPrompt(item.record), max_tokens: 256, temperature: 0, reflect: { task: "arithmetic", item: item.record, max_turns: turns, feedback, reflection_max_tokens: 128 } })
     .withResponse();
   gatewayResults.push({ id: item.id, content: data.choices[0].message.content, usage: data.usage, reflect: data.reflect, attempts: response.headers.get("x-reflect-attempts") });
 }
@@ -55,7 +58,7 @@ writeFileSync(path.join(out, "requests.jsonl"), gatewayResults.map((r) => JSON.s
 
 // ---- 2. the same items through reflect eval (after the gateway exited: one model process at a time) ----
 const evalStarted = performance.now();
-const evalRun = spawnSync(...reflect("eval", "--task", "arithmetic", "--strategy", "cascade", "--turns", "2", "--limit", String(items), "--seed", "0", "--out", path.join(out, "eval"), "--json"), { cwd: root, encoding: "utf8" });
+const evalRun = spawnSync(...reflect("eval", "--task", "arithmetic", "--strategy", "cascade", "--turns", String(turns), "--feedback", feedback, "--limit", String(items), "--seed", "0", "--out", path.join(out, "eval"), "--json"), { cwd: root, encoding: "utf8" });
 if (evalRun.status !== 0) throw new Error(`reflect eval failed: ${evalRun.stderr}`);
 const evalSeconds = (performance.now() - evalStarted) / 1000;
 const episodes = readFileSync(path.join(out, "eval/episodes.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
@@ -90,11 +93,11 @@ const ci = (k) => {
 const report = spawnSync(...reflect("report", path.join(out, "record"), "--out", path.join(out, "report")), { cwd: root, encoding: "utf8" });
 writeFileSync(path.join(out, "report.txt"), report.stdout + report.stderr);
 const dataStarted = performance.now();
-const data = spawnSync(...reflect("data", "generate", "--from-record", path.join(out, "record"), "--model", "smollm2-135m", "--limit", String(dataLimit), "--out", path.join(out, "data")), { cwd: root, encoding: "utf8" });
+const data = dataLimit === 0 ? { status: "skipped", stdout: "", stderr: "" } : spawnSync(...reflect("data", "generate", "--from-record", path.join(out, "record"), "--model", "smollm2-135m", "--limit", String(dataLimit), "--out", path.join(out, "data")), { cwd: root, encoding: "utf8" });
 writeFileSync(path.join(out, "data.txt"), data.stdout + data.stderr);
 const dataSeconds = (performance.now() - dataStarted) / 1000;
 
-console.log(`## gateway ⇄ reflect eval parity: ${items} arithmetic items (seed 0), SmolLM2-135M, cascade, 2 turns, detailed feedback, greedy\n`);
+console.log(`## gateway ⇄ reflect eval parity: ${items} arithmetic items (seed 0), SmolLM2-135M, cascade, ${turns} turns, ${feedback} feedback, greedy\n`);
 console.log("| door | first draft right [95% CI] | final right [95% CI] | wrong→right | seconds |");
 console.log("|---|---|---|---|---|");
 console.log(`| reflect serve + openai client | ${pct(first.gateway)} ${ci(first.gateway)} | ${pct(final.gateway)} ${ci(final.gateway)} | ${flipsUp} | ${gatewaySeconds.toFixed(1)} |`);
