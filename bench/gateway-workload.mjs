@@ -21,10 +21,10 @@
 // the sum of `reflect.usage_by_role` (1 for a pass-through). Intervals: Wilson 95 %.
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./free-port.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = (file) => new URL(`../dist/${file}`, import.meta.url).href;
@@ -59,17 +59,6 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(options.items) || options.items < 1) throw new Error("--items must be a positive integer");
   return options;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function startGateway(upstream) {

@@ -20,6 +20,7 @@ import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./free-port.mjs";
 
 const self = fileURLToPath(import.meta.url);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -124,17 +125,6 @@ async function startUpstream() {
     child.exited.then(({ code }) => reject(new Error(`the upstream exited (${code}): ${child.tail()}`)));
   });
   return { child, port };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function get(url) {
