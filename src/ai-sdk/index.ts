@@ -1,7 +1,8 @@
 /**
- * reflectkit's AI SDK door (`reflectkit/ai-sdk`): adapters both ways between reflectkit's `LanguageModel` and the AI
+ * reflectkit's AI SDK door (`reflectkit/ai-sdk`): the reflection middleware, and adapters both ways between reflectkit's `LanguageModel` and the AI
  * SDK's language models (specification v4, `ai@7`). `ai` and `@ai-sdk/provider` are optional peer dependencies, loaded
  * only through this subpath, so users of the CLI do not install them.
  */
 export { fromAISDK, type FromAISDKOptions } from "./from-ai-sdk.js";
 export { toAISDK, type ToAISDKOptions } from "./to-ai-sdk.js";
+export { reflectionMiddleware, type MiddlewareCheck, type ReflectionMiddlewareOptions } from "./reflection-middleware.js";

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { generateText, jsonSchema, Output, wrapLanguageModel } from "ai";
+import type { RequestRecord } from "../critics/request/request-task.js";
+import type { Episode } from "../loops/types.js";
+import { scriptedModel, type ScriptedModel } from "../models/scripted.js";
+import { reflectionMiddleware } from "./reflection-middleware.js";
+import { toAISDK } from "./to-ai-sdk.js";
+
+const digitsOnly = (output: string) => ({ source: "custom" as const, pass: /^\d+$/.test(output), score: /^\d+$/.test(output) ? 1 : 0, feedback: /^\d+$/.test(output) ? "digits" : "answer with digits only" });
+
+/** Token totals of every call the scripted model served (it counts one token per character). */
+function totals(model: ScriptedModel, outputs: readonly string[]): { input: number; output: number } {
+  const input = model.calls.reduce((n, c) => n + c.messages.reduce((m, x) => m + x.content.length, 0), 0);
+  return { input, output: outputs.reduce((n, o) => n + o.length, 0) };
+}
+
+describe("reflectionMiddleware", () => {
+  it("reflects on a draft that fails a caller's check and returns the retry, with usage totalled and the episode attached", async () => {
+    const replies = ["forty-two", "I should write digits.", "42"];
+    const model = scriptedModel(replies);
+    let seen: Episode<RequestRecord> | undefined;
+    const result = await generateText({
+      model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly], maxTurns: 3, onEpisode: (e) => void (seen = e) }) }),
+      prompt: "What is 6 * 7?",
+      maxOutputTokens: 32,
+    });
+    assert.equal(result.text, "42");
+    assert.equal(model.calls.length, 3);
+    assert.match(model.calls[1]?.messages.at(-1)?.content ?? "", /answer with digits only/);
+    const { input, output } = totals(model, replies);
+    assert.equal(result.usage.inputTokens, input);
+    assert.equal(result.usage.outputTokens, output);
+    const meta = result.providerMetadata?.reflectkit as { attempts: { output: string; checks: { pass: boolean }[]; reflection?: string }[]; selected: number; correct: boolean };
+    assert.deepEqual(meta.attempts.map((a) => [a.output, a.checks.map((c) => c.pass), a.reflection]), [
+      ["forty-two", [false], "I should write digits."],
+      ["42", [true], undefined],
+    ]);
+    assert.equal(meta.selected, 2);
+    assert.equal(meta.correct, true);
+    assert.equal(seen?.usage.calls, 3);
+    assert.deepEqual(seen?.record.messages, [{ role: "user", content: "What is 6 * 7?" }]);
+  });
+
+  it("checks generateText's object output against its own schema and retries a draft that does not fit", async () => {
+    const replies = ['{"answer": "forty-two"}', "answer must be a number", '{"answer": 42}'];
+    const model = scriptedModel(replies);
+    const schema = { type: "object", properties: { answer: { type: "number" } }, required: ["answer"] } as const;
+    const result = await generateText({
+      model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware() }),
+      output: Output.object({ schema: jsonSchema<{ answer: number }>(schema) }),
+      prompt: "6 * 7 as JSON",
+    });
+    assert.deepEqual(result.output, { answer: 42 });
+    assert.equal(model.calls.length, 3);
+    // attempts carry the schema as the JSON format; the reflection does not
+    assert.deepEqual(model.calls.map((c) => c.responseFormat?.type), ["json", undefined, "json"]);
+    const meta = result.providerMetadata?.reflectkit as { attempts: { checks: { source: string; pass: boolean }[] }[] };
+    assert.deepEqual(meta.attempts.map((a) => a.checks.map((c) => `${c.source}:${c.pass}`)), [["schema:false"], ["schema:true"]]);
+  });
+
+  it("makes one call when the draft passes", async () => {
+    const model = scriptedModel(["42"]);
+    const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly] }) }), prompt: "6 * 7?" });
+    assert.equal(result.text, "42");
+    assert.equal(model.calls.length, 1);
+  });
+
+  it("stops the retry when the caller aborts", async () => {
+    const controller = new AbortController();
+    const model = scriptedModel([
+      "forty-two",
+      () => {
+        controller.abort(new Error("caller left"));
+        return "reflection";
+      },
+      "42",
+    ]);
+    await assert.rejects(
+      generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly], maxTurns: 3 }) }), prompt: "6 * 7?", abortSignal: controller.signal }),
+      /caller left/,
+    );
+    assert.equal(model.calls.length, 2, "no attempt after the abort");
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * `reflectionMiddleware`: cascade reflection as AI SDK language-model middleware (first slice: `wrapGenerate`, no
+ * judge, no streaming). The draft is checked with the call's own constraints (the JSON schema of `generateObject`,
+ * the tools' parameter schemas) plus the caller's checks, and on failure reflected on and retried by `cascade`, the
+ * loop of `reflect eval`.
+ */
+import { randomUUID } from "node:crypto";
+import type { JSONObject, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Middleware } from "@ai-sdk/provider";
+import { buildRequestChecks } from "../critics/request/build.js";
+import type { Reply, RequestCheck } from "../critics/request/request-check.js";
+import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
+import { ModelCallError } from "../errors.js";
+import type { BudgetLimits } from "../loops/budget.js";
+import { cascade } from "../loops/cascade.js";
+import type { FeedbackMode } from "../loops/feedback.js";
+import type { Check, Episode } from "../loops/types.js";
+import { fromAISDK } from "./from-ai-sdk.js";
+import { chatMessages, finishReasonV4, usageV4 } from "./to-ai-sdk.js";
+
+/** A caller's check: a request check (as the gateway builds them), or a plain function of the reply's text. */
+export type MiddlewareCheck = RequestCheck | ((output: string, reply: Reply) => Check | Promise<Check>);
+
+export interface ReflectionMiddlewareOptions {
+  /** Checks after the call's own (schema, tools), cheapest first. */
+  checks?: readonly MiddlewareCheck[];
+  /** Most attempts (default 2). */
+  maxTurns?: number;
+  /** What the reflection sees of a failed check (default `detailed`). */
+  feedback?: FeedbackMode;
+  /** Limits of each call (never shared across calls). */
+  budget?: BudgetLimits;
+  /** Token limit of an attempt when the call sets none (default 1024). */
+  defaultMaxTokens?: number;
+  /** Called with every finished episode, before the result returns. */
+  onEpisode?: (episode: Episode<RequestRecord>) => void | Promise<void>;
+}
+
+/** Options of the call that the loop's own settings do not replace, passed on to every model call. */
+const PASSED_ON = ["providerOptions", "headers", "presencePenalty", "frequencyPenalty", "reasoning"] as const;
+
+export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}): LanguageModelV4Middleware {
+  const custom = (options.checks ?? []).map(requestCheckOf);
+  return {
+    specificationVersion: "v4",
+    async wrapGenerate({ params, model }) {
+      const spec = checkSpec(params);
+      const checks = [...buildRequestChecks(spec, { toolChoiceRequired: spec.toolsRequired === true }), ...custom];
+      const record: RequestRecord = { messages: chatMessages(params.prompt), checks: spec };
+      const episode = await cascade({
+        model: fromAISDK(withCallSettings(model, params)),
+        task: requestTask(checks, "ai-sdk"),
+        item: { id: randomUUID(), record },
+        turns: options.maxTurns ?? 2,
+        feedback: options.feedback ?? "detailed",
+        ...(options.budget === undefined ? {} : { budget: options.budget }),
+        ...(params.seed === undefined ? {} : { seed: params.seed }),
+        ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
+        attempt: {
+          maxTokens: params.maxOutputTokens ?? options.defaultMaxTokens ?? 1024,
+          ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
+          ...(params.topP === undefined ? {} : { topP: params.topP }),
+          ...(params.topK === undefined ? {} : { topK: params.topK }),
+          ...(params.stopSequences === undefined ? {} : { stop: params.stopSequences }),
+          ...(spec.schema === undefined ? {} : { responseFormat: { type: "json" as const, schema: spec.schema.schema } }),
+          ...(spec.tools === undefined ? {} : { tools: spec.tools }),
+        },
+      });
+      await options.onEpisode?.(episode);
+      const selected = episode.attempts.find((a) => a.turn === episode.selected);
+      if (selected === undefined) {
+        params.abortSignal?.throwIfAborted();
+        throw new ModelCallError(`reflection middleware: no attempt to return (${episode.error?.message ?? episode.stoppedBy})`, episode.error?.status, false);
+      }
+      const call = selected.call;
+      const content: LanguageModelV4Content[] = [{ type: "text", text: call.output }];
+      for (const c of call.toolCalls ?? []) content.push({ type: "tool-call", toolCallId: c.id, toolName: c.name, input: c.arguments });
+      return {
+        content,
+        finishReason: finishReasonV4({ text: call.output, finishReason: call.finishReason, usage: call.usage, ...(call.toolCalls === undefined ? {} : { toolCalls: call.toolCalls }) }),
+        // The total of every call of the episode: attempts, reflections.
+        usage: usageV4({ text: "", finishReason: "stop", usage: episode.usage }),
+        providerMetadata: { reflectkit: episodeMetadata(episode) },
+        warnings: [],
+      };
+    },
+  };
+}
+
+/** The checks the call itself implies: its JSON schema and its function tools. */
+function checkSpec(params: LanguageModelV4CallOptions): RequestCheckSpec {
+  const spec: RequestCheckSpec = {};
+  if (params.responseFormat?.type === "json" && params.responseFormat.schema !== undefined) {
+    spec.schema = { ...(params.responseFormat.name === undefined ? {} : { name: params.responseFormat.name }), schema: params.responseFormat.schema as Record<string, unknown> };
+  }
+  const tools = (params.tools ?? []).flatMap((t) => (t.type === "function" ? [{ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), parameters: t.inputSchema as Record<string, unknown> }] : []));
+  if (tools.length > 0) spec.tools = tools;
+  if (tools.length > 0 && (params.toolChoice?.type === "required" || params.toolChoice?.type === "tool")) spec.toolsRequired = true;
+  return spec;
+}
+
+/** `model`, with the call's settings that the loop does not set (provider options, headers, tool choice) added to each call. */
+function withCallSettings(model: LanguageModelV4, params: LanguageModelV4CallOptions): LanguageModelV4 {
+  const passed: Partial<LanguageModelV4CallOptions> = {};
+  for (const key of PASSED_ON) if (params[key] !== undefined) Object.assign(passed, { [key]: params[key] });
+  return {
+    specificationVersion: "v4",
+    provider: model.provider,
+    modelId: model.modelId,
+    supportedUrls: model.supportedUrls,
+    doGenerate: (call) => model.doGenerate({ ...passed, ...(call.tools !== undefined && params.toolChoice !== undefined ? { toolChoice: params.toolChoice } : {}), ...call }),
+    doStream: (call) => model.doStream({ ...passed, ...call }),
+  };
+}
+
+function requestCheckOf(check: MiddlewareCheck, index: number): RequestCheck {
+  if (typeof check !== "function") return check;
+  return { source: "custom", name: check.name === "" ? `check ${index + 1}` : check.name, run: (reply) => check(reply.text, reply) };
+}
+
+/** The episode as JSON for `providerMetadata.reflectkit`: attempts with their checks and reflections, the decision, usage. */
+function episodeMetadata(episode: Episode<RequestRecord>): JSONObject {
+  return JSON.parse(
+    JSON.stringify({
+      id: episode.id,
+      strategy: episode.strategy,
+      model: episode.model,
+      selected: episode.selected,
+      correct: episode.correct,
+      solvedAt: episode.solvedAt,
+      stoppedBy: episode.stoppedBy,
+      ...(episode.error === undefined ? {} : { error: episode.error }),
+      attempts: episode.attempts.map((a) => ({
+        turn: a.turn,
+        output: a.call.output,
+        ...(a.call.toolCalls === undefined ? {} : { toolCalls: a.call.toolCalls }),
+        checks: a.checks.map((c) => ({ source: c.source, pass: c.pass, score: c.score, feedback: c.feedback })),
+        ...(a.reflection === undefined ? {} : { reflection: a.reflection.call.output }),
+        decision: a.decision,
+      })),
+      usage: episode.usage,
+      usageByRole: episode.usageByRole,
+      ms: episode.ms,
+    }),
+  ) as JSONObject;
+}
