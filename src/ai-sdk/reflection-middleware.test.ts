@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateText, jsonSchema, Output, wrapLanguageModel } from "ai";
+import { generateText, jsonSchema, Output, streamText, wrapLanguageModel } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
 import type { RequestRecord } from "../critics/request/request-task.js";
 import type { Episode } from "../loops/types.js";
 import { scriptedModel, type ScriptedModel } from "../models/scripted.js";
@@ -64,6 +65,37 @@ describe("reflectionMiddleware", () => {
     const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly] }) }), prompt: "6 * 7?" });
     assert.equal(result.text, "42");
     assert.equal(model.calls.length, 1);
+  });
+
+  it("streams the selected attempt after the episode settles, with the episode in the finish metadata", async () => {
+    const model = scriptedModel(["forty-two", "digits please", "42"]);
+    const result = streamText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly] }) }), prompt: "6 * 7?" });
+    let text = "";
+    for await (const delta of result.textStream) text += delta;
+    assert.equal(text, "42");
+    assert.equal(model.calls.length, 3);
+    assert.equal((await result.usage).outputTokens, "forty-two".length + "digits please".length + "42".length);
+    const meta = (await result.providerMetadata)?.reflectkit as { attempts: unknown[] };
+    assert.equal(meta.attempts.length, 2);
+  });
+
+  it("asks a judge (an AI SDK model) only after the checks pass, and reflects on its verdict", async () => {
+    const model = scriptedModel(["41", "I multiplied wrong.", "42"]);
+    const verdict = (v: string, explanation: string) => ({
+      content: [{ type: "text" as const, text: JSON.stringify({ verdict: v, categories: [], explanation }) }],
+      finishReason: { unified: "stop" as const, raw: "stop" },
+      usage: { inputTokens: { total: 7, noCache: 7, cacheRead: 0, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } },
+      warnings: [],
+    });
+    const judge = new MockLanguageModelV4({ doGenerate: [verdict("incorrect", "6 * 7 is not 41."), verdict("correct", "Right.")] });
+    const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly], judge }) }), prompt: "6 * 7?" });
+    assert.equal(result.text, "42");
+    assert.equal(judge.doGenerateCalls.length, 2);
+    assert.match(model.calls[1]?.messages.at(-1)?.content ?? "", /6 \* 7 is not 41/);
+    const meta = result.providerMetadata?.reflectkit as { attempts: { checks: { source: string; pass: boolean }[] }[]; usageByRole: Record<string, { calls: number }> };
+    assert.deepEqual(meta.attempts.map((a) => a.checks.map((c) => `${c.source}:${c.pass}`)), [["custom:true", "judge:false"], ["custom:true", "judge:true"]]);
+    // the judge's calls count in the total
+    assert.equal(result.usage.outputTokens, "41".length + "I multiplied wrong.".length + "42".length + 2 * 5);
   });
 
   it("stops the retry when the caller aborts", async () => {

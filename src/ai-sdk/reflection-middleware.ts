@@ -1,21 +1,23 @@
 /**
- * `reflectionMiddleware`: cascade reflection as AI SDK language-model middleware (first slice: `wrapGenerate`, no
- * judge, no streaming). The draft is checked with the call's own constraints (the JSON schema of `generateObject`,
- * the tools' parameter schemas) plus the caller's checks, and on failure reflected on and retried by `cascade`, the
- * loop of `reflect eval`.
+ * `reflectionMiddleware`: cascade reflection as AI SDK language-model middleware. The draft is checked with the call's
+ * own constraints (the JSON schema of `generateObject` / `Output.object`, the tools' parameter schemas) plus the
+ * caller's checks, then by an optional judge, and on failure reflected on and retried by `cascade`, the loop of
+ * `reflect eval`. Streaming buffers: the whole episode runs first, then the selected attempt streams as one text block.
  */
 import { randomUUID } from "node:crypto";
-import type { JSONObject, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Middleware } from "@ai-sdk/provider";
+import type { JSONObject, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4GenerateResult, LanguageModelV4Middleware, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { buildRequestChecks } from "../critics/request/build.js";
 import type { Reply, RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
+import { rubricJudge } from "../critics/rubric-judge.js";
 import { ModelCallError } from "../errors.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import { cascade } from "../loops/cascade.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import type { Check, Episode } from "../loops/types.js";
 import { fromAISDK } from "./from-ai-sdk.js";
-import { chatMessages, finishReasonV4, usageV4 } from "./to-ai-sdk.js";
+import type { LanguageModel } from "../models/language-model.js";
+import { chatMessages, finishReasonV4, streamParts, usageV4 } from "./to-ai-sdk.js";
 
 /** A caller's check: a request check (as the gateway builds them), or a plain function of the reply's text. */
 export type MiddlewareCheck = RequestCheck | ((output: string, reply: Reply) => Check | Promise<Check>);
@@ -31,6 +33,8 @@ export interface ReflectionMiddlewareOptions {
   budget?: BudgetLimits;
   /** Token limit of an attempt when the call sets none (default 1024). */
   defaultMaxTokens?: number;
+  /** An LLM judge run after every deterministic check passed (a reflectkit model, or an AI SDK one via `fromAISDK`). */
+  judge?: LanguageModel | LanguageModelV4;
   /** Called with every finished episode, before the result returns. */
   onEpisode?: (episode: Episode<RequestRecord>) => void | Promise<void>;
 }
@@ -40,47 +44,63 @@ const PASSED_ON = ["providerOptions", "headers", "presencePenalty", "frequencyPe
 
 export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}): LanguageModelV4Middleware {
   const custom = (options.checks ?? []).map(requestCheckOf);
+  const judge = options.judge === undefined ? undefined : options.judge.specificationVersion === "v4" ? fromAISDK(options.judge) : options.judge;
+
+  async function reflect(params: LanguageModelV4CallOptions, model: LanguageModelV4): Promise<LanguageModelV4GenerateResult> {
+    const spec = checkSpec(params);
+    const checks = [...buildRequestChecks(spec, { toolChoiceRequired: spec.toolsRequired === true }), ...custom];
+    const record: RequestRecord = { messages: chatMessages(params.prompt), checks: spec };
+    const episode = await cascade({
+      model: fromAISDK(withCallSettings(model, params)),
+      task: requestTask(checks, "ai-sdk"),
+      item: { id: randomUUID(), record },
+      turns: options.maxTurns ?? 2,
+      feedback: options.feedback ?? "detailed",
+      ...(judge === undefined ? {} : { critics: [rubricJudge<RequestRecord>(judge)] }),
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
+      ...(params.seed === undefined ? {} : { seed: params.seed }),
+      ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
+      attempt: {
+        maxTokens: params.maxOutputTokens ?? options.defaultMaxTokens ?? 1024,
+        ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
+        ...(params.topP === undefined ? {} : { topP: params.topP }),
+        ...(params.topK === undefined ? {} : { topK: params.topK }),
+        ...(params.stopSequences === undefined ? {} : { stop: params.stopSequences }),
+        ...(spec.schema === undefined ? {} : { responseFormat: { type: "json" as const, schema: spec.schema.schema } }),
+        ...(spec.tools === undefined ? {} : { tools: spec.tools }),
+      },
+    });
+    await options.onEpisode?.(episode);
+    const selected = episode.attempts.find((a) => a.turn === episode.selected);
+    if (selected === undefined) {
+      params.abortSignal?.throwIfAborted();
+      throw new ModelCallError(`reflection middleware: no attempt to return (${episode.error?.message ?? episode.stoppedBy})`, episode.error?.status, false);
+    }
+    const call = selected.call;
+    const content: LanguageModelV4Content[] = [{ type: "text", text: call.output }];
+    for (const c of call.toolCalls ?? []) content.push({ type: "tool-call", toolCallId: c.id, toolName: c.name, input: c.arguments });
+    return {
+      content,
+      finishReason: finishReasonV4({ text: call.output, finishReason: call.finishReason, usage: call.usage, ...(call.toolCalls === undefined ? {} : { toolCalls: call.toolCalls }) }),
+      // The total of every call of the episode: attempts, reflections, the judge.
+      usage: usageV4({ text: "", finishReason: "stop", usage: episode.usage }),
+      providerMetadata: { reflectkit: episodeMetadata(episode) },
+      warnings: [],
+    };
+  }
+
   return {
     specificationVersion: "v4",
-    async wrapGenerate({ params, model }) {
-      const spec = checkSpec(params);
-      const checks = [...buildRequestChecks(spec, { toolChoiceRequired: spec.toolsRequired === true }), ...custom];
-      const record: RequestRecord = { messages: chatMessages(params.prompt), checks: spec };
-      const episode = await cascade({
-        model: fromAISDK(withCallSettings(model, params)),
-        task: requestTask(checks, "ai-sdk"),
-        item: { id: randomUUID(), record },
-        turns: options.maxTurns ?? 2,
-        feedback: options.feedback ?? "detailed",
-        ...(options.budget === undefined ? {} : { budget: options.budget }),
-        ...(params.seed === undefined ? {} : { seed: params.seed }),
-        ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
-        attempt: {
-          maxTokens: params.maxOutputTokens ?? options.defaultMaxTokens ?? 1024,
-          ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
-          ...(params.topP === undefined ? {} : { topP: params.topP }),
-          ...(params.topK === undefined ? {} : { topK: params.topK }),
-          ...(params.stopSequences === undefined ? {} : { stop: params.stopSequences }),
-          ...(spec.schema === undefined ? {} : { responseFormat: { type: "json" as const, schema: spec.schema.schema } }),
-          ...(spec.tools === undefined ? {} : { tools: spec.tools }),
-        },
-      });
-      await options.onEpisode?.(episode);
-      const selected = episode.attempts.find((a) => a.turn === episode.selected);
-      if (selected === undefined) {
-        params.abortSignal?.throwIfAborted();
-        throw new ModelCallError(`reflection middleware: no attempt to return (${episode.error?.message ?? episode.stoppedBy})`, episode.error?.status, false);
-      }
-      const call = selected.call;
-      const content: LanguageModelV4Content[] = [{ type: "text", text: call.output }];
-      for (const c of call.toolCalls ?? []) content.push({ type: "tool-call", toolCallId: c.id, toolName: c.name, input: c.arguments });
+    wrapGenerate: ({ params, model }) => reflect(params, model),
+    async wrapStream({ params, model }) {
+      const parts = streamParts(await reflect(params, model));
       return {
-        content,
-        finishReason: finishReasonV4({ text: call.output, finishReason: call.finishReason, usage: call.usage, ...(call.toolCalls === undefined ? {} : { toolCalls: call.toolCalls }) }),
-        // The total of every call of the episode: attempts, reflections.
-        usage: usageV4({ text: "", finishReason: "stop", usage: episode.usage }),
-        providerMetadata: { reflectkit: episodeMetadata(episode) },
-        warnings: [],
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+          },
+        }),
       };
     },
   };

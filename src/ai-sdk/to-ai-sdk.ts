@@ -169,7 +169,7 @@ export function usageV4(result: GenerateResult): LanguageModelV4Usage {
 }
 
 /** A finished reply as v4 stream parts: one text block, the tool calls, then `finish`. */
-function streamParts(result: LanguageModelV4GenerateResult): LanguageModelV4StreamPart[] {
+export function streamParts(result: LanguageModelV4GenerateResult): LanguageModelV4StreamPart[] {
   const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: result.warnings ?? [] }];
   for (const part of result.content) {
     if (part.type === "text") {
