@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { generateText, jsonSchema, Output, streamText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import type { RequestRecord } from "../critics/request/request-task.js";
+import { openRecordWriter } from "../eval/record-writer.js";
 import type { Episode } from "../loops/types.js";
 import { scriptedModel, type ScriptedModel } from "../models/scripted.js";
 import { reflectionMiddleware } from "./reflection-middleware.js";
@@ -96,6 +100,28 @@ describe("reflectionMiddleware", () => {
     assert.deepEqual(meta.attempts.map((a) => a.checks.map((c) => `${c.source}:${c.pass}`)), [["custom:true", "judge:false"], ["custom:true", "judge:true"]]);
     // the judge's calls count in the total
     assert.equal(result.usage.outputTokens, "41".length + "I multiplied wrong.".length + "42".length + 2 * 5);
+  });
+
+  it("appends every episode to a durable record before returning, and honours stop rules", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "reflectkit-ai-sdk-"));
+    try {
+      const recorder = await openRecordWriter({ dir, recordContent: false, config: { kind: "ai-sdk" } });
+      // stopWhen: [] reflects even after a passing draft, until maxTurns
+      const model = scriptedModel(["42", "check again", "42"]);
+      const middleware = reflectionMiddleware({ checks: [digitsOnly], recorder, stopWhen: [], maxTurns: 2 });
+      const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware }), prompt: "6 * 7?" });
+      assert.equal(result.text, "42");
+      assert.equal(model.calls.length, 3);
+      const lines = (await readFile(join(dir, "episodes.jsonl"), "utf8")).trim().split("\n");
+      assert.equal(lines.length, 1, "appended before generateText returned");
+      await recorder.close();
+      const recorded = JSON.parse(lines[0] as string) as { attempts: unknown[]; redacted?: boolean; usage: { calls: number } };
+      assert.equal(recorded.attempts.length, 2);
+      assert.equal(recorded.usage.calls, 3);
+      assert.equal(recorded.redacted, true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("stops the retry when the caller aborts", async () => {

@@ -13,7 +13,9 @@ import { rubricJudge } from "../critics/rubric-judge.js";
 import { ModelCallError } from "../errors.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import { cascade } from "../loops/cascade.js";
+import type { RecordWriter } from "../eval/record-writer.js";
 import type { FeedbackMode } from "../loops/feedback.js";
+import type { StopCondition } from "../loops/stop.js";
 import type { Check, Episode } from "../loops/types.js";
 import { fromAISDK } from "./from-ai-sdk.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -27,6 +29,8 @@ export interface ReflectionMiddlewareOptions {
   checks?: readonly MiddlewareCheck[];
   /** Most attempts (default 2). */
   maxTurns?: number;
+  /** Stop conditions, first that holds wins (default: the attempt passed every check); `maxTurns` always applies. */
+  stopWhen?: readonly StopCondition[];
   /** What the reflection sees of a failed check (default `detailed`). */
   feedback?: FeedbackMode;
   /** Limits of each call (never shared across calls). */
@@ -37,6 +41,11 @@ export interface ReflectionMiddlewareOptions {
   judge?: LanguageModel | LanguageModelV4;
   /** Called with every finished episode, before the result returns. */
   onEpisode?: (episode: Episode<RequestRecord>) => void | Promise<void>;
+  /**
+   * A durable record (`openRecordWriter`, as `reflect serve --record` uses): every episode is appended and synced
+   * before the result returns; a failed write fails the call (RecordWriteError), so nothing unrecorded is returned.
+   */
+  recorder?: RecordWriter;
 }
 
 /** Options of the call that the loop's own settings do not replace, passed on to every model call. */
@@ -57,6 +66,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
       turns: options.maxTurns ?? 2,
       feedback: options.feedback ?? "detailed",
       ...(judge === undefined ? {} : { critics: [rubricJudge<RequestRecord>(judge)] }),
+      ...(options.stopWhen === undefined ? {} : { stopWhen: options.stopWhen }),
       ...(options.budget === undefined ? {} : { budget: options.budget }),
       ...(params.seed === undefined ? {} : { seed: params.seed }),
       ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
@@ -70,6 +80,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
         ...(spec.tools === undefined ? {} : { tools: spec.tools }),
       },
     });
+    await options.recorder?.append(episode);
     await options.onEpisode?.(episode);
     const selected = episode.attempts.find((a) => a.turn === episode.selected);
     if (selected === undefined) {
