@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { APICallError, type LanguageModelV4GenerateResult } from "@ai-sdk/provider";
 import { MockLanguageModelV4 } from "ai/test";
 import { ModelCallError, UsageError } from "../errors.js";
+import { runEval } from "../eval/run.js";
 import { reflectRetry } from "../loops/reflect-retry.js";
-import { arithmeticTask, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
+import { arithmeticAnswer, arithmeticTask, generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { fromAISDK } from "./from-ai-sdk.js";
 
 /** A v4 result of text `text`, with `input`/`output` token counts and 2 of the input read from a cache. */
@@ -50,6 +54,36 @@ describe("fromAISDK", () => {
     assert.equal(episode.usage.promptTokens, 30);
     assert.equal(episode.usage.evaluatedPromptTokens, 24);
     assert.equal(episode.usage.completionTokens, "<answer>41</answer>".length + "I multiplied wrong.".length + "<answer>42</answer>".length);
+  });
+
+  it("runs an eval (runEval, as docs/04-ai-sdk.md shows) on an AI SDK model, resumable from its folder", async () => {
+    const items = generateArithmetic({ seed: 1, count: 3 });
+    // Each item: a wrong first answer, a reflection, then the right answer (worked out from the question).
+    const mock = new MockLanguageModelV4({
+      doGenerate: async (options) => {
+        const last = options.prompt.at(-1);
+        const text = last?.role === "user" && last.content[0]?.type === "text" ? last.content[0].text : "";
+        if (/Reflect on what went wrong/.test(text)) return reply("Off by one.");
+        const q = /What is (-?\d+) ([-+*]) (-?\d+)\?/.exec(text);
+        assert.ok(q, `a question in ${JSON.stringify(text)}`);
+        const right = arithmeticAnswer({ a: Number(q[1]), op: q[2] as ArithmeticRecord["op"], b: Number(q[3]) });
+        return reply(`<answer>${options.prompt.length === 1 ? right + 1 : right}</answer>`);
+      },
+    });
+    const model = fromAISDK(mock);
+    const outDir = await mkdtemp(join(tmpdir(), "reflectkit-from-ai-sdk-"));
+    try {
+      const run = () => runEval({ items, episode: (item, ctx) => reflectRetry({ model, task, item, turns: 2, ...ctx }), turns: 2, concurrency: model.maxConcurrency, outDir, config: { model: model.modelId }, fingerprint: { model: model.modelId, task: task.name } });
+      const { summary } = await run();
+      assert.equal(summary.n, 3);
+      assert.deepEqual(summary.accuracy, [0, 1]);
+      assert.equal(mock.doGenerateCalls.length, 9);
+      const again = await run();
+      assert.equal(again.resumed, 3);
+      assert.equal(mock.doGenerateCalls.length, 9, "a finished run makes no new calls");
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
   });
 
   it("maps sampling, stop strings, the JSON format and tools, and reads tool calls and finish reasons back", async () => {

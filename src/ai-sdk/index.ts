@@ -6,3 +6,5 @@
 export { fromAISDK, type FromAISDKOptions } from "./from-ai-sdk.js";
 export { toAISDK, type ToAISDKOptions } from "./to-ai-sdk.js";
 export { reflectionMiddleware, type MiddlewareCheck, type ReflectionMiddlewareOptions } from "./reflection-middleware.js";
+// The gateway's request checks, for `reflectionMiddleware({ checks })`.
+export { jsonSchemaCheck, regexCheck, taskCheck, toolCallsCheck, type Reply, type RequestCheck } from "../critics/request/index.js";

@@ -55,8 +55,8 @@ describe("reflectkit/ai-sdk packaging", () => {
     }
   });
 
-  it("loads by its package name and exports the adapters and the middleware", () => {
+  it("loads by its package name and exports the adapters, the middleware and the request checks", () => {
     const out = execFileSync(process.execPath, ["--input-type=module", "-e", 'const m = await import("reflectkit/ai-sdk"); console.log(JSON.stringify(Object.keys(m).sort()))'], { cwd: root, encoding: "utf8" });
-    assert.deepEqual(JSON.parse(out), ["fromAISDK", "reflectionMiddleware", "toAISDK"]);
+    assert.deepEqual(JSON.parse(out), ["fromAISDK", "jsonSchemaCheck", "reflectionMiddleware", "regexCheck", "taskCheck", "toAISDK", "toolCallsCheck"]);
   });
 });
