@@ -3,11 +3,12 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { generateText, jsonSchema, Output, streamText, wrapLanguageModel } from "ai";
+import { generateText, jsonSchema, Output, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import type { RequestRecord } from "../critics/request/request-task.js";
 import { openRecordWriter } from "../eval/record-writer.js";
 import type { Episode } from "../loops/types.js";
+import type { GenerateRequest, GenerateResult, LanguageModel } from "../models/language-model.js";
 import { scriptedModel, type ScriptedModel } from "../models/scripted.js";
 import { reflectionMiddleware } from "./reflection-middleware.js";
 import { toAISDK } from "./to-ai-sdk.js";
@@ -62,6 +63,47 @@ describe("reflectionMiddleware", () => {
     assert.deepEqual(model.calls.map((c) => c.responseFormat?.type), ["json", undefined, "json"]);
     const meta = result.providerMetadata?.reflectkit as { attempts: { checks: { source: string; pass: boolean }[] }[] };
     assert.deepEqual(meta.attempts.map((a) => a.checks.map((c) => `${c.source}:${c.pass}`)), [["schema:false"], ["schema:true"]]);
+  });
+
+  it("checks tool calls against the tools' parameter schemas and retries a call with bad arguments", async () => {
+    const usage = { promptTokens: 1, evaluatedPromptTokens: 1, completionTokens: 1 };
+    const replies: GenerateResult[] = [
+      { text: "", toolCalls: [{ id: "call_0", name: "add", arguments: '{"a": "one", "b": 2}' }], finishReason: "stop", usage },
+      { text: "a must be a number", finishReason: "stop", usage },
+      { text: "", toolCalls: [{ id: "call_0", name: "add", arguments: '{"a": 1, "b": 2}' }], finishReason: "stop", usage },
+    ];
+    const calls: GenerateRequest[] = [];
+    const model: LanguageModel = {
+      specificationVersion: "v1",
+      modelId: "tools",
+      maxConcurrency: 1,
+      async doGenerate(request) {
+        calls.push(request);
+        return replies[calls.length - 1] as GenerateResult;
+      },
+      async close() {},
+    };
+    const parameters = { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } as const;
+    const result = await generateText({
+      model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware() }),
+      prompt: "add 1 and 2",
+      tools: { add: tool({ inputSchema: jsonSchema<{ a: number; b: number }>(parameters) }) },
+    });
+    assert.deepEqual(result.toolCalls.map((c) => c.input), [{ a: 1, b: 2 }]);
+    assert.equal(result.finishReason, "tool-calls");
+    assert.deepEqual(calls.map((c) => c.tools?.map((t) => t.name)), [["add"], undefined, ["add"]]);
+    const meta = result.providerMetadata?.reflectkit as { attempts: { checks: { source: string; pass: boolean }[] }[] };
+    assert.deepEqual(meta.attempts.map((a) => a.checks.map((c) => `${c.source}:${c.pass}`)), [["tools:false"], ["tools:true"]]);
+  });
+
+  it("returns the draft of a call with nothing to check, after one call", async () => {
+    const model = scriptedModel(["hello"]);
+    const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware() }), prompt: "hi" });
+    assert.equal(result.text, "hello");
+    assert.equal(model.calls.length, 1);
+    const meta = result.providerMetadata?.reflectkit as { stoppedBy: string; attempts: { checks: unknown[] }[] };
+    assert.deepEqual(meta.attempts.map((a) => a.checks), [[]]);
+    assert.equal(meta.stoppedBy, "unchecked");
   });
 
   it("makes one call when the draft passes", async () => {

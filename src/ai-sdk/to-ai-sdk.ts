@@ -147,9 +147,10 @@ function generateResultV4(result: GenerateResult, warnings: SharedV4Warning[]): 
   };
 }
 
+/** A reply with tool calls that ended normally is `tool-calls` ("other" is how HTTP and `fromAISDK` report such a turn). */
 export function finishReasonV4(result: GenerateResult): LanguageModelV4FinishReason {
   const raw = result.finishReason;
-  if ((result.toolCalls?.length ?? 0) > 0 && raw === "stop") return { unified: "tool-calls", raw };
+  if ((result.toolCalls?.length ?? 0) > 0 && (raw === "stop" || raw === "other")) return { unified: "tool-calls", raw };
   switch (raw) {
     case "stop":
     case "length":
