@@ -3,8 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { APICallError, type LanguageModelV4GenerateResult } from "@ai-sdk/provider";
-import { MockLanguageModelV4 } from "ai/test";
+import { APICallError, type LanguageModelV3GenerateResult, type LanguageModelV4GenerateResult } from "@ai-sdk/provider";
+import { MockLanguageModelV3, MockLanguageModelV4 } from "ai/test";
 import { ModelCallError, UsageError } from "../errors.js";
 import { runEval } from "../eval/run.js";
 import { reflectRetry } from "../loops/reflect-retry.js";
@@ -195,8 +195,23 @@ describe("fromAISDK", () => {
     });
   });
 
+  it("takes a model of the previous specification (v3, ai@6) too", async () => {
+    const v3 = (text: string): LanguageModelV3GenerateResult => ({
+      content: [{ type: "text", text }],
+      finishReason: { unified: "stop", raw: "stop" },
+      usage: { inputTokens: { total: 4, noCache: 4, cacheRead: 0, cacheWrite: undefined }, outputTokens: { total: text.length, text: text.length, reasoning: undefined } },
+      warnings: [],
+    });
+    const mock = new MockLanguageModelV3({ provider: "old", modelId: "m3", doGenerate: [v3("<answer>41</answer>"), v3("Wrong."), v3("<answer>42</answer>")] });
+    const episode = await reflectRetry({ model: fromAISDK(mock), task, item, turns: 2 });
+    assert.equal(episode.correct, true);
+    assert.equal(episode.model, "ai-sdk:old#m3");
+    assert.equal(mock.doGenerateCalls.length, 3);
+    assert.equal(mock.doGenerateCalls[0]?.maxOutputTokens, 256);
+  });
+
   it("refuses a model of another specification version, saying what to do", () => {
-    const old = { specificationVersion: "v3", provider: "p", modelId: "m" } as unknown as MockLanguageModelV4;
-    assert.throws(() => fromAISDK(old), (error) => error instanceof UsageError && /specification v4 \(ai@7\); got specification v3 — upgrade/.test(error.message));
+    const old = { specificationVersion: "v2", provider: "p", modelId: "m" } as unknown as MockLanguageModelV4;
+    assert.throws(() => fromAISDK(old), (error) => error instanceof UsageError && /specification v4 \(ai@7\) or v3 \(ai@6\); got specification v2 — upgrade/.test(error.message));
   });
 });

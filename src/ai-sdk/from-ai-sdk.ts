@@ -1,8 +1,8 @@
 /**
- * `fromAISDK`: any AI SDK language model (specification v4, the provider spec of `ai@7`) as a reflectkit
- * `LanguageModel`, so every strategy, critic and judge runs on the providers the AI SDK reaches.
+ * `fromAISDK`: any AI SDK language model (specification v4, the provider spec of `ai@7`, or v3, that of `ai@6`) as a
+ * reflectkit `LanguageModel`, so every strategy, critic and judge runs on the providers the AI SDK reaches.
  */
-import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4FinishReason, type LanguageModelV4GenerateResult, type LanguageModelV4Prompt, type LanguageModelV4Usage } from "@ai-sdk/provider";
+import { APICallError, type LanguageModelV3, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4FinishReason, type LanguageModelV4GenerateResult, type LanguageModelV4Prompt, type LanguageModelV4Usage } from "@ai-sdk/provider";
 import { ModelCallError, UsageError } from "../errors.js";
 import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage, ToolCall } from "../models/language-model.js";
 import { raceAbort } from "../util/abortable.js";
@@ -23,9 +23,10 @@ const DEFAULT_CONCURRENCY = 4;
  * provider that ignores it still rejects at once. `includeStop` cannot be honoured: providers do not say which stop
  * string matched, so `text` never ends with it.
  */
-export function fromAISDK(model: LanguageModelV4, options: FromAISDKOptions = {}): LanguageModel {
-  if (model?.specificationVersion !== "v4") {
-    throw new UsageError(`fromAISDK takes an AI SDK language model of specification v4 (ai@7); got ${describeVersion(model)} — upgrade the provider package to the version that matches ai@7`);
+export function fromAISDK(model: LanguageModelV4 | LanguageModelV3, options: FromAISDKOptions = {}): LanguageModel {
+  const version: unknown = model?.specificationVersion;
+  if (version !== "v4" && version !== "v3") {
+    throw new UsageError(`fromAISDK takes an AI SDK language model of specification v4 (ai@7) or v3 (ai@6); got ${describeVersion(model)} — upgrade the provider package to the version that matches ai@7`);
   }
   const maxConcurrency = options.maxConcurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new UsageError(`maxConcurrency must be a positive integer; got ${maxConcurrency}`);
@@ -38,7 +39,9 @@ export function fromAISDK(model: LanguageModelV4, options: FromAISDKOptions = {}
       signal?.throwIfAborted();
       let result: LanguageModelV4GenerateResult;
       try {
-        result = await raceAbort(Promise.resolve(model.doGenerate(callOptions(request))), signal);
+        // v3's call options and results are the subset of v4's that is used here (v4 added `reasoning`, which is not set).
+        const generate = model.doGenerate as (options: LanguageModelV4CallOptions) => PromiseLike<LanguageModelV4GenerateResult>;
+        result = await raceAbort(Promise.resolve(generate.call(model, callOptions(request))), signal);
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         throw callError(model, error);
@@ -119,7 +122,7 @@ function count(value: number | undefined): number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
-function callError(model: LanguageModelV4, error: unknown): ModelCallError {
+function callError(model: LanguageModelV4 | LanguageModelV3, error: unknown): ModelCallError {
   const where = `AI SDK model ${model.provider}#${model.modelId}`;
   const detail = error instanceof Error ? error.message : String(error);
   if (APICallError.isInstance(error)) {
