@@ -21,6 +21,7 @@ import http from "node:http";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./free-port.mjs";
+const { mulberry32 } = await import(new URL("../dist/util/random.js", import.meta.url).href);
 
 const self = fileURLToPath(import.meta.url);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -227,17 +228,6 @@ function quantile(sorted, q) {
 function median(sorted) {
   const n = sorted.length;
   return n % 2 === 1 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Percentile-bootstrap 95 % interval of median(b) − median(a), resampling each side independently. */
