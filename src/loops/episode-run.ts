@@ -44,7 +44,7 @@ export interface LoopOptions<R> {
 }
 
 /** What a call asks for besides its messages: sampling, and optionally an output format and tools. */
-export type CallSampling = Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat; tools?: readonly ToolDefinition[] };
+export type CallSampling = Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat; tools?: readonly ToolDefinition[]; logprobs?: boolean };
 
 export const defaultAttemptSampling = { maxTokens: 256, temperature: 0 } as const;
 export const defaultReflectionSampling = { maxTokens: 128, temperature: 0 } as const;

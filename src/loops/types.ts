@@ -46,6 +46,23 @@ export interface Check {
   call?: ModelCall;
 }
 
+/**
+ * How sure the generator was of an attempt's extracted answer, from the log-probs of the answer's tokens.
+ * `available: false` says why there is no figure (the backend gave no log-probs, or the task found no answer): metrics
+ * report "not available", never zero.
+ */
+export type AnswerConfidence =
+  | { available: true; /** Mean log-prob of the answer's tokens. */ meanLogprob: number; /** Probability of the whole answer: exp(sum of log-probs). */ prob: number; /** Tokens of the answer. */ tokens: number }
+  | { available: false; reason: "no-logprobs" | "no-answer" };
+
+/**
+ * What stands between a failed attempt and the retry (`--reflection`): `model` — the model reflects (the default);
+ * `none` — the retry follows the feedback with no reflection call; `placebo` — a fixed, generic reflection of similar
+ * length that says nothing about the attempt. Paired on the same items they separate "the reflection's content helps"
+ * from "a second try helps".
+ */
+export type ReflectionMode = "model" | "none" | "placebo";
+
 /** Text a model wrote about a failed attempt, which the next attempt sees as an explicit input. */
 export interface Reflection {
   /** What the model was told before writing it (binary: only that the attempt failed). */
@@ -75,6 +92,8 @@ export interface AttemptRecord {
   reflection?: Reflection;
   /** Lessons from memory the attempt was shown (Reflexion). */
   lessons?: string[];
+  /** The generator's confidence in this attempt's answer, when the run asked for log-probs. */
+  confidence?: AnswerConfidence;
   decision: Decision;
   /** The turn whose answer the loop holds after this attempt: this one, or an earlier better one. */
   selected: number;

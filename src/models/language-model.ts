@@ -59,6 +59,11 @@ export interface GenerateRequest extends SamplingParams {
    * listed in the prompt, and `<tool_call>{...}</tool_call>` blocks of the reply are read back as calls.
    */
   tools?: readonly ToolDefinition[];
+  /**
+   * Ask for the log-probability of every generated token (`GenerateResult.logprobs`). A backend that cannot give them
+   * returns none; callers report "not available", never zero.
+   */
+  logprobs?: boolean;
   signal?: AbortSignal;
   /**
    * Requests sharing a key are turns of one growing conversation; a backend that caches prompt state may route
@@ -85,6 +90,17 @@ export interface GenerateResult {
   truncated?: Truncation;
   /** The tool calls of the reply, when the request offered `tools` and the model called any. */
   toolCalls?: ToolCall[];
+  /**
+   * One entry per generated token, in order, whose texts concatenate to `text` (before any cap), when the request
+   * asked for `logprobs` and the backend can give them. Absent means not available.
+   */
+  logprobs?: TokenLogprob[];
+}
+
+/** A generated token: its text and its natural-log probability under the sampling model (before temperature). */
+export interface TokenLogprob {
+  text: string;
+  logprob: number;
 }
 
 export interface LanguageModel {
