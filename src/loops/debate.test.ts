@@ -7,6 +7,8 @@ import type { GenerateRequest } from "../models/language-model.js";
 import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { withDemonstrations } from "../tasks/demonstrations.js";
+import { viewData } from "../report/view-model.js";
+import { alternatives } from "./alternatives.js";
 import { debate } from "./debate.js";
 import { isVerified } from "./stop.js";
 import { majorityVote } from "./vote.js";
@@ -134,5 +136,24 @@ describe("debate", () => {
     assert.doesNotMatch(text, /"4[02]"/);
     assert.deepEqual(Object.values(redacted.attempts[0]?.vote?.counts ?? {}), [1, 1]);
     assert.deepEqual(redacted.attempts[0]?.panel?.map((p) => p.verdict.correct), [false, true]);
+  });
+
+  it("the viewer shows every agent's answer before each round's vote, and every candidate before the first", async () => {
+    const generator = scriptedModel(["<answer>40</answer>", "<answer>42</answer>"], { modelId: "gen" });
+    const other = scriptedModel(["<answer>42</answer>", "<answer>42</answer>"], { modelId: "other" });
+    const argued = await debate({ model: generator, agents: [other], task, item });
+    const sampler = scriptedModel(["<answer>40</answer>", "<answer>42</answer>", "<answer>42</answer>"], { modelId: "gen" });
+    const compared = await alternatives({ model: sampler, task, item, candidates: 2 });
+    const run = (strategy: string, episodes: typeof argued[]) => ({ kind: "eval" as const, dir: strategy, label: strategy, task: "arithmetic", model: "gen", strategy, turns: 2, config: {}, episodes, summary: summarize(episodes, 2), wallSeconds: null, partialLastLine: null, plannedItems: null });
+    const view = viewData([run("debate", [argued]), run("alternatives", [compared])]);
+    assert.deepEqual(view.episodes[0]?.steps.map((s) => [s.label, s.answer, s.turn, s.selected]), [
+      ["round 1 · agent 0 (gen)", "40", undefined, undefined],
+      ["round 1 · agent 1 (other)", "42", undefined, undefined],
+      ["attempt 1 · vote (tie): agent 0", "40", 1, 1],
+      ["round 2 · agent 0 (gen)", "42", undefined, undefined],
+      ["round 2 · agent 1 (other)", "42", undefined, undefined],
+      ["attempt 2 · vote (majority): agent 0", "42", 2, 2],
+    ]);
+    assert.deepEqual(view.episodes[1]?.steps.map((s) => s.label), ["candidate 1 (gen)", "candidate 2 (gen)", "attempt 1 · the first candidate", "attempt 2"]);
   });
 });

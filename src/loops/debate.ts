@@ -21,7 +21,7 @@ export interface DebateOptions<R> extends LoopOptions<R> {
  * How the episode reads: attempt r is round r's majority vote over its agents' extracted answers (ties go to the
  * lowest agent index among the tied, so the generator's answer wins a tie it is part of; `AttemptRecord.vote` says
  * which rule applied). Every agent's answer in the round is in `AttemptRecord.panel` with its own verdict. So Acc@t1
- * is the first answers' vote — with two agents, the generator's own first answer unless both agree — and Acc@tN is the
+ * is the first answers' vote — with two agents, the generator's own first answer unless it gave none and the other did — and Acc@tN is the
  * debate's final answer. The verifier measures every answer but chooses nothing: no round is cut short by a passing
  * check and the episode never rolls back to a better-scoring round (`settle(…, "latest")`).
  *
