@@ -16,6 +16,9 @@ export { reflectRetry, type ReflectRetryOptions, type FeedbackMode } from "./loo
 export { selfRefine, refineRequest, type SelfRefineOptions } from "./loops/self-refine.js";
 export { reflexion, withLessons, type ReflexionOptions } from "./loops/reflexion.js";
 export { cascade, type CascadeOptions } from "./loops/cascade.js";
+export { debate, debateRequest, type DebateOptions } from "./loops/debate.js";
+export { alternatives, comparisonRequest, defaultCandidates, defaultCandidateTemperature, type AlternativesOptions } from "./loops/alternatives.js";
+export { majorityVote } from "./loops/vote.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
 export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";

@@ -7,7 +7,9 @@ import { verifierCritic } from "../critics/verifier-critic.js";
 import { UsageError } from "../errors.js";
 import { checkFingerprint, runEval, type EpisodeContext } from "../eval/run.js";
 import type { BudgetLimits } from "../loops/budget.js";
+import { alternatives, defaultCandidates, defaultCandidateTemperature } from "../loops/alternatives.js";
 import { cascade } from "../loops/cascade.js";
+import { debate } from "../loops/debate.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectRetry } from "../loops/reflect-retry.js";
 import { reflexion } from "../loops/reflexion.js";
@@ -27,7 +29,7 @@ import { interruptSignal, modelFlags, taskFlags, taskRun, type TaskRunFlags } fr
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { episodeProgress, type EpisodeProgress } from "./episode-progress.js";
 
-export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade"] as const;
+export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade", "debate", "alternatives"] as const;
 type StrategyName = (typeof strategyNames)[number];
 
 interface EvalFlags extends TaskRunFlags {
@@ -39,6 +41,10 @@ interface EvalFlags extends TaskRunFlags {
   lessons: number;
   relatedLessons: number;
   turns: number;
+  agent: string[];
+  rounds?: number;
+  candidates?: number;
+  candidateTemperature?: number;
   stopWhen: string;
   feedback?: FeedbackMode;
   temperature: number;
@@ -69,6 +75,10 @@ export function registerEval(program: Command): void {
     .option("--lessons <n>", "reflexion: lessons of the same item shown to an attempt", int(0), 3)
     .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance (0 is the paper's per-instance memory; recalling others cost the small model 8 points, see BENCHMARKS.md)", int(0), 0)
     .option("--turns <n>", "most attempts per item", int(1), 2)
+    .option("--agent <spec>", "debate: another agent's model (repeatable; the generator is the first agent)", (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option("--rounds <n>", "debate: rounds, the first answers included (default 2)", int(1))
+    .option("--candidates <k>", `alternatives: candidates sampled before the comparison (default ${defaultCandidates})`, int(1))
+    .option("--candidate-temperature <t>", `alternatives: the candidates' sampling temperature (default ${defaultCandidateTemperature})`, nonNegativeNumber)
     .option("--stop-when <list>", "stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn", "verified")
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]));
   modelFlags(command, "episodes")
@@ -88,7 +98,9 @@ export function registerEval(program: Command): void {
     .option("--trace-content", "record prompts and outputs on spans", false)
     .option("--out <dir>", "run folder (default runs/<time>-<task>-<model>); an existing folder with the same flags is resumed")
     .option("--json", "print summary.json instead of the table", false)
-    .action(async (flags: EvalFlags) => {
+    .action(async (flags: EvalFlags, cmd: Command) => {
+      checkStrategyFlags(flags, (name) => cmd.getOptionValueSource(name) === "cli");
+      const turns = flags.strategy === "debate" ? (flags.rounds ?? 2) : flags.strategy === "alternatives" ? 2 : flags.turns;
       const { task: plainTask, items, concurrency, openOptions } = await taskRun(flags);
       const task = flags.shots === 0 ? plainTask : withDemonstrations(plainTask, demonstrationsFor(flags.task, flags.shots, items));
       const modelTag = flags.model.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
@@ -96,7 +108,8 @@ export function registerEval(program: Command): void {
       const sampling = { temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };
       const attempt = { maxTokens: flags.maxTokens, ...sampling, ...(flags.stopAtAnswer ? { stop: ["</answer>"], includeStop: true } : {}) };
       const reflection = { maxTokens: flags.reflectionMaxTokens, ...sampling };
-      const stopWhen: StopCondition[] = flags.stopWhen.trim() === "none" ? [] : parseStops(flags.stopWhen);
+      // Debate and alternatives run all their rounds and check nothing on the way (their flags were checked above).
+      const stopWhen: StopCondition[] = flags.strategy === "debate" || flags.strategy === "alternatives" || flags.stopWhen.trim() === "none" ? [] : parseStops(flags.stopWhen);
       const critic = flags.critic ?? (flags.criticModel !== undefined || flags.strategy === "self-refine" ? "judge" : undefined);
       if (critic !== undefined && flags.strategy !== "self-refine" && flags.strategy !== "cascade") throw new UsageError(`--critic applies to self-refine and cascade, not ${flags.strategy}`);
       if (critic === "verifier" && flags.criticModel !== undefined) throw new UsageError("--critic verifier takes no --critic-model");
@@ -116,7 +129,7 @@ export function registerEval(program: Command): void {
         items: items.length,
         seed: flags.seed,
         model: flags.model,
-        turns: flags.turns,
+        turns,
         feedback,
         attempt,
         reflection,
@@ -128,6 +141,8 @@ export function registerEval(program: Command): void {
         ...(flags.stopWhen === "verified" ? {} : { stop_when: flags.stopWhen }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
         ...(flags.strategy === "reflexion" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
+        ...(flags.strategy === "debate" ? { agents: flags.agent, rounds: turns } : {}),
+        ...(flags.strategy === "alternatives" ? { candidates: flags.candidates ?? defaultCandidates, candidate_temperature: flags.candidateTemperature ?? defaultCandidateTemperature } : {}),
       };
       await checkFingerprint(outDir, fingerprint);
       const opened = new Map<string, LanguageModel>();
@@ -151,6 +166,8 @@ export function registerEval(program: Command): void {
         const model = await open(flags.model);
         const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: Math.max(160, reflection.maxTokens) } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
+        const agents: LanguageModel[] = [];
+        for (const spec of flags.agent) agents.push(await open(spec));
         const config = {
           command: "eval",
           reflectkit: reflectkitVersion,
@@ -168,7 +185,7 @@ export function registerEval(program: Command): void {
         };
         const runId = path.basename(outDir);
         const episode = (item: TaskItem<unknown>, context: EpisodeContext): Promise<Episode<unknown>> => {
-          const common = { model, task: task as Task<unknown, Judgement>, item, turns: flags.turns, stopWhen, budget, attempt, reflection, seed: flags.seed, tracer, ...context };
+          const common = { model, task: task as Task<unknown, Judgement>, item, turns, stopWhen, budget, attempt, reflection, seed: flags.seed, tracer, ...context };
           switch (flags.strategy) {
             case "reflect-retry":
               return reflectRetry({ ...common, feedback });
@@ -178,6 +195,10 @@ export function registerEval(program: Command): void {
               return selfRefine({ ...common, critic: critics[0] as Critic<unknown>, ...(refiner === undefined ? {} : { refiner }) });
             case "reflexion":
               return reflexion({ ...common, feedback, runId, lessonsPerItem: flags.lessons, relatedLessons: flags.relatedLessons, ...(memory === undefined ? {} : { memory }) });
+            case "debate":
+              return debate({ ...common, agents, rounds: turns });
+            case "alternatives":
+              return alternatives({ ...common, ...(flags.candidates === undefined ? {} : { candidates: flags.candidates }), ...(flags.candidateTemperature === undefined ? {} : { candidateTemperature: flags.candidateTemperature }) });
           }
         };
         // Started once the models are open, so a fetch's own bar and the loading time stay out of the ETA.
@@ -185,7 +206,7 @@ export function registerEval(program: Command): void {
         const { summary, resumed, notRun, notRunReason } = await runEval({
           items,
           episode,
-          turns: flags.turns,
+          turns,
           concurrency,
           outDir,
           config,
@@ -198,7 +219,7 @@ export function registerEval(program: Command): void {
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         } else {
-          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${flags.turns} turns${flags.strategy === "self-refine" ? "" : ` · ${feedback} feedback`}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
+          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${strategyHeading(flags, turns, agents, feedback)}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
           process.stdout.write(`${formatSummary(summary, heading)}\n${notRun > 0 ? `${notRun} items not run: ${notRunReason ?? "the run budget is spent"}\n` : ""}run folder: ${outDir}\n`);
         }
       } finally {
@@ -209,6 +230,33 @@ export function registerEval(program: Command): void {
         for (const model of opened.values()) await model.close();
       }
     });
+}
+
+/** The heading's description of the loop's shape: turns and feedback, a debate's agents and rounds, the candidates. */
+function strategyHeading(flags: EvalFlags, turns: number, agents: readonly LanguageModel[], feedback: FeedbackMode): string {
+  if (flags.strategy === "debate") return `agents ${agents.map((a) => a.modelId).join(", ")} · ${turns} rounds`;
+  if (flags.strategy === "alternatives") return `${flags.candidates ?? defaultCandidates} candidates at t=${flags.candidateTemperature ?? defaultCandidateTemperature}`;
+  return `${turns} turns${flags.strategy === "self-refine" ? "" : ` · ${feedback} feedback`}`;
+}
+
+/**
+ * Flags that belong to one strategy given with another are usage errors, never ignored: --agent/--rounds (debate),
+ * --candidates/--candidate-temperature (alternatives); and debate and alternatives take no --turns, --stop-when,
+ * --feedback or --reflection-max-tokens (they have fixed shapes and write no reflections).
+ */
+export function checkStrategyFlags(flags: EvalFlags, given: (option: string) => boolean): void {
+  const { strategy } = flags;
+  if (strategy !== "debate" && (flags.agent.length > 0 || flags.rounds !== undefined)) throw new UsageError(`${flags.agent.length > 0 ? "--agent" : "--rounds"} applies to --strategy debate only, not ${strategy}`);
+  if (strategy !== "alternatives" && (flags.candidates !== undefined || flags.candidateTemperature !== undefined)) throw new UsageError(`${flags.candidates !== undefined ? "--candidates" : "--candidate-temperature"} applies to --strategy alternatives only, not ${strategy}`);
+  if (strategy === "debate" && flags.agent.length === 0) throw new UsageError("--strategy debate needs at least one --agent SPEC besides the generator (--model), e.g. --agent gemma-3-270m");
+  if (strategy !== "debate" && strategy !== "alternatives") return;
+  const fixed: Array<[string, string]> = [
+    ["turns", strategy === "debate" ? "--turns: debate's attempts are its rounds; pass --rounds" : "--turns: alternatives always makes two attempts (the first candidate, then the answer after the comparison)"],
+    ["stopWhen", `--stop-when: ${strategy} runs every round and stops on no check; it takes no stop conditions`],
+    ["feedback", `--feedback: ${strategy} tells the model nothing about its answers`],
+    ["reflectionMaxTokens", `--reflection-max-tokens: ${strategy} writes no reflections (its answers use --max-tokens)`],
+  ];
+  for (const [option, message] of fixed) if (given(option)) throw new UsageError(message);
 }
 
 /** The task family's demonstrations for a run over `items`, or a usage error naming the families that have them. */

@@ -13,7 +13,8 @@ import type { Verdict } from "../tasks/task.js";
  * string in it replaced); every call's message contents, `output` and tool-call `arguments`; a verdict's `feedback`
  * and `answer` (the answer's placeholder ends in `, #h` — 8 hex digits of an HMAC under a key drawn for the episode and
  * never stored, so answer changes between attempts stay countable and no answer can be guessed back); each check's
- * `feedback`, and its judge call like any call; a reflection's `feedbackShown` and call; lessons; an error's `message`.
+ * `feedback`, and its judge call like any call; a reflection's `feedbackShown` and call; lessons; a panel's calls and verdicts like an attempt's, and a vote's answers
+ * (its counts keyed by the answers' placeholders); an error's `message`.
  * Kept: ids, roles, model ids, task, strategy, verdicts (`correct`, `score`), check sources, `pass`, `score` and
  * categories, decisions and selections, usage and usage by role, timings, seeds, finish reasons, truncations,
  * tool-call ids and names, stop reasons, an error's `name` and `status`, `startedAt`.
@@ -49,6 +50,9 @@ export function redactEpisode(episode: Episode): RedactedEpisode {
     checks: a.checks.map(check),
     ...(a.reflection === undefined ? {} : { reflection: reflection(a.reflection) }),
     ...(a.lessons === undefined ? {} : { lessons: a.lessons.map(redactText) }),
+    ...(a.panel === undefined ? {} : { panel: a.panel.map((p) => ({ ...p, call: redactCall(p.call), verdict: verdict(p.verdict) })) }),
+    // The vote's counts are keyed by answers: keyed by their placeholders instead, so the tally stays readable.
+    ...(a.vote === undefined ? {} : { vote: { ...a.vote, counts: Object.fromEntries(Object.entries(a.vote.counts).map(([k, n]) => [answer(k) as string, n])) } }),
   });
   return {
     ...episode,

@@ -110,6 +110,7 @@ export class EpisodeRun<R> {
   /**
    * One model call under the budgets. `conversation` names the growing conversation the messages belong to: the
    * embedded model keeps its KV cache for it, and the prompt bound counts only what is new since its last call.
+   * `place` names the call among calls of the same role in the same turn, so each gets its own seed.
    */
   async call(
     model: LanguageModel,
@@ -118,9 +119,13 @@ export class EpisodeRun<R> {
     sampling: CallSampling,
     conversation: string,
     spanName: string = role,
+    place?: string,
   ): Promise<ModelCall> {
+    // `place` tells apart calls of one role in one turn (a debate's agents, a comparison's candidates); without it the
+    // seed is what it always was, so earlier runs reproduce.
+    const key = `${this.options.seed ?? 0}:${this.item.id}:${this.attemptTurn}:${role}${place === undefined ? "" : `:${place}`}`;
     const call = await callModel(
-      { model, role, messages, sampling, seed: hash32(`${this.options.seed ?? 0}:${this.item.id}:${this.attemptTurn}:${role}`), sessionKey: `${this.item.id}#${conversation}`, spanName, extends: this.known.get(conversation) },
+      { model, role, messages, sampling, seed: hash32(key), sessionKey: `${this.item.id}#${conversation}`, spanName, extends: this.known.get(conversation) },
       { budget: this.budget, tracer: this.tracer, parent: this.attemptSpan ?? this.episodeSpan, signal: this.options.signal, now: this.now, onFailedCall: () => this.failedCalls.set(role, (this.failedCalls.get(role) ?? 0) + 1) },
     );
     this.known.set(conversation, call);
@@ -145,12 +150,15 @@ export class EpisodeRun<R> {
   /**
    * Records an attempt, selects the best attempt so far (highest score, the latest on ties) and evaluates the stop
    * conditions. Returns the label of the condition that holds, or null to go on.
+   * `keep: "latest"` holds the new attempt whatever it scores: for strategies whose answer is chosen without the
+   * verifier (a debate's vote, a comparison of alternatives), rolling back to a better-scoring attempt would let the
+   * ground truth pick the answer.
    */
-  settle(draft: AttemptDraft): string | null {
+  settle(draft: AttemptDraft, keep: "best" | "latest" = "best"): string | null {
     const best = this.attempts.reduce<AttemptRecord | undefined>((b, a) => (b === undefined || attemptScore(a) > attemptScore(b) ? a : b), undefined);
     const scorePre = best === undefined ? undefined : attemptScore(best);
     const scorePost = attemptScore(draft);
-    const selected = best !== undefined && (scorePre as number) > scorePost ? best.selected : draft.turn;
+    const selected = keep === "best" && best !== undefined && (scorePre as number) > scorePost ? best.selected : draft.turn;
     const attempt: AttemptRecord = { ...draft, decision: "continue", selected };
     this.attempts.push(attempt);
     const stop = firstStop(this.conditions, this.attempts, { budget: this.budget.exhausted() });

@@ -2,8 +2,11 @@ import type { ChatMessage, FinishReason, TokenUsage, ToolCall } from "../models/
 import type { Truncation } from "../models/reply-cap.js";
 import type { Verdict } from "../tasks/task.js";
 
-/** What a model call was for. `attempt` produces an answer (a first try, a retry or a refinement). */
-export type CallRole = "attempt" | "reflection" | "critique";
+/**
+ * What a model call was for. `attempt` produces an answer (a first try, a retry, a refinement, a debate agent's answer,
+ * the answer written after comparing alternatives); `candidate` is one of the alternatives sampled for that comparison.
+ */
+export type CallRole = "attempt" | "reflection" | "critique" | "candidate";
 
 /** One request to a model and what came back. */
 export interface ModelCall {
@@ -70,6 +73,28 @@ export interface Reflection {
   call: ModelCall;
 }
 
+/** One answer of a panel: which agent (0 = the generator) or candidate wrote it, the call, and the verifier's verdict. */
+export interface PanelAnswer {
+  /** Index in the panel's order: a debate's agents (0 = the generator) or a comparison's candidates. */
+  index: number;
+  call: ModelCall;
+  verdict: Verdict;
+}
+
+/**
+ * A majority vote over a panel's extracted answers (`Verdict.answer`; answers the verifier found none in do not vote).
+ * `rule`: `majority` — one answer had the most votes; `tie` — several did, and the tie went to the tied answer of
+ * the lowest panel index (the generator's when it is among them); `no-answer` — no answer was found, so the
+ * generator's reply stands.
+ */
+export interface Vote {
+  /** Votes per extracted answer. */
+  counts: Record<string, number>;
+  /** The panel index whose reply is the attempt. */
+  chosen: number;
+  rule: "majority" | "tie" | "no-answer";
+}
+
 /**
  * After an attempt: `accept` — it passed, or the loop stops with it as the answer; `continue` — another attempt
  * follows; `rollback` — the loop stops and returns an earlier, better-scoring attempt.
@@ -94,6 +119,13 @@ export interface AttemptRecord {
   lessons?: string[];
   /** The generator's confidence in this attempt's answer, when the run asked for log-probs. */
   confidence?: AnswerConfidence;
+  /**
+   * Every answer behind this attempt, each measured by the verifier: a debate round's agents (the attempt is the
+   * round's vote) or the candidates sampled for a comparison (the attempt is the first candidate).
+   */
+  panel?: PanelAnswer[];
+  /** How the attempt's answer was chosen from its panel (a debate round's majority vote). */
+  vote?: Vote;
   decision: Decision;
   /** The turn whose answer the loop holds after this attempt: this one, or an earlier better one. */
   selected: number;

@@ -20,6 +20,8 @@ export interface ViewStep {
   checks: { source: string; pass: boolean | null; score: number; feedback: string; categories?: string[]; output?: string }[];
   lessons?: string[];
   decision?: string;
+  /** The attempt's turn (an episode's attempt steps; a panel's answers come before their attempt, so steps ≠ turns). */
+  turn?: number;
   selected?: number;
   tokens: number;
   ms: number;
@@ -76,27 +78,34 @@ function textDiff(before: string, after: string, against: string): NonNullable<V
   return { against, words: parts(diffWords(before, after)), lines: multiline ? parts(diffLines(before, after)) : null };
 }
 
+/**
+ * The answers behind an attempt with a panel (a debate round's agents, a comparison's candidates), one step each,
+ * shown before the attempt's own step: every answer the verifier measured is visible.
+ */
+function panelSteps(episode: Episode, attempt: AttemptRecord): ViewStep[] {
+  return (attempt.panel ?? []).map((p) => ({
+    label: episode.strategy === "debate" ? `round ${attempt.turn} · agent ${p.index} (${p.call.model})` : `candidate ${p.index + 1} (${p.call.model})`,
+    prompt: lastUser(p.call),
+    output: p.call.output,
+    answer: p.verdict.answer ?? null,
+    correct: p.verdict.correct ?? null,
+    feedback: p.verdict.feedback ?? "",
+    checks: [],
+    tokens: callTokens(p.call),
+    ms: p.call.ms ?? 0,
+  }));
+}
+
+/** An attempt's label: its turn, and how a panel's answer was chosen. */
+function attemptLabel(episode: Episode, attempt: AttemptRecord, i: number): string {
+  const label = `attempt ${attempt.turn ?? i + 1}`;
+  if (attempt.vote !== undefined) return `${label} · vote (${attempt.vote.rule}): agent ${attempt.vote.chosen}`;
+  if (attempt.panel !== undefined && episode.strategy === "alternatives") return `${label} · the first candidate`;
+  return label;
+}
+
 function viewEpisode(episode: Episode, run: number): ViewEpisode {
-  const steps = episode.attempts.map((attempt: AttemptRecord, i): ViewStep => {
-    const previous = episode.attempts[i - 1];
-    const reflection = previous?.reflection;
-    return {
-      label: `attempt ${attempt.turn ?? i + 1}`,
-      prompt: lastUser(attempt.call),
-      output: attempt.call.output,
-      answer: attempt.verdict.answer ?? null,
-      correct: attempt.verdict.correct ?? null,
-      feedback: attempt.verdict.feedback ?? "",
-      checks: (attempt.checks ?? []).map((c) => ({ source: c.source, pass: c.pass, score: c.score, feedback: c.feedback, ...(c.categories === undefined ? {} : { categories: c.categories }), ...(c.call === undefined ? {} : { output: c.call.output }) })),
-      ...(attempt.lessons === undefined ? {} : { lessons: attempt.lessons }),
-      ...(attempt.decision === undefined ? {} : { decision: attempt.decision }),
-      ...(attempt.selected === undefined ? {} : { selected: attempt.selected }),
-      tokens: callTokens(attempt.call),
-      ms: attempt.call.ms ?? 0,
-      ...(reflection === undefined ? {} : { reflection: { label: `reflection on attempt ${previous?.turn ?? i}`, feedbackShown: reflection.feedbackShown, request: lastUser(reflection.call), output: reflection.call.output } }),
-      ...(previous === undefined ? {} : { diff: textDiff(previous.call.output, attempt.call.output, `attempt ${previous.turn ?? i}`) }),
-    };
-  });
+  const steps = episode.attempts.flatMap((attempt: AttemptRecord, i): ViewStep[] => [...panelSteps(episode, attempt), attemptStep(episode, attempt, i)]);
   const last = episode.attempts.at(-1);
   if (last?.reflection !== undefined) {
     // A reflection after the last attempt (the loop stopped before the retry: a budget, an error).
@@ -112,6 +121,28 @@ function viewEpisode(episode: Episode, run: number): ViewEpisode {
     stoppedBy: episode.stoppedBy ?? (episode.solvedAt !== null ? "verified" : `turns:${episode.attempts.length}`),
     ...(episode.error === undefined ? {} : { error: `${episode.error.name}: ${episode.error.message}` }),
     steps,
+  };
+}
+
+function attemptStep(episode: Episode, attempt: AttemptRecord, i: number): ViewStep {
+  const previous = episode.attempts[i - 1];
+  const reflection = previous?.reflection;
+  return {
+    label: attemptLabel(episode, attempt, i),
+    prompt: lastUser(attempt.call),
+    output: attempt.call.output,
+    answer: attempt.verdict.answer ?? null,
+    correct: attempt.verdict.correct ?? null,
+    feedback: attempt.verdict.feedback ?? "",
+    checks: (attempt.checks ?? []).map((c) => ({ source: c.source, pass: c.pass, score: c.score, feedback: c.feedback, ...(c.categories === undefined ? {} : { categories: c.categories }), ...(c.call === undefined ? {} : { output: c.call.output }) })),
+    ...(attempt.lessons === undefined ? {} : { lessons: attempt.lessons }),
+    ...(attempt.decision === undefined ? {} : { decision: attempt.decision }),
+    turn: attempt.turn ?? i + 1,
+    ...(attempt.selected === undefined ? {} : { selected: attempt.selected }),
+    tokens: callTokens(attempt.call),
+    ms: attempt.call.ms ?? 0,
+    ...(reflection === undefined ? {} : { reflection: { label: `reflection on attempt ${previous?.turn ?? i}`, feedbackShown: reflection.feedbackShown, request: lastUser(reflection.call), output: reflection.call.output } }),
+    ...(previous === undefined ? {} : { diff: textDiff(previous.call.output, attempt.call.output, `attempt ${previous.turn ?? i}`) }),
   };
 }
 

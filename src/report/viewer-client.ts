@@ -131,7 +131,7 @@ export const VIEWER_SCRIPT = String.raw`
       card.appendChild(r);
     }
     var head = h("div", { class: "step-title" }, step.label + " ", verdictBadge(step.correct), step.answer !== null ? h("span", { class: "answer", text: "answer: " + step.answer }) : null,
-      h("span", { class: "meta", text: step.tokens + " tokens · " + Math.round(step.ms) + " ms" + (step.decision ? " · " + step.decision : "") + (step.selected !== undefined && step.selected !== index + 1 ? " · holds attempt " + step.selected : "") }));
+      h("span", { class: "meta", text: step.tokens + " tokens · " + Math.round(step.ms) + " ms" + (step.decision ? " · " + step.decision : "") + (step.selected !== undefined && step.selected !== (step.turn !== undefined ? step.turn : index + 1) ? " · holds attempt " + step.selected : "") }));
     card.appendChild(head);
     if (step.lessons && step.lessons.length) card.appendChild(block("lessons recalled", step.lessons.map(function (l, i) { return (i + 1) + ". " + l; }).join("\n"), "lessons"));
     if (step.prompt !== null && index > 0) card.appendChild(h("details", {}, h("summary", { text: "request" }), h("pre", { text: step.prompt })));

@@ -32,7 +32,7 @@ export type GatewayMetrics = GatewayObserver & {
 export const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
 
 const kinds: readonly RequestOutcome["kind"][] = ["pass-through", "reflected", "rejected"];
-const roles: readonly CallRole[] = ["attempt", "reflection", "critique"];
+const roles: readonly CallRole[] = ["attempt", "reflection", "critique", "candidate"];
 const failures: readonly UpstreamFailure[] = ["timeout", "status", "network", "malformed"];
 const sources: readonly CheckSource[] = ["verifier", "judge", "schema", "tools", "task", "tests", "regex", "custom"];
 
