@@ -3,6 +3,8 @@ import type { Command } from "commander";
 import { unfinished } from "../report/run-folder.js";
 import { recordTimeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
 import { writeReport, type PngPolicy } from "../report/write-report.js";
+import { selfAgreementAcross } from "../eval/theatre.js";
+import { formatSelfAgreementAcross, formatTheatre } from "./format-theatre.js";
 import { choice, int } from "./parse.js";
 import { textTable } from "./text-table.js";
 
@@ -52,6 +54,12 @@ export function registerReport(program: Command): void {
         const cells = timeAxisCells(axis);
         lines.push("", `${run.label} over time, by ${axis.size}:`, ...textTable(cells.header.map((header, i) => ({ header, align: i === 0 ? "left" : "right" })), cells.rows));
         if (axis.undated > 0) lines.push(`(${axis.undated} episodes without a start time are left out)`);
+      }
+      const evalRuns = result.runs.flatMap((r) => (r.kind === "eval" ? [r] : []));
+      for (const run of evalRuns) lines.push("", `${run.label}: ${formatTheatre(run.summary).join("\n")}`);
+      if (evalRuns.length > 1) {
+        const across = formatSelfAgreementAcross(selfAgreementAcross(evalRuns.map((r) => ({ label: r.label, self_agreement: r.summary.self_agreement }))));
+        if (across.length > 0) lines.push("", ...across);
       }
       if (result.runs.length > 0 && flags.bucket !== undefined && result.runs.every((r) => recordTimeAxis(r) === null)) lines.push(`note: --bucket ${flags.bucket}: none of these runs is a record whose episodes have start times (reflect serve --record), so there is no time axis`);
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);
