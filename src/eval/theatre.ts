@@ -194,7 +194,8 @@ export function selfAgreement(episodes: readonly Episode[]): SelfAgreement {
     }
   }
   if (judged === 0) return { available: false, reason: "no judge: no attempt was checked by an LLM judge" };
-  if (counts.size === 0) return { available: false, reason: "the judges judged no answer the verifier judged wrong" };
+  // A cascade that runs the verifier first only asks its judge about answers the verifier passed.
+  if (counts.size === 0) return { available: false, reason: `the judges judged ${judged} answers, none of them one the verifier judged wrong` };
   return {
     available: true,
     judges: [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([judge, c]) => ({

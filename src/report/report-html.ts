@@ -3,6 +3,7 @@ import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
 import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-folder.js";
 import { escapeXml as esc } from "./svg.js";
+import { theatreSection } from "./theatre-section.js";
 import { recordTimeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
 import { timeChart } from "./time-chart.js";
 import { viewData } from "./view-model.js";
@@ -115,6 +116,10 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
         }),
       ),
     );
+
+    const theatre = theatreSection(evalRuns, { table, figure });
+    charts.push(...theatre.charts);
+    sections.push(...theatre.html);
 
     const groups = evalRuns.map(({ run, index }) => ({ run, runIndex: index, groups: perTask(run) }));
     const taskChart = perTaskChart(groups);
