@@ -23,8 +23,8 @@ function selfAgreementLines(s: SelfAgreement | undefined): string[] {
  * The theatre block of the printed summary: answer confidence by turn (right vs wrong), the confirm rate, the
  * degeneration rate and judges' self-agreement, each with n and a 95% interval, or `n/a` with the reason.
  */
-export function formatTheatre(summary: { confidence_by_turn?: ConfidenceByTurn; degeneration_rate?: RateEstimate | Unavailable; confirm_rate?: RateEstimate | Unavailable; self_agreement?: SelfAgreement }): string[] {
-  const lines = ["theatre"];
+export function formatTheatre(summary: { confidence_by_turn?: ConfidenceByTurn; degeneration_rate?: RateEstimate | Unavailable; confirm_rate?: RateEstimate | Unavailable; self_agreement?: SelfAgreement }, heading = "theatre"): string[] {
+  const lines = [heading];
   const c = summary.confidence_by_turn ?? NOT_COMPUTED;
   if (c.available) {
     const { header, rows } = confidenceRows(c);

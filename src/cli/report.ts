@@ -55,16 +55,17 @@ export function registerReport(program: Command): void {
         lines.push("", `${run.label} over time, by ${axis.size}:`, ...textTable(cells.header.map((header, i) => ({ header, align: i === 0 ? "left" : "right" })), cells.rows));
         if (axis.undated > 0) lines.push(`(${axis.undated} episodes without a start time are left out)`);
       }
-      const evalRuns = result.runs.flatMap((r) => (r.kind === "eval" ? [r] : []));
-      for (const run of evalRuns) lines.push("", `${run.label}: ${formatTheatre(run.summary).join("\n")}`);
-      if (evalRuns.length > 1) {
-        const across = formatSelfAgreementAcross(selfAgreementAcross(evalRuns.map((r) => ({ label: r.label, self_agreement: r.summary.self_agreement }))));
-        if (across.length > 0) lines.push("", ...across);
-      }
       if (result.runs.length > 0 && flags.bucket !== undefined && result.runs.every((r) => recordTimeAxis(r) === null)) lines.push(`note: --bucket ${flags.bucket}: none of these runs is a record whose episodes have start times (reflect serve --record), so there is no time axis`);
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);
       else if (result.pngSkipped !== null) lines.push(`PNGs not written: ${result.pngSkipped}. The HTML report is complete without them; run again after installing to get charts/*.png.`);
       else lines.push("PNGs not written (--no-png)");
+      // The theatre metrics of each run (as reflect eval prints them), then a judge's self-agreement across the runs.
+      const evalRuns = result.runs.flatMap((r) => (r.kind === "eval" ? [r] : []));
+      for (const run of evalRuns) lines.push("", ...formatTheatre(run.summary, `${run.label} — theatre`));
+      if (evalRuns.length > 1) {
+        const across = formatSelfAgreementAcross(selfAgreementAcross(evalRuns.map((r) => ({ label: r.label, self_agreement: r.summary.self_agreement }))));
+        if (across.length > 0) lines.push("", ...across);
+      }
       process.stdout.write(`${lines.join("\n")}\n`);
     });
 }

@@ -110,7 +110,7 @@ describe("degenerationRate", () => {
     assert.match(JSON.stringify(degenerationRate([episode("a", [w("1", 0.2), r("2", 0.3)])])), /no episode was wrong at both/);
     const old = degenerationRate([episode("a", [w("1"), w("2")])]);
     assert.equal(old.available, false);
-    assert.match(!old.available ? old.reason : "", /no answer confidence.*\(1 episodes wrong at first and last\)/);
+    assert.match(!old.available ? old.reason : "", /no answer confidence recorded.*; 1 episodes were wrong at first and last/);
   });
 });
 

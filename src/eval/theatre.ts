@@ -57,7 +57,7 @@ export interface TheatreMetrics {
 
 export const CONFIDENCE_INTERVAL = `95% percentile bootstrap over episodes (${BOOTSTRAP_RESAMPLES} resamples, mulberry32 seed ${BOOTSTRAP_SEED}); none when n = 1`;
 
-const NO_LOGPROBS = "no answer confidence: the attempts carry no log-probs (a run without log-probs, a backend that gives none, or records written before confidence was recorded)";
+const NO_LOGPROBS = "no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed";
 
 export function theatreMetrics(episodes: readonly Episode[], turns: number): TheatreMetrics {
   return { confidence_by_turn: confidenceByTurn(episodes, turns), degeneration_rate: degenerationRate(episodes), confirm_rate: confirmRate(episodes), self_agreement: selfAgreement(episodes) };
@@ -134,7 +134,7 @@ export function degenerationRate(episodes: readonly Episode[]): RateEstimate | U
   if (n > 0) return rate(rose, n, "");
   if (!episodes.some((e) => e.attempts.length >= 2)) return { available: false, reason: "no retries: no episode made a second attempt" };
   if (wrongBoth === 0) return { available: false, reason: "no episode was wrong at both its first and its last attempt" };
-  return { available: false, reason: `${NO_LOGPROBS} (${wrongBoth} episodes wrong at first and last)` };
+  return { available: false, reason: `${NO_LOGPROBS}; ${wrongBoth} episodes were wrong at first and last` };
 }
 
 /**

@@ -45,7 +45,7 @@ describe("the report's theatre section", () => {
     // Three turns, right and wrong: up to six points, each with a title naming its n.
     assert.ok((chart?.svg.match(/<circle class="mark"/g) ?? []).length >= 5);
     const text = theatreText(report.html);
-    assert.match(text, /reflect-retry: confidence by turn n\/a — no answer confidence: the attempts carry no log-probs/);
+    assert.match(text, /reflect-retry: confidence by turn n\/a — no answer confidence recorded: the run did not ask for log-probs/);
     assert.match(text, /turn right n right P\(answer\) \[95% CI\]/);
     // The committed runs' confirm rates are real figures (SmolLM2 repeats most wrong answers), not n/a.
     const old = runs[1] as EvalRun;
