@@ -3,9 +3,9 @@ import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
 import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-folder.js";
 import { escapeXml as esc } from "./svg.js";
-import { theatreSection } from "./theatre-section.js";
 import { recordTimeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
 import { timeChart } from "./time-chart.js";
+import { theatreSection } from "./theatre-section.js";
 import { viewData } from "./view-model.js";
 import { PAGE_CSS, scriptJson, VIEWER_SCRIPT } from "./viewer-client.js";
 
