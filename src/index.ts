@@ -40,6 +40,8 @@ export { verifierCritic, checkFromVerdict } from "./critics/verifier-critic.js";
 export { rubricJudge, parseJudgement, failureCategories, judgeSchema, type FailureCategory, type RubricJudgeOptions } from "./critics/rubric-judge.js";
 export type * from "./loops/types.js";
 export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";
+export { confidenceByTurn, confirmRate, degenerationRate, selfAgreement, selfAgreementAcross, type TheatreMetrics, type ConfidenceByTurn, type ConfidenceTurn, type ConfidenceCell, type SelfAgreement, type JudgeSelfAgreement, type JudgeSelfAgreementAcross } from "./eval/theatre.js";
+export { bootstrapMean, newcombeDifference, type RateEstimate, type MeanEstimate, type DifferenceEstimate, type Unavailable } from "./eval/estimate.js";
 export { runEval, readEpisodes, type EvalRunOptions, type EpisodeContext } from "./eval/run.js";
 export { noopTracer, inSpan, type Tracer, type SpanHandle, type Attributes, type AttributeValue } from "./telemetry/index.js";
 export { createOtelTracer, otlpEndpointFromEnv, TelemetryExportError, sanitizeAttributes, redactSecrets, type OtelTracerOptions, type ExportFailure, type SpanRecord } from "./telemetry/index.js";

@@ -32,6 +32,10 @@ const SUMMARY: Summary = {
   model_calls_per_episode: 3.74,
   episode_seconds: 117.2,
   wall_seconds: 118.04,
+  confidence_by_turn: { available: false, reason: "no answer confidence: the attempts carry no log-probs" },
+  degeneration_rate: { available: false, reason: "no answer confidence: the attempts carry no log-probs" },
+  confirm_rate: { available: true, n: 46, k: 28, value: 28 / 46, ci95: [0.4647, 0.7393] },
+  self_agreement: { available: false, reason: "no judge: no attempt was checked by an LLM judge" },
 };
 
 /**
@@ -90,6 +94,50 @@ describe("formatSummary", () => {
 
   it("says how much of the time covers a resumed run", () => {
     assert.match(formatSummary({ ...SUMMARY, resumed_episodes: 40 }, "h"), /118\.0 s wall for the 60 episodes run now \(40 resumed\)/);
+  });
+});
+
+describe("formatSummary's theatre block", () => {
+  it("shows n/a with the reason where inputs are missing, never a zero", () => {
+    const lines = formatSummary(SUMMARY, "h").split("\n");
+    const start = lines.indexOf("theatre");
+    assert.deepEqual(lines.slice(start, start + 5), [
+      "theatre",
+      "confidence by turn: n/a (no answer confidence: the attempts carry no log-probs)",
+      "confirm rate (retries after a wrong answer that repeat it): 28/46 = 60.9% [46.5%, 73.9%]",
+      "degeneration rate (wrong first and last, P(answer) rose): n/a (no answer confidence: the attempts carry no log-probs)",
+      "self-agreement: n/a (no judge: no attempt was checked by an LLM judge)",
+    ]);
+  });
+
+  it("puts confidence by turn in a table whose figures line up, and says how the intervals were made", () => {
+    const summary: Summary = {
+      ...SUMMARY,
+      confidence_by_turn: {
+        available: true,
+        interval: "95% percentile bootstrap over episodes",
+        turns: [
+          { turn: 1, right: { n: 9, prob: { available: true, n: 9, value: 0.912, ci95: [0.85, 0.96] }, mean_logprob: { available: true, n: 9, value: -0.05, ci95: [-0.09, -0.02] } }, wrong: { n: 91, prob: { available: true, n: 91, value: 0.5, ci95: [0.45, 0.55] }, mean_logprob: { available: true, n: 91, value: -1.2, ci95: [-1.4, -1.0] } } },
+          { turn: 2, right: { n: 1, prob: { available: true, n: 1, value: 0.7, ci95: null }, mean_logprob: { available: true, n: 1, value: -0.36, ci95: null } }, wrong: { n: 0, prob: { available: false, reason: "none" }, mean_logprob: { available: false, reason: "none" } } },
+        ],
+        left_out: { not_recorded: 0, no_logprobs: 0, no_answer: 3, unjudged: 0 },
+      },
+      self_agreement: { available: true, judges: [{ judge: "gemma", self: { available: true, n: 10, k: 4, value: 0.4, ci95: [0.168, 0.687] }, other: { available: false, reason: "the judge judged no wrong answer of another model" }, unreadable: 2 }] },
+    };
+    const lines = formatSummary(summary, "h").split("\n");
+    const start = lines.indexOf("theatre") + 1;
+    assertColumnsLineUp(lines.slice(start, start + 3));
+    assert.equal(lines[start + 1], "   1        9      0.912 [0.850, 0.960]          -0.05 [-0.09, -0.02]       91      0.500 [0.450, 0.550]          -1.20 [-1.40, -1.00]");
+    assert.equal(lines[start + 2], "   2        1                     0.700                         -0.36        0                         —                             —");
+    assert.ok(lines.includes("P(answer): the probability of the extracted answer's tokens; intervals: 95% percentile bootstrap over episodes."));
+    assert.ok(lines.includes("attempts without confidence: no answer 3"));
+    assert.ok(lines.includes("self-agreement, judge gemma passing wrong answers: own model 4/10 = 40.0% [16.8%, 68.7%] · other model n/a (the judge judged no wrong answer of another model) · unreadable 2"));
+  });
+
+  it("reads a summary written before the theatre metrics", () => {
+    const { confidence_by_turn: _c, degeneration_rate: _d, confirm_rate: _r, self_agreement: _s, ...old } = SUMMARY;
+    const text = formatSummary(old as Summary, "h");
+    assert.match(text, /confirm rate \(retries after a wrong answer that repeat it\): n\/a \(not in this summary/);
   });
 });
 

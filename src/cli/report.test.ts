@@ -27,6 +27,24 @@ describe("reflect report", { timeout: 120_000 }, () => {
     assert.match(readFileSync(path.join(out, "report.html"), "utf8"), /^<!doctype html>/);
   });
 
+  it("prints each run's theatre metrics, and a judge's self-agreement across the runs", async (t) => {
+    const out = path.join(await tempDir(t), "report");
+    const result = await cli(["report", RUN, path.join(REPO, "bench/runs/engine/self-refine-judge"), "--out", out, "--no-png"]);
+    assertExit(result, 0);
+    const lines = result.stdout.split("\n");
+    const start = lines.indexOf("reflect-retry — theatre");
+    assert.ok(start > 0, result.stdout);
+    assert.deepEqual(lines.slice(start + 1, start + 5), [
+      "confidence by turn: n/a (no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed)",
+      "confirm rate (retries after a wrong answer that repeat it): 97/106 = 91.5% [84.6%, 95.5%]",
+      "degeneration rate (wrong first and last, P(answer) rose): n/a (no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed; 52 episodes were wrong at first and last)",
+      "self-agreement: n/a (no judge: no attempt was checked by an LLM judge)",
+    ]);
+    // SmolLM2 as its own judge (self-refine) passed all 54 of its wrong answers.
+    assert.ok(lines.includes("self-agreement, judge embedded:smollm2-135m passing wrong answers: own model 54/54 = 100.0% [93.4%, 100.0%] · other model n/a (the judge judged no wrong answer of another model)"), result.stdout);
+    assert.match(result.stdout, /^self-agreement across these runs/m);
+  });
+
   it("--no-png writes the HTML only", async (t) => {
     const out = path.join(await tempDir(t), "report");
     const result = await cli(["report", RUN, "--out", out, "--no-png"]);

@@ -3,6 +3,8 @@ import type { Command } from "commander";
 import { unfinished } from "../report/run-folder.js";
 import { recordTimeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
 import { writeReport, type PngPolicy } from "../report/write-report.js";
+import { selfAgreementAcross } from "../eval/theatre.js";
+import { formatSelfAgreementAcross, formatTheatre } from "./format-theatre.js";
 import { choice, int } from "./parse.js";
 import { textTable } from "./text-table.js";
 
@@ -57,6 +59,13 @@ export function registerReport(program: Command): void {
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);
       else if (result.pngSkipped !== null) lines.push(`PNGs not written: ${result.pngSkipped}. The HTML report is complete without them; run again after installing to get charts/*.png.`);
       else lines.push("PNGs not written (--no-png)");
+      // The theatre metrics of each run (as reflect eval prints them), then a judge's self-agreement across the runs.
+      const evalRuns = result.runs.flatMap((r) => (r.kind === "eval" ? [r] : []));
+      for (const run of evalRuns) lines.push("", ...formatTheatre(run.summary, `${run.label} — theatre`));
+      if (evalRuns.length > 1) {
+        const across = formatSelfAgreementAcross(selfAgreementAcross(evalRuns.map((r) => ({ label: r.label, self_agreement: r.summary.self_agreement }))));
+        if (across.length > 0) lines.push("", ...across);
+      }
       process.stdout.write(`${lines.join("\n")}\n`);
     });
 }

@@ -1,5 +1,6 @@
 import type { BudgetLimits } from "../loops/budget.js";
 import type { AttemptRecord, Episode } from "../loops/types.js";
+import { theatreMetrics, type TheatreMetrics } from "./theatre.js";
 
 /** Wilson score interval for k successes in n trials (z = 1.96 for 95%). [0, 0] when n = 0. */
 export function wilsonInterval(k: number, n: number, z = 1.959963984540054): [number, number] {
@@ -41,7 +42,7 @@ export interface CriticAgreement {
   unreadable: number;
 }
 
-export interface Summary {
+export interface Summary extends TheatreMetrics {
   n: number;
   turns: number;
   /**
@@ -143,6 +144,7 @@ export function summarize(episodes: readonly Episode[], turns: number): Summary 
     model_calls: calls,
     model_calls_per_episode: n === 0 ? 0 : calls / n,
     episode_seconds: sumOf(episodes, (e) => e.ms) / 1000,
+    ...theatreMetrics(episodes, turns),
   };
 }
 

@@ -5,6 +5,7 @@ import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-fo
 import { escapeXml as esc } from "./svg.js";
 import { recordTimeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
 import { timeChart } from "./time-chart.js";
+import { theatreSection } from "./theatre-section.js";
 import { viewData } from "./view-model.js";
 import { PAGE_CSS, scriptJson, VIEWER_SCRIPT } from "./viewer-client.js";
 
@@ -115,6 +116,10 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
         }),
       ),
     );
+
+    const theatre = theatreSection(evalRuns, { table, figure });
+    charts.push(...theatre.charts);
+    sections.push(...theatre.html);
 
     const groups = evalRuns.map(({ run, index }) => ({ run, runIndex: index, groups: perTask(run) }));
     const taskChart = perTaskChart(groups);
