@@ -16,6 +16,7 @@ export { reflectRetry, type ReflectRetryOptions, type FeedbackMode } from "./loo
 export { selfRefine, refineRequest, type SelfRefineOptions } from "./loops/self-refine.js";
 export { reflexion, withLessons, type ReflexionOptions } from "./loops/reflexion.js";
 export { cascade, type CascadeOptions } from "./loops/cascade.js";
+export { placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
 export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
@@ -37,6 +38,7 @@ export { verifierCritic, checkFromVerdict } from "./critics/verifier-critic.js";
 export { rubricJudge, parseJudgement, failureCategories, judgeSchema, type FailureCategory, type RubricJudgeOptions } from "./critics/rubric-judge.js";
 export type * from "./loops/types.js";
 export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";
+export { bootstrapMean, itemScores, pairedDifference, type Estimate, type ItemScore } from "./eval/paired-bootstrap.js";
 export { runEval, readEpisodes, type EvalRunOptions, type EpisodeContext } from "./eval/run.js";
 export { noopTracer, inSpan, type Tracer, type SpanHandle, type Attributes, type AttributeValue } from "./telemetry/index.js";
 export { createOtelTracer, otlpEndpointFromEnv, TelemetryExportError, sanitizeAttributes, redactSecrets, type OtelTracerOptions, type ExportFailure, type SpanRecord } from "./telemetry/index.js";
