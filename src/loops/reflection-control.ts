@@ -6,7 +6,7 @@ import type { Reflection, ReflectionMode } from "./types.js";
 export const reflectionModes: readonly ReflectionMode[] = ["model", "none", "placebo"];
 
 /**
- * The placebo reflections: generic advice that says nothing about any attempt, each 45–70 tokens in SmolLM2's
+ * The placebo reflections: generic advice that says nothing about any attempt, each 40–80 tokens in SmolLM2's
  * tokenizer (its own reflections on arithmetic run about 40–80). Fixed text, so a placebo run is reproducible and
  * never depends on what the model wrote.
  */
