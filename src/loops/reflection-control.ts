@@ -7,8 +7,9 @@ export const reflectionModes: readonly ReflectionMode[] = ["model", "none", "pla
 
 /**
  * The placebo reflections: generic advice that says nothing about any attempt, each 40–80 tokens in SmolLM2's
- * tokenizer (its own reflections on arithmetic run about 40–80). Fixed text, so a placebo run is reproducible and
- * never depends on what the model wrote.
+ * tokenizer (checked by eval-reflection.model.test.ts). SmolLM2's own reflections on the spine's arithmetic items
+ * run a median 13 tokens greedy (mean 26) and 66–69 at T = 0.7 (mean 73). Fixed text, so a placebo run is
+ * reproducible and never depends on what the model wrote.
  */
 export const placeboReflections: readonly string[] = [
   "Let me slow down and re-read the question carefully, then work through it step by step. I should check each part of my reasoning before I commit to an answer, and make sure the final answer is written in the format the question asks for.",
