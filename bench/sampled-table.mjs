@@ -5,7 +5,7 @@
 // --exclude-sft leaves out the items whose question is among the SFT file's (not held out from that training).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { mulberry32 } from "../dist/util/random.js";
+import { bootstrapMean } from "../dist/eval/paired-bootstrap.js";
 
 const args = process.argv.slice(2);
 const dir = args.shift();
@@ -37,14 +37,10 @@ function rates(name) {
   return { seeds: seeds.length, byItem };
 }
 
-/** Mean of values and its 95% percentile-bootstrap interval over items. */
+/** Mean of values and its 95% percentile-bootstrap interval over items (the library's, src/eval/paired-bootstrap.ts). */
 function bootstrap(values) {
-  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const random = mulberry32(12345);
-  const means = [];
-  for (let b = 0; b < 4000; b++) means.push(mean(values.map(() => values[Math.floor(random() * values.length)])));
-  means.sort((a, b) => a - b);
-  return [mean(values), means[Math.floor(0.025 * means.length)], means[Math.floor(0.975 * means.length)]];
+  const { mean, lo, hi } = bootstrapMean(values);
+  return [mean, lo, hi];
 }
 const pct = (x) => (100 * x).toFixed(1).replace(/^-0\.0$/, "0.0");
 const fmt = ([m, lo, hi], sign = false) => `${sign && Number(pct(m)) >= 0 ? "+" : ""}${pct(m)} [${pct(lo)}, ${pct(hi)}]`;

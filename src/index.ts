@@ -19,6 +19,7 @@ export { cascade, type CascadeOptions } from "./loops/cascade.js";
 export { debate, debateRequest, type DebateOptions } from "./loops/debate.js";
 export { alternatives, comparisonRequest, defaultCandidates, defaultCandidateTemperature, type AlternativesOptions } from "./loops/alternatives.js";
 export { majorityVote } from "./loops/vote.js";
+export { placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
 export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
@@ -41,7 +42,8 @@ export { rubricJudge, parseJudgement, failureCategories, judgeSchema, type Failu
 export type * from "./loops/types.js";
 export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";
 export { confidenceByTurn, confirmRate, degenerationRate, selfAgreement, selfAgreementAcross, type TheatreMetrics, type ConfidenceByTurn, type ConfidenceTurn, type ConfidenceCell, type SelfAgreement, type JudgeSelfAgreement, type JudgeSelfAgreementAcross } from "./eval/theatre.js";
-export { bootstrapMean, newcombeDifference, type RateEstimate, type MeanEstimate, type DifferenceEstimate, type Unavailable } from "./eval/estimate.js";
+export { meanEstimate, newcombeDifference, type RateEstimate, type MeanEstimate, type DifferenceEstimate, type Unavailable } from "./eval/estimate.js";
+export { bootstrapMean, itemScores, pairedDifference, type Estimate, type ItemScore } from "./eval/paired-bootstrap.js";
 export { runEval, readEpisodes, type EvalRunOptions, type EpisodeContext } from "./eval/run.js";
 export { noopTracer, inSpan, type Tracer, type SpanHandle, type Attributes, type AttributeValue } from "./telemetry/index.js";
 export { createOtelTracer, otlpEndpointFromEnv, TelemetryExportError, sanitizeAttributes, redactSecrets, type OtelTracerOptions, type ExportFailure, type SpanRecord } from "./telemetry/index.js";

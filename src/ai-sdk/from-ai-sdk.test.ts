@@ -34,7 +34,7 @@ describe("fromAISDK", () => {
     assert.equal(episode.correct, true);
     assert.equal(episode.solvedAt, 2);
     assert.equal(episode.attempts[0]?.verdict.correct, false);
-    assert.equal(episode.attempts[0]?.reflection?.call.output, "I multiplied wrong.");
+    assert.equal(episode.attempts[0]?.reflection?.call?.output, "I multiplied wrong.");
     assert.equal(mock.doGenerateCalls.length, 3);
     const [first, reflect, retry] = mock.doGenerateCalls;
     // the task prompt, as v4 messages (system as a string, the rest as text parts)

@@ -15,6 +15,7 @@ import type { BudgetLimits } from "../loops/budget.js";
 import { cascade } from "../loops/cascade.js";
 import type { RecordWriter } from "../eval/record-writer.js";
 import type { FeedbackMode } from "../loops/feedback.js";
+import { reflectionText } from "../loops/reflection-control.js";
 import type { StopCondition } from "../loops/stop.js";
 import type { Check, Episode } from "../loops/types.js";
 import { fromAISDK } from "./from-ai-sdk.js";
@@ -165,7 +166,7 @@ function episodeMetadata(episode: Episode<RequestRecord>): JSONObject {
         output: a.call.output,
         ...(a.call.toolCalls === undefined ? {} : { toolCalls: a.call.toolCalls }),
         checks: a.checks.map((c) => ({ source: c.source, pass: c.pass, score: c.score, feedback: c.feedback })),
-        ...(a.reflection === undefined ? {} : { reflection: a.reflection.call.output }),
+        ...(a.reflection === undefined ? {} : { reflection: reflectionText(a.reflection) }),
         decision: a.decision,
       })),
       usage: episode.usage,

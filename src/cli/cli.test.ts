@@ -124,7 +124,7 @@ describe("reflect eval against an OpenAI-compatible server", { timeout: TEST_TIM
         assert.equal(first.verdict.answer, String(right + 1));
         assert.ok(first.reflection, `${episode.id}: a failed attempt carries its reflection`);
         assert.equal(first.reflection.feedbackShown, "Your answer is incorrect.", "binary feedback by default");
-        assert.equal(first.reflection.call.output, REFLECTION_TEXT);
+        assert.equal(first.reflection.call?.output, REFLECTION_TEXT);
         const second = episode.attempts[1]!;
         assert.deepEqual(second.call.messages.map((m) => m.role), ["user", "assistant", "user", "assistant", "user"]);
         assert.equal(second.call.messages[3]!.content, REFLECTION_TEXT, "the retry sees the reflection");

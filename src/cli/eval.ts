@@ -15,7 +15,8 @@ import { reflectRetry } from "../loops/reflect-retry.js";
 import { reflexion } from "../loops/reflexion.js";
 import { selfRefine } from "../loops/self-refine.js";
 import { isVerified, parseStopConditions, type StopCondition } from "../loops/stop.js";
-import type { Episode } from "../loops/types.js";
+import { reflectionModes } from "../loops/reflection-control.js";
+import type { Episode, ReflectionMode } from "../loops/types.js";
 import { openLessonStore } from "../memory/sqlite-lesson-store.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel } from "../models/open.js";
@@ -47,6 +48,7 @@ interface EvalFlags extends TaskRunFlags {
   candidateTemperature?: number;
   stopWhen: string;
   feedback?: FeedbackMode;
+  reflection?: ReflectionMode;
   temperature: number;
   topP?: number;
   maxTokens: number;
@@ -80,7 +82,8 @@ export function registerEval(program: Command): void {
     .option("--candidates <k>", `alternatives: candidates sampled before the comparison (default ${defaultCandidates})`, int(1))
     .option("--candidate-temperature <t>", `alternatives: the candidates' sampling temperature (default ${defaultCandidateTemperature})`, nonNegativeNumber)
     .option("--stop-when <list>", "stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn", "verified")
-    .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]));
+    .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]))
+    .option("--reflection <mode>", "reflect-retry, cascade: what stands between a failed attempt and the retry — model (the model reflects, default), none (the retry follows the feedback, no reflection call), placebo (a fixed generic reflection, no model call): the controls that tell the reflection's content from a second try", choice(reflectionModes));
   modelFlags(command, "episodes")
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
@@ -116,6 +119,8 @@ export function registerEval(program: Command): void {
       if (critic === "verifier" && flags.strategy === "cascade") throw new UsageError("cascade always checks with the task's verifier first; --critic judge adds an LLM judge after it");
       if (flags.refinerModel !== undefined && flags.strategy !== "self-refine") throw new UsageError("--refiner-model applies to self-refine only");
       if (flags.memory !== undefined && flags.strategy !== "reflexion") throw new UsageError("--memory applies to reflexion only");
+      if (flags.reflection !== undefined && flags.strategy !== "reflect-retry" && flags.strategy !== "cascade") throw new UsageError(`--reflection applies to reflect-retry and cascade, not ${flags.strategy} (its reflection is part of the strategy)`);
+      const reflectionMode: ReflectionMode = flags.reflection ?? "model";
       const criticModelSpec = critic === "judge" ? (flags.criticModel ?? flags.model) : undefined;
       const feedback: FeedbackMode = flags.feedback ?? (flags.strategy === "cascade" ? "detailed" : "binary");
       const budget: BudgetLimits = limits(flags.budgetTokens, flags.budgetCalls, flags.budgetSeconds);
@@ -139,6 +144,7 @@ export function registerEval(program: Command): void {
         ...(critic === "verifier" ? { critic } : {}),
         ...(flags.refinerModel === undefined ? {} : { refiner_model: flags.refinerModel }),
         ...(flags.stopWhen === "verified" ? {} : { stop_when: flags.stopWhen }),
+        ...(reflectionMode === "model" ? {} : { reflection_mode: reflectionMode }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
         ...(flags.strategy === "reflexion" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
         ...(flags.strategy === "debate" ? { agents: flags.agent, rounds: turns } : {}),
@@ -174,6 +180,7 @@ export function registerEval(program: Command): void {
           model_id: model.modelId,
           ...fingerprint,
           strategy: flags.strategy,
+          ...(flags.strategy === "reflect-retry" || flags.strategy === "cascade" ? { reflection_mode: reflectionMode } : {}),
           critic: critics.map((c) => c.name),
           stop_when: flags.stopWhen,
           run_budget: runBudget,
@@ -188,9 +195,9 @@ export function registerEval(program: Command): void {
           const common = { model, task: task as Task<unknown, Judgement>, item, turns, stopWhen, budget, attempt, reflection, seed: flags.seed, tracer, ...context };
           switch (flags.strategy) {
             case "reflect-retry":
-              return reflectRetry({ ...common, feedback });
+              return reflectRetry({ ...common, feedback, reflectionMode });
             case "cascade":
-              return cascade({ ...common, feedback, critics });
+              return cascade({ ...common, feedback, critics, reflectionMode });
             case "self-refine":
               return selfRefine({ ...common, critic: critics[0] as Critic<unknown>, ...(refiner === undefined ? {} : { refiner }) });
             case "reflexion":
@@ -219,7 +226,7 @@ export function registerEval(program: Command): void {
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         } else {
-          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${strategyHeading(flags, turns, agents, feedback)}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
+          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${strategyHeading(flags, turns, agents, feedback)}${reflectionMode === "model" ? "" : ` · ${reflectionMode} reflection`}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
           process.stdout.write(`${formatSummary(summary, heading)}\n${notRun > 0 ? `${notRun} items not run: ${notRunReason ?? "the run budget is spent"}\n` : ""}run folder: ${outDir}\n`);
         }
       } finally {

@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { Command } from "commander";
+import { controlTables } from "../report/reflection-controls.js";
 import { unfinished } from "../report/run-folder.js";
 import { recordTimeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
 import { writeReport, type PngPolicy } from "../report/write-report.js";
@@ -48,6 +49,12 @@ export function registerReport(program: Command): void {
         if (short !== null) lines.push(`note: ${run.label} is unfinished: ${short.done} of ${short.planned} ${run.kind === "eval" ? "episodes" : "items"} (killed, still running, or a run budget was spent); run its command again to finish it`);
         if (run.kind === "eval" && run.partialLastLine !== null) lines.push(`note: ${run.label}: line ${run.partialLastLine} of episodes.jsonl is not finished (a live or killed run) and was left out`);
       }
+      for (const comparison of result.controls) {
+        const t = controlTables(comparison);
+        const columns = (header: string[]) => header.map((h, i) => ({ header: h, align: i === 0 ? ("left" as const) : ("right" as const) }));
+        lines.push("", `reflection controls · ${comparison.condition} (points; 95% bootstrap over items, paired by item):`, ...textTable(columns(t.modes.header), t.modes.rows), "", ...textTable(columns(t.differences.header), t.differences.rows));
+      }
+      if (result.controlsFile !== null) lines.push(`reflection controls: ${result.controlsFile}`);
       for (const run of result.runs) {
         const axis = recordTimeAxis(run, flags.bucket);
         if (axis === null) continue;

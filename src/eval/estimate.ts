@@ -1,4 +1,4 @@
-import { mulberry32 } from "../util/random.js";
+import { bootstrapMean } from "./bootstrap.js";
 
 /** Why a figure could not be computed (no log-probs, no judge, no retries, …): reported as such, never as zero. */
 export interface Unavailable {
@@ -30,28 +30,17 @@ export interface DifferenceEstimate {
   ci95: [number, number];
 }
 
-export const BOOTSTRAP_RESAMPLES = 2000;
-export const BOOTSTRAP_SEED = 17;
+export { bootstrapResamples as BOOTSTRAP_RESAMPLES, bootstrapSeed as BOOTSTRAP_SEED } from "./bootstrap.js";
 
 /**
- * The mean of `values` and its 95% percentile-bootstrap interval: `BOOTSTRAP_RESAMPLES` resamples drawn with the
- * project's mulberry32 from a fixed seed, so the same values always give the same interval (as bench/sampled-table.mjs).
- * The caller passes one value per episode, so resampling values is resampling episodes.
+ * The mean of `values` and its 95% percentile-bootstrap interval, as a `MeanEstimate`: the project's one bootstrap
+ * (`bootstrapMean` in paired-bootstrap.ts, a fixed seed, so the same values always give the same interval). The
+ * caller passes one value per episode, so resampling values is resampling episodes. No interval for one value.
  */
-export function bootstrapMean(values: readonly number[], resamples = BOOTSTRAP_RESAMPLES, seed = BOOTSTRAP_SEED): MeanEstimate {
-  const n = values.length;
-  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const value = mean(values);
-  if (n < 2) return { available: true, n, value, ci95: null };
-  const random = mulberry32(seed);
-  const means = new Float64Array(resamples);
-  for (let b = 0; b < resamples; b++) {
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += values[Math.floor(random() * n)] as number;
-    means[b] = sum / n;
-  }
-  means.sort();
-  return { available: true, n, value, ci95: [means[Math.floor(0.025 * resamples)] as number, means[Math.min(resamples - 1, Math.floor(0.975 * resamples))] as number] };
+export function meanEstimate(values: readonly number[]): MeanEstimate {
+  const estimate = bootstrapMean(values);
+  if (estimate === null) throw new RangeError("meanEstimate needs at least one value");
+  return { available: true, n: estimate.n, value: estimate.mean, ci95: values.length < 2 ? null : [estimate.lo, estimate.hi] };
 }
 
 /**

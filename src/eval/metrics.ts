@@ -156,7 +156,8 @@ function selectedAfter(episode: Episode, t: number): number | null {
   return attempt.selected ?? attempt.turn;
 }
 
-function correctAfter(episode: Episode, t: number): boolean {
+/** Whether the answer the loop holds after `t` attempts (the best so far, after any rollback) is correct: Acc@t per episode. */
+export function correctAfter(episode: Episode, t: number): boolean {
   const turn = selectedAfter(episode, t);
   return turn !== null && episode.attempts[turn - 1]?.verdict.correct === true;
 }

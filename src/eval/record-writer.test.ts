@@ -121,7 +121,7 @@ describe("openRecordWriter", () => {
     assert.deepEqual(a1.call.toolCalls?.map((c) => [c.id, c.name]), [["call-0", "lookup"]]);
     assert.deepEqual(a1.call.usage, original.attempts[0]?.call.usage);
     assert.equal(a1.call.finishReason, "stop");
-    assert.match(a1.reflection?.call.output ?? "", /^\[redacted: \d+ chars\]$/);
+    assert.match(a1.reflection?.call?.output ?? "", /^\[redacted: \d+ chars\]$/);
     const judge = r1.attempts[1]?.checks[1];
     assert.deepEqual([judge?.source, judge?.pass, judge?.score, judge?.categories], ["judge", true, 0.9, ["calculation"]]);
     assert.deepEqual([r1.usage, r1.usageByRole, r1.stoppedBy, r1.startedAt, r1.error?.name, r1.error?.status], [original.usage, original.usageByRole, original.stoppedBy, original.startedAt, "ModelCallError", 502]);

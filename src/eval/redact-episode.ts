@@ -13,11 +13,13 @@ import type { Verdict } from "../tasks/task.js";
  * string in it replaced); every call's message contents, `output` and tool-call `arguments`; a verdict's `feedback`
  * and `answer` (the answer's placeholder ends in `, #h` — 8 hex digits of an HMAC under a key drawn for the episode and
  * never stored, so answer changes between attempts stay countable and no answer can be guessed back); each check's
- * `feedback`, and its judge call like any call; a reflection's `feedbackShown` and call; lessons; a panel's calls and verdicts like an attempt's, and a vote's answers
- * (its counts keyed by the answers' placeholders); an error's `message`.
+ * `feedback`, and its judge call like any call; a reflection's `feedbackShown` and call (a placebo's `request` and
+ * `text`); lessons; a panel's calls and verdicts like an attempt's, and a vote's answers (its counts keyed by the
+ * answers' placeholders); an error's `message`.
  * Kept: ids, roles, model ids, task, strategy, verdicts (`correct`, `score`), check sources, `pass`, `score` and
  * categories, decisions and selections, usage and usage by role, timings, seeds, finish reasons, truncations,
- * tool-call ids and names, stop reasons, an error's `name` and `status`, `startedAt`.
+ * tool-call ids and names, stop reasons, an error's `name` and `status`, `startedAt`, a reflection's `source` and a
+ * placebo's `variant`, the episode's `reflectionMode`.
  */
 export type RedactedEpisode = Episode & { redacted: true };
 
@@ -68,7 +70,8 @@ function check(c: Check): Check {
 }
 
 function reflection(r: Reflection): Reflection {
-  return { feedbackShown: redactText(r.feedbackShown), call: redactCall(r.call) };
+  if (r.source === "placebo") return { ...r, feedbackShown: redactText(r.feedbackShown), request: redactText(r.request), text: redactText(r.text) };
+  return { ...r, feedbackShown: redactText(r.feedbackShown), call: redactCall(r.call) };
 }
 
 function redactError(e: EpisodeError): EpisodeError {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AnswerConfidence, AttemptRecord, Check, Episode } from "../loops/types.js";
-import { bootstrapMean, newcombeDifference, type RateEstimate } from "./estimate.js";
+import { meanEstimate, newcombeDifference, type RateEstimate } from "./estimate.js";
 import { summarize, wilsonInterval } from "./metrics.js";
 import { confidenceByTurn, confirmRate, degenerationRate, selfAgreement, selfAgreementAcross } from "./theatre.js";
 
@@ -33,16 +33,16 @@ function episode(id: string, specs: Spec[], model = "gen"): Episode {
 const w = (answer: string | null, confidence?: number | AnswerConfidence, judges?: Array<[string, boolean | null]>): Spec => ({ correct: false, answer, ...(confidence === undefined ? {} : { confidence }), ...(judges === undefined ? {} : { judges }) });
 const r = (answer: string | null, confidence?: number | AnswerConfidence, judges?: Array<[string, boolean | null]>): Spec => ({ correct: true, answer, ...(confidence === undefined ? {} : { confidence }), ...(judges === undefined ? {} : { judges }) });
 
-describe("bootstrapMean and newcombeDifference", () => {
+describe("meanEstimate and newcombeDifference", () => {
   it("gives the mean, an interval inside the values' range, the same interval on every call, and none for one value", () => {
     const values = [0.1, 0.2, 0.3, 0.9, 0.5, 0.4];
-    const a = bootstrapMean(values);
+    const a = meanEstimate(values);
     close(a.value, 0.4);
     assert.ok(a.ci95 !== null && a.ci95[0] < 0.4 && a.ci95[1] > 0.4 && a.ci95[0] >= 0.1 && a.ci95[1] <= 0.9, String(a.ci95));
-    assert.deepEqual(bootstrapMean(values), a);
-    assert.deepEqual(bootstrapMean([0.7]), { available: true, n: 1, value: 0.7, ci95: null });
+    assert.deepEqual(meanEstimate(values), a);
+    assert.deepEqual(meanEstimate([0.7]), { available: true, n: 1, value: 0.7, ci95: null });
     // Identical values: no spread.
-    assert.deepEqual(bootstrapMean([0.5, 0.5, 0.5]).ci95, [0.5, 0.5]);
+    assert.deepEqual(meanEstimate([0.5, 0.5, 0.5]).ci95, [0.5, 0.5]);
   });
 
   it("matches Newcombe's worked example (56/70 − 48/80: 0.2, [0.0524, 0.3339])", () => {

@@ -1,5 +1,5 @@
 import type { AttemptRecord, Episode } from "../loops/types.js";
-import { bootstrapMean, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, newcombeDifference, type DifferenceEstimate, type MeanEstimate, type RateEstimate, type Unavailable } from "./estimate.js";
+import { meanEstimate, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, newcombeDifference, type DifferenceEstimate, type MeanEstimate, type RateEstimate, type Unavailable } from "./estimate.js";
 import { wilsonInterval } from "./metrics.js";
 
 /**
@@ -100,7 +100,7 @@ export function confidenceByTurn(episodes: readonly Episode[], turns: number): C
       const reason = `no ${side} answer with confidence at turn ${turn}`;
       return { n: 0, prob: { available: false, reason }, mean_logprob: { available: false, reason } };
     }
-    return { n: values.length, prob: bootstrapMean(values.map((v) => v.prob)), mean_logprob: bootstrapMean(values.map((v) => v.meanLogprob)) };
+    return { n: values.length, prob: meanEstimate(values.map((v) => v.prob)), mean_logprob: meanEstimate(values.map((v) => v.meanLogprob)) };
   };
   return {
     available: true,

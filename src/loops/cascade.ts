@@ -1,15 +1,17 @@
 import type { Critic } from "../critics/critic.js";
 import { runEpisode, type LoopOptions } from "./episode-run.js";
 import type { FeedbackMode } from "./feedback.js";
-import { retryLoop } from "./reflect-retry.js";
+import { retryLoop, withMode } from "./reflect-retry.js";
 import { isVerified } from "./stop.js";
-import type { Episode } from "./types.js";
+import type { Episode, ReflectionMode } from "./types.js";
 
 export interface CascadeOptions<R> extends LoopOptions<R> {
   /** Checks after the task's verifier, cheapest first (an LLM judge); each runs only when the ones before passed. */
   critics?: readonly Critic<R>[];
   /** What the model sees of a failed check: `detailed` (default: the check's words) or `binary`. */
   feedback?: FeedbackMode;
+  /** What stands between a failed check and the retry: `model` (default), `none` or `placebo` (see reflect-retry). */
+  reflectionMode?: ReflectionMode;
 }
 
 /**
@@ -18,5 +20,6 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
  * failing check's words. Without critics this is reflect-retry with detailed feedback: the verifier is the cheap check.
  */
 export function cascade<R>(options: CascadeOptions<R>): Promise<Episode<R>> {
-  return runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "detailed", options.critics ?? []));
+  const mode = options.reflectionMode ?? "model";
+  return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "detailed", options.critics ?? [], mode)), mode);
 }

@@ -47,7 +47,7 @@ describe("reflectRetry", () => {
     assert.equal(episode.correct, true);
     assert.equal(episode.solvedAt, 2);
     assert.equal(episode.attempts[0]?.verdict.correct, false);
-    assert.equal(episode.attempts[0]?.reflection?.call.output, "I multiplied wrong.");
+    assert.equal(episode.attempts[0]?.reflection?.call?.output, "I multiplied wrong.");
     assert.equal(episode.attempts[0]?.reflection?.feedbackShown, "Your answer is incorrect.");
     assert.equal(episode.usage.calls, 3);
     assert.equal(episode.usage.completionTokens, "<answer>41</answer>".length + "I multiplied wrong.".length + "<answer>42</answer>".length);

@@ -3,8 +3,9 @@ import { checkFromVerdict } from "../critics/verifier-critic.js";
 import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { failingCheck, feedbackMessage, reflectionRequest, retryRequest, type FeedbackMode } from "./feedback.js";
+import { placeboReflection, retryWithoutReflection } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
-import type { Check, Episode, ModelCall } from "./types.js";
+import type { Check, Episode, ModelCall, ReflectionMode } from "./types.js";
 
 export type { FeedbackMode } from "./feedback.js";
 export { feedbackMessage } from "./feedback.js";
@@ -12,6 +13,12 @@ export { feedbackMessage } from "./feedback.js";
 export interface ReflectRetryOptions<R> extends LoopOptions<R> {
   /** `binary` (the papers' setting, the default): the model learns only that it failed. `detailed`: it sees the check's words. */
   feedback?: FeedbackMode;
+  /**
+   * What stands between a failed attempt and the retry: `model` (default) — the model reflects; `none` — no
+   * reflection turn, the retry follows the feedback; `placebo` — a fixed generic reflection, no model call.
+   * (`reflection` is the reflections' sampling.)
+   */
+  reflectionMode?: ReflectionMode;
 }
 
 /**
@@ -21,14 +28,20 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
  * small models here need to keep the answer format; the paper only asks for a retry.
  */
 export function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<Episode<R>> {
-  return runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "binary", []));
+  const mode = options.reflectionMode ?? "model";
+  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "binary", [], mode)), mode);
+}
+
+/** The episode with the reflection mode it ran under, so runs that differ only in it can be paired. */
+export async function withMode<R>(episode: Promise<Episode<R>>, mode: ReflectionMode): Promise<Episode<R>> {
+  return { ...(await episode), reflectionMode: mode };
 }
 
 /**
  * The loop reflect-retry and cascade share: checks run cheapest first, each only if the ones before passed — the
  * task's verifier, then the given critics (an LLM judge) — and the model reflects only when one fails.
  */
-export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[]): Promise<string> {
+export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model"): Promise<string> {
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   const conversation: ChatMessage[] = [...taskPrompt];
@@ -49,11 +62,35 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
     if (failing === undefined) return "unchecked";
 
     const feedbackShown = feedbackMessage(failing, feedback);
-    conversation.push({ role: "assistant", content: replyText(call) }, { role: "user", content: reflectionRequest(feedbackShown) });
-    const reflection = await run.call(model, "reflection", conversation, run.options.reflection ?? defaultReflectionSampling, "main", "reflect");
-    run.reflect({ feedbackShown, call: reflection });
-    conversation.push({ role: "assistant", content: reflection.output }, { role: "user", content: retryRequest(taskPrompt) });
+    conversation.push({ role: "assistant", content: replyText(call) });
+    await reflectionStep(run, conversation, feedbackShown, taskPrompt, turn, mode);
   }
+}
+
+/**
+ * Extends `conversation` (ending with the failed attempt) up to the retry request, by mode. `model`: the reflection
+ * request (the feedback first), the model's reflection, the retry request. `placebo`: the same turns, with a fixed
+ * generic text in the reflection's place and no model call. `none`: one user message, the feedback and the retry
+ * request (`retryWithoutReflection`), and no reflection recorded.
+ */
+async function reflectionStep<R>(run: EpisodeRun<R>, conversation: ChatMessage[], feedbackShown: string, taskPrompt: readonly ChatMessage[], turn: number, mode: ReflectionMode): Promise<void> {
+  if (mode === "none") {
+    conversation.push({ role: "user", content: retryWithoutReflection(feedbackShown, taskPrompt) });
+    return;
+  }
+  const request = reflectionRequest(feedbackShown);
+  conversation.push({ role: "user", content: request });
+  let text: string;
+  if (mode === "placebo") {
+    const placebo = placeboReflection(run.item.id, turn);
+    text = placebo.text;
+    run.reflect({ source: "placebo", feedbackShown, request, text, variant: placebo.variant });
+  } else {
+    const reflection = await run.call(run.options.model, "reflection", conversation, run.options.reflection ?? defaultReflectionSampling, "main", "reflect");
+    run.reflect({ feedbackShown, call: reflection });
+    text = reflection.output;
+  }
+  conversation.push({ role: "assistant", content: text }, { role: "user", content: retryRequest(taskPrompt) });
 }
 
 /**

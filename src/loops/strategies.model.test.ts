@@ -35,7 +35,7 @@ function assertWellFormed(episode: Episode, strategy: string): void {
     assert.ok(attempt.call.usage.completionTokens > 0 && attempt.call.usage.completionTokens <= 48);
   }
   assert.equal(episode.correct, episode.attempts[(episode.selected as number) - 1]?.verdict.correct === true);
-  if (episode.attempts.length === 2 && strategy !== "self-refine") assert.ok(episode.attempts[0]?.reflection?.call.output !== undefined, "a failed attempt was reflected on");
+  if (episode.attempts.length === 2 && strategy !== "self-refine") assert.ok(episode.attempts[0]?.reflection?.call?.output !== undefined, "a failed attempt was reflected on");
 }
 
 describe("strategies on the real embedded models", { timeout: 2_400_000 }, () => {
@@ -86,7 +86,7 @@ describe("strategies on the real embedded models", { timeout: 2_400_000 }, () =>
           assertWellFormed(episode, "reflexion");
           const recalled = memory.recall({ task: family.task.name, runId: "another-run", itemId: common.item.id, question: "", sameItem: 3, related: 0 });
           const failedFirst = episode.attempts[0]?.verdict.correct === false;
-          assert.equal(recalled.sameItem.length, failedFirst && episode.attempts[0]?.reflection?.call.output.trim() ? 1 : 0, "the lesson of a failed trial is in the SQLite file");
+          assert.equal(recalled.sameItem.length, failedFirst && episode.attempts[0]?.reflection?.call?.output.trim() ? 1 : 0, "the lesson of a failed trial is in the SQLite file");
         } finally {
           memory.close();
         }

@@ -66,8 +66,17 @@ export type AnswerConfidence =
  */
 export type ReflectionMode = "model" | "none" | "placebo";
 
-/** Text a model wrote about a failed attempt, which the next attempt sees as an explicit input. */
-export interface Reflection {
+/**
+ * What stood in the model's reflection turn after a failed attempt, which the next attempt sees as an explicit input:
+ * text the model wrote (`source` absent or `model`: records written before the controls have no `source`), or a
+ * placebo (`--reflection placebo`) — a fixed generic text the loop inserted; no model call was made for it.
+ * `--reflection none` records no reflection.
+ */
+export type Reflection = ModelReflection | PlaceboReflection;
+
+/** Text a model wrote about a failed attempt. */
+export interface ModelReflection {
+  source?: "model";
   /** What the model was told before writing it (binary: only that the attempt failed). */
   feedbackShown: string;
   call: ModelCall;
@@ -93,6 +102,20 @@ export interface Vote {
   /** The panel index whose reply is the attempt. */
   chosen: number;
   rule: "majority" | "tie" | "no-answer";
+}
+
+/** A placebo reflection: generic text that says nothing about the attempt, inserted where the model's would be. */
+export interface PlaceboReflection {
+  source: "placebo";
+  /** What the model was told of the failure (it sees it, as in `model` mode, in the reflection request). */
+  feedbackShown: string;
+  /** The reflection request the placebo answers (the user message before it). */
+  request: string;
+  /** The placebo text, as the assistant's turn. */
+  text: string;
+  /** Which of the fixed placebo texts (0-based), chosen by a hash of the item id and the turn. */
+  variant: number;
+  call?: never;
 }
 
 /**
@@ -167,4 +190,6 @@ export interface Episode<R = unknown> {
   ms: number;
   /** When the episode started, as an ISO wall-clock time (the report's time axis). Absent in records written before it. */
   startedAt?: string;
+  /** What stood between a failed attempt and the retry (reflect-retry, cascade). Absent: `model` (or a strategy without the control). */
+  reflectionMode?: ReflectionMode;
 }

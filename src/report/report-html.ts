@@ -3,6 +3,8 @@ import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
 import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-folder.js";
 import { escapeXml as esc } from "./svg.js";
+import { reflectionControlsSection } from "./reflection-controls-html.js";
+import { reflectionControls } from "./reflection-controls.js";
 import { recordTimeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
 import { timeChart } from "./time-chart.js";
 import { theatreSection } from "./theatre-section.js";
@@ -162,6 +164,7 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
     }
   }
 
+  sections.push(...reflectionControlsSection(reflectionControls(runs)));
   sections.push(`<h2 id="instructions">By reflection instruction</h2>`);
   if (dataRuns.length === 0) {
     sections.push(`<p class="meta">These runs record no reflection instructions: reflect eval's loops use one fixed reflection request. Per-instruction efficacy comes from <code>reflect data generate</code> folders; pass one to this report.</p>`);

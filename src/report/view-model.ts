@@ -1,6 +1,7 @@
 import { diffLines, diffWords } from "diff";
 import type { ReflectionDataItem } from "../data/types.js";
-import type { AttemptRecord, Episode, ModelCall } from "../loops/types.js";
+import { reflectionText } from "../loops/reflection-control.js";
+import type { AttemptRecord, Episode, ModelCall, Reflection } from "../loops/types.js";
 import { outcomeTags, taskGroup } from "./breakdowns.js";
 import type { RunFolder } from "./run-folder.js";
 
@@ -78,6 +79,17 @@ function textDiff(before: string, after: string, against: string): NonNullable<V
   return { against, words: parts(diffWords(before, after)), lines: multiline ? parts(diffLines(before, after)) : null };
 }
 
+/** A reflection as the viewer shows it; a placebo says so in its label (no model wrote it). */
+function viewReflection(reflection: Reflection, turn: number): NonNullable<ViewStep["reflection"]> {
+  const placebo = reflection.source === "placebo";
+  return {
+    label: `${placebo ? "placebo reflection (fixed text, no model call)" : "reflection"} on attempt ${turn}`,
+    feedbackShown: reflection.feedbackShown,
+    request: placebo ? reflection.request : lastUser(reflection.call),
+    output: reflectionText(reflection),
+  };
+}
+
 /**
  * The answers behind an attempt with a panel (a debate round's agents, a comparison's candidates), one step each,
  * shown before the attempt's own step: every answer the verifier measured is visible.
@@ -109,7 +121,8 @@ function viewEpisode(episode: Episode, run: number): ViewEpisode {
   const last = episode.attempts.at(-1);
   if (last?.reflection !== undefined) {
     // A reflection after the last attempt (the loop stopped before the retry: a budget, an error).
-    steps.push({ label: "no retry followed", prompt: null, output: "", answer: null, correct: null, feedback: "", checks: [], tokens: callTokens(last.reflection.call), ms: last.reflection.call.ms ?? 0, reflection: { label: `reflection on attempt ${last.turn}`, feedbackShown: last.reflection.feedbackShown, request: lastUser(last.reflection.call), output: last.reflection.call.output } });
+    const call = last.reflection.call;
+    steps.push({ label: "no retry followed", prompt: null, output: "", answer: null, correct: null, feedback: "", checks: [], tokens: call === undefined ? 0 : callTokens(call), ms: call?.ms ?? 0, reflection: viewReflection(last.reflection, last.turn) });
   }
   return {
     run,
@@ -141,7 +154,7 @@ function attemptStep(episode: Episode, attempt: AttemptRecord, i: number): ViewS
     ...(attempt.selected === undefined ? {} : { selected: attempt.selected }),
     tokens: callTokens(attempt.call),
     ms: attempt.call.ms ?? 0,
-    ...(reflection === undefined ? {} : { reflection: { label: `reflection on attempt ${previous?.turn ?? i}`, feedbackShown: reflection.feedbackShown, request: lastUser(reflection.call), output: reflection.call.output } }),
+    ...(reflection === undefined ? {} : { reflection: viewReflection(reflection, previous?.turn ?? i) }),
     ...(previous === undefined ? {} : { diff: textDiff(previous.call.output, attempt.call.output, `attempt ${previous.turn ?? i}`) }),
   };
 }

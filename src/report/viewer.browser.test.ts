@@ -53,7 +53,7 @@ describe("reflect view in headless Chromium", () => {
     const first = episode.attempts[0];
     assert.equal((await detail.locator('.step[data-step="0"] .output pre').textContent()) ?? "", first?.call.output);
     assert.equal((await detail.locator('.step[data-step="0"] .verifier-feedback pre').textContent()) ?? "", first?.verdict.feedback);
-    assert.equal((await detail.locator('.step[data-step="1"] .reflection-text pre').textContent()) ?? "", first?.reflection?.call.output);
+    assert.equal((await detail.locator('.step[data-step="1"] .reflection-text pre').textContent()) ?? "", first?.reflection?.call?.output);
     assert.equal((await detail.locator('.step[data-step="1"] .feedback-shown pre').textContent()) ?? "", first?.reflection?.feedbackShown);
     const diff = detail.locator('.step[data-step="1"] pre.diff');
     assert.ok((await diff.locator("ins").count()) + (await diff.locator("del").count()) > 0, "the diff marks no change");

@@ -3,6 +3,7 @@ import path from "node:path";
 import { BrowserUnavailableError, chromiumAvailable, chromiumPath } from "./browser.js";
 import { exportChartPngs } from "./png-export.js";
 import { buildReport } from "./report-html.js";
+import { controlsJson, reflectionControls, type ControlComparison } from "./reflection-controls.js";
 import { readRunFolders, type RunFolder } from "./run-folder.js";
 import type { TimeBucketSize } from "./time-axis.js";
 
@@ -30,10 +31,15 @@ export interface ReportResult {
   /** Why no PNG was written under `auto` (no browser), with what to install. */
   pngSkipped: string | null;
   charts: string[];
+  /** Runs that differ only in reflection mode, compared (also written as `reflection-controls.json`); empty when none. */
+  controls: ControlComparison[];
+  /** `<outDir>/reflection-controls.json`, when there are comparisons. */
+  controlsFile: string | null;
 }
 
 /**
- * Writes `<outDir>/report.html` and, unless told not to, `<outDir>/charts/<chart>.png`. The HTML is always written
+ * Writes `<outDir>/report.html`, `<outDir>/reflection-controls.json` when runs differ only in reflection mode, and,
+ * unless told not to, `<outDir>/charts/<chart>.png`. The HTML is always written
  * first: a missing browser costs the PNGs only, and under `always` the error comes after the HTML is on disk.
  */
 export async function writeReport(options: ReportOptions): Promise<ReportResult> {
@@ -42,7 +48,10 @@ export async function writeReport(options: ReportOptions): Promise<ReportResult>
   await mkdir(options.outDir, { recursive: true });
   const htmlFile = path.join(options.outDir, "report.html");
   await writeFile(htmlFile, report.html);
-  const result: ReportResult = { runs, htmlFile, pngs: [], pngSkipped: null, charts: report.charts.map((c) => c.id) };
+  const controls = reflectionControls(runs);
+  const controlsFile = controls.length === 0 ? null : path.join(options.outDir, "reflection-controls.json");
+  if (controlsFile !== null) await writeFile(controlsFile, controlsJson(controls));
+  const result: ReportResult = { runs, htmlFile, pngs: [], pngSkipped: null, charts: report.charts.map((c) => c.id), controls, controlsFile };
   if (options.png === "never") return result;
   const executablePath = chromiumPath(options.chromium);
   if (!chromiumAvailable(executablePath)) {

@@ -1,0 +1,40 @@
+import type { ChatMessage } from "../models/language-model.js";
+import { hash32 } from "../util/hash.js";
+import { taskQuestion } from "./feedback.js";
+import type { Reflection, ReflectionMode } from "./types.js";
+
+export const reflectionModes: readonly ReflectionMode[] = ["model", "none", "placebo"];
+
+/**
+ * The placebo reflections: generic advice that says nothing about any attempt, each 40–80 tokens in SmolLM2's
+ * tokenizer (checked by eval-reflection.model.test.ts). SmolLM2's own reflections on the spine's arithmetic items
+ * run a median 13 tokens greedy (mean 26) and 66–69 at T = 0.7 (mean 73). Fixed text, so a placebo run is
+ * reproducible and never depends on what the model wrote.
+ */
+export const placeboReflections: readonly string[] = [
+  "Let me slow down and re-read the question carefully, then work through it step by step. I should check each part of my reasoning before I commit to an answer, and make sure the final answer is written in the format the question asks for.",
+  "I should be more careful this time. I will read the problem again from the start, think about what it is really asking, and go through the steps one at a time, checking my work as I go instead of rushing to the end.",
+  "Looking back, I need to take more care. A good approach is to restate the problem in my own words, work through it methodically, and double-check the result before giving it, keeping the answer in the requested format.",
+  "Next time I will pay closer attention to the details of the question. I will work it out carefully and systematically, verify each step before moving on, and only then write down my final answer clearly.",
+];
+
+/** The placebo for an item's failed attempt `turn`: chosen by a hash of the item id and the turn, never by the attempt. */
+export function placeboReflection(itemId: string, turn: number): { text: string; variant: number } {
+  const variant = hash32(`placebo:${itemId}:${turn}`) % placeboReflections.length;
+  return { text: placeboReflections[variant] as string, variant };
+}
+
+/**
+ * The user message after a failed attempt when no reflection is made (`--reflection none`): the feedback and the
+ * retry request in one message. With `model` and `placebo` the same feedback opens the reflection request and the
+ * retry request follows the reflection; `none` only leaves out the reflection turn (the request to reflect and the
+ * reflection), so the retry prompt reads "Now try again." instead of "Now try again, using your reflection.".
+ */
+export function retryWithoutReflection(feedbackShown: string, taskPrompt: readonly ChatMessage[]): string {
+  return `${feedbackShown}\n\nNow try again.\n\n${taskQuestion(taskPrompt)}`;
+}
+
+/** The reflection's text, whoever wrote it. */
+export function reflectionText(reflection: Reflection): string {
+  return reflection.source === "placebo" ? reflection.text : reflection.call.output;
+}
