@@ -34,7 +34,7 @@ describe("answerConfidence", () => {
   ];
   it("takes the tokens overlapping the span, a token straddling its edge whole", () => {
     const output = tokens.map((t) => t.text).join("");
-    const span = task.locateAnswer?.(output) ?? null;
+    const span = task.locateAnswer?.(item.record, output) ?? null;
     assert.deepEqual(span, { start: 22, end: 24 });
     const confidence = answerConfidence(tokens, span);
     assert.equal(confidence.available, true);

@@ -43,8 +43,8 @@ export function answerConfidence(logprobs: readonly TokenLogprob[] | undefined, 
 }
 
 /** The confidence of an attempt call's answer under `task`'s span: what the loops record on every attempt. */
-export function attemptConfidence<R>(task: Task<R, Judgement>, call: ModelCall): AnswerConfidence {
+export function attemptConfidence<R>(task: Task<R, Judgement>, record: R, call: ModelCall): AnswerConfidence {
   const logprobs = logprobsOf(call);
   if (logprobs === undefined) return { available: false, reason: "no-logprobs" };
-  return answerConfidence(logprobs, task.locateAnswer?.(call.output) ?? null);
+  return answerConfidence(logprobs, task.locateAnswer?.(record, call.output) ?? null);
 }

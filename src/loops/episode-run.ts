@@ -159,7 +159,7 @@ export class EpisodeRun<R> {
    */
   settle(draft: AttemptDraft, keep: "best" | "latest" = "best"): string | null {
     // Every strategy records its attempts here, so the confidence of each is computed in one place.
-    if (this.options.attempt?.logprobs === true && draft.confidence === undefined) draft = { ...draft, confidence: attemptConfidence(this.options.task, draft.call) };
+    if (this.options.attempt?.logprobs === true && draft.confidence === undefined) draft = { ...draft, confidence: attemptConfidence(this.options.task, this.item.record, draft.call) };
     const best = this.attempts.reduce<AttemptRecord | undefined>((b, a) => (b === undefined || attemptScore(a) > attemptScore(b) ? a : b), undefined);
     const scorePre = best === undefined ? undefined : attemptScore(best);
     const scorePost = attemptScore(draft);

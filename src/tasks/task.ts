@@ -55,7 +55,7 @@ export interface Task<Record = unknown, Result extends Judgement = Verdict> {
    * last number, the chosen letter), found by the task's own extraction; null when it finds none. For answer
    * confidence: the log-probs of the tokens over this range. Absent on tasks whose answer is not a span of the text.
    */
-  locateAnswer?(output: string): AnswerSpan | null;
+  locateAnswer?(record: Record, output: string): AnswerSpan | null;
   /** Validates an untyped record (from a JSON line) into this task's record, or throws an Error with a reason. */
   parseRecord(value: unknown): Record;
 }

@@ -108,5 +108,5 @@ export function parseArithmeticRecord(value: unknown): ArithmeticRecord {
 }
 
 export function arithmeticTask(): Task<ArithmeticRecord> {
-  return { name: "arithmetic", prompt: arithmeticPrompt, verify: verifyArithmetic, locateAnswer: locateArithmeticAnswer, parseRecord: parseArithmeticRecord };
+  return { name: "arithmetic", prompt: arithmeticPrompt, verify: verifyArithmetic, locateAnswer: (_record, output) => locateArithmeticAnswer(output), parseRecord: parseArithmeticRecord };
 }

@@ -36,7 +36,7 @@ export function countdownTask(options: CountdownTaskOptions = {}): Task<Countdow
     prompt: (record) => countdownPrompt(record, { mode }),
     verify: (record, output) => verifyCountdown(record, output, { mode }),
     // The verifier reads the expression in the answer block and nowhere else.
-    locateAnswer: locateAnswerBlock,
+    locateAnswer: (_record, output) => locateAnswerBlock(output),
     parseRecord: parseCountdownRecord,
   };
 }

@@ -14,7 +14,7 @@ export { parseMathRecord, type MathRecord } from "./record.js";
 export { verifyMath } from "./verify.js";
 
 export function mathTask(): Task<MathRecord> {
-  return { name: "math", prompt: mathPrompt, verify: verifyMath, locateAnswer: locateMathAnswer, parseRecord: parseMathRecord };
+  return { name: "math", prompt: mathPrompt, verify: verifyMath, locateAnswer: (_record, output) => locateMathAnswer(output), parseRecord: parseMathRecord };
 }
 
 /** MATH-500 rows (`answer` field) or MATH rows (answer = last `\boxed{}` of `solution`), any `readRecords` format. */
