@@ -8,6 +8,7 @@ import { arithmeticTask } from "./arithmetic/index.js";
 import { countdownTask } from "./countdown/index.js";
 import { gsm8kTask } from "./gsm8k/index.js";
 import { bbhTask } from "./bbh/index.js";
+import { jsonTask } from "./json/index.js";
 import { logiqaTask } from "./logiqa/index.js";
 import { mathTask } from "./math/index.js";
 import { reflectevoBigbenchTask } from "./reflectevo-bigbench/index.js";
@@ -90,5 +91,15 @@ describe("Task.locateAnswer", () => {
       ["", null],
     ], { question: "What is the capital of France?", answers: ["Paris"] });
     spans(reflectevoBigbenchTask(), [["I choose B", "B"]], { question: "Which?\nOptions:\n(A) red\n(B) blue", answers: ["B"] });
+  });
+
+  it("json: the JSON extractJson reads (block unfenced, fence, bracketed value)", () => {
+    const record = { prompt: "A person.", schema: { type: "object", properties: { name: { type: "string" } } } };
+    spans(jsonTask(), [
+      ['Here it is:\n<answer>\n```json\n{"name": "Ada"}\n```\n</answer>', '{"name": "Ada"}'],
+      ['```json\n{"name": "Bo"}\n```', '{"name": "Bo"}'],
+      ['The person is {"name": "Cy"} as asked [1].', '{"name": "Cy"}'],
+      ["No JSON here.", null],
+    ], record as never);
   });
 });
