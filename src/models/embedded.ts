@@ -181,10 +181,11 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
  * Makes the slot's sequence record each generated token with its probability while `slot.recording` is set.
  * LlamaChat evaluates through `sequence.evaluate`, which is `evaluateWithMetadata` with no metadata; asking for
  * `confidence` makes llama.cpp return the probability of the chosen token under the distribution it was sampled
- * from: greedy (temperature 0) — the softmax of the logits after the repeat penalty and token bias (and the grammar,
- * when a response format applies; asking for it applies the grammar before choosing, which picks the same greedy
- * token); sampled — after top-k, top-p, min-p and the temperature. So under sampling it is the sampler's
- * probability, not the raw model's. The API offers no other per-token figure in LlamaChat's path.
+ * from: greedy (temperature 0) — the model's own softmax over the whole vocabulary (no repeat penalty or token bias
+ * is set here, and LlamaChat's default penalty is 1, none), renormalised over the grammar's tokens when a response
+ * format applies (asking applies the grammar before choosing, which picks the same greedy token); sampled — after
+ * top-k, top-p, min-p and the temperature. So under sampling it is the sampler's probability, not the raw model's:
+ * a departure from "before temperature" that the API leaves no way around in LlamaChat's path.
  */
 function recordConfidence(slot: Slot): void {
   const sequence = slot.sequence;
