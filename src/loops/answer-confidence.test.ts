@@ -4,7 +4,9 @@ import { verifierCritic } from "../critics/verifier-critic.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
+import { alternatives } from "./alternatives.js";
 import { answerConfidence } from "./answer-confidence.js";
+import { debate } from "./debate.js";
 import { cascade } from "./cascade.js";
 import { reflectRetry } from "./reflect-retry.js";
 import { reflexion } from "./reflexion.js";
@@ -85,6 +87,15 @@ describe("confidence on every attempt", () => {
     for (const episode of [refined, reflected, cascaded]) {
       assert.equal(episode.attempts.length, 2, episode.strategy);
       for (const record of episode.attempts) assert.equal(record.confidence?.available, true, episode.strategy);
+    }
+  });
+
+  it("debate and alternatives record the confidence of the answer each attempt holds", async () => {
+    const debated = await debate({ model: withLogprobs(scriptedModel(["<answer>41</answer>", "<answer>42</answer>"])), agents: [withLogprobs(scriptedModel(["<answer>42</answer>", "<answer>42</answer>"]))], task, item, rounds: 2, attempt });
+    const compared = await alternatives({ model: withLogprobs(scriptedModel(["<answer>41</answer>", "<answer>42</answer>", "Most say 42. <answer>42</answer>"])), task, item, candidates: 2, attempt });
+    for (const episode of [debated, compared]) {
+      assert.ok(episode.attempts.length >= 1, episode.strategy);
+      for (const record of episode.attempts) assert.deepEqual(record.confidence, { available: true, meanLogprob: -0.5, prob: Math.exp(-1), tokens: 2 }, episode.strategy);
     }
   });
 });
