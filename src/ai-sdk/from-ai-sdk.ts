@@ -4,7 +4,8 @@
  */
 import { APICallError, type LanguageModelV3, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4FinishReason, type LanguageModelV4GenerateResult, type LanguageModelV4Prompt, type LanguageModelV4Usage } from "@ai-sdk/provider";
 import { ModelCallError, UsageError } from "../errors.js";
-import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage, ToolCall } from "../models/language-model.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob, TokenUsage, ToolCall } from "../models/language-model.js";
+import { alignTokenLogprobs } from "../models/token-texts.js";
 import { raceAbort } from "../util/abortable.js";
 
 export interface FromAISDKOptions {
@@ -76,6 +77,8 @@ export function callOptions(request: GenerateRequest): LanguageModelV4CallOption
             inputSchema: t.parameters ?? { type: "object", properties: {} },
           })),
         }),
+    // OpenAI's providers (chat and responses) return them in `providerMetadata.openai.logprobs` when asked so.
+    ...(request.logprobs === true ? { providerOptions: { openai: { logprobs: true } } } : {}),
     ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
   };
 }
@@ -89,12 +92,35 @@ function generateResult(result: LanguageModelV4GenerateResult, request: Generate
     else if (part.type === "tool-call" && part.providerExecuted !== true) toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
   }
   const text = request.responseFormat !== undefined && result.structuredOutputText !== undefined ? result.structuredOutputText : texts.join("");
+  const logprobs = request.logprobs === true ? providerLogprobs(result.providerMetadata?.openai?.logprobs, text) : undefined;
   return {
     text,
     finishReason: mapFinishReason(result.finishReason),
     usage: mapUsage(result.usage),
     ...(toolCalls.length === 0 ? {} : { toolCalls }),
+    ...(logprobs === undefined ? {} : { logprobs }),
   };
+}
+
+/**
+ * The log-probs an OpenAI provider put in its metadata: `[{token, logprob}]` (chat completions) or one such list per
+ * text part (responses). Undefined when there are none, they are not of that shape, or their tokens do not spell the
+ * reply: other providers give none, and callers then report "not available".
+ */
+export function providerLogprobs(raw: unknown, text: string): TokenLogprob[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  const entries: unknown[] = raw.every(Array.isArray) ? raw.flat() : raw;
+  let spelled = "";
+  const decoded: string[] = [];
+  const logprobs: number[] = [];
+  for (const entry of entries) {
+    if (typeof entry !== "object" || entry === null) return undefined;
+    const { token, logprob } = entry as { token?: unknown; logprob?: unknown };
+    if (typeof token !== "string" || typeof logprob !== "number" || !(logprob <= 0)) return undefined;
+    decoded.push((spelled += token));
+    logprobs.push(logprob);
+  }
+  return entries.length === 0 ? undefined : alignTokenLogprobs(text, decoded, logprobs);
 }
 
 /** As the HTTP backend does: a turn ended by tool calls is "other"; content filters and interruptions too. */

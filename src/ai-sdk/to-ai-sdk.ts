@@ -100,6 +100,7 @@ export function generateRequest(call: LanguageModelV4CallOptions, defaultMaxToke
     ...(call.stopSequences === undefined || call.stopSequences.length === 0 ? {} : { stop: [...call.stopSequences] }),
     ...(responseFormat === undefined ? {} : { responseFormat }),
     ...(tools.length === 0 ? {} : { tools }),
+    ...(call.providerOptions?.reflectkit?.logprobs === true ? { logprobs: true } : {}),
     ...(call.abortSignal === undefined ? {} : { signal: call.abortSignal }),
   };
   return { request, warnings };
@@ -143,7 +144,17 @@ function generateResultV4(result: GenerateResult, warnings: SharedV4Warning[]): 
     finishReason: finishReasonV4(result),
     usage: usageV4(result),
     warnings,
-    ...(result.truncated === undefined ? {} : { providerMetadata: { reflectkit: { truncated: JSON.parse(JSON.stringify(result.truncated)) } } }),
+    ...(result.truncated === undefined && result.logprobs === undefined
+      ? {}
+      : {
+          providerMetadata: {
+            reflectkit: {
+              ...(result.truncated === undefined ? {} : { truncated: JSON.parse(JSON.stringify(result.truncated)) }),
+              // Asked for with `providerOptions.reflectkit.logprobs: true`; absent when the backend gave none.
+              ...(result.logprobs === undefined ? {} : { logprobs: result.logprobs.map(({ text, logprob }) => ({ text, logprob })) }),
+            },
+          },
+        }),
   };
 }
 

@@ -56,6 +56,8 @@ export interface ServerOptions {
   delayMs?: number | (() => number);
   /** Default: the first attempt is wrong when A is even, every other attempt is right. */
   wrong?: WrongRule;
+  /** Give log-probs when asked (`logprobs: true`): one token per character, log-prob -0.1 (digits -0.5). */
+  logprobs?: boolean;
 }
 
 const QUESTION = /What is (-?\d+) ([-+*]) (-?\d+)\?/;
@@ -106,14 +108,21 @@ export async function startServer(t: TestContext, options: ServerOptions = {}): 
       let body: unknown;
       try {
         if (req.method !== "POST" || req.url !== "/v1/chat/completions") throw new Error(`unexpected ${req.method} ${req.url}`);
-        const request = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: ChatMessage[]; seed: number; stop?: string[] };
+        const request = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: ChatMessage[]; seed: number; stop?: string[]; logprobs?: boolean };
         if (request.model !== "fake") throw new Error(`unexpected model ${request.model}`);
         const reply = scriptedReply(request.messages, options.wrong);
         requests.push({ at: Date.now(), kind: reply.kind, attempt: reply.attempt, seed: request.seed, messages: request.messages, ...(request.stop === undefined ? {} : { stop: request.stop }) });
         body = {
           id: `cmpl-${requests.length}`,
           object: "chat.completion",
-          choices: [{ index: 0, message: { role: "assistant", content: reply.text }, finish_reason: "stop" }],
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: reply.text },
+              finish_reason: "stop",
+              ...(options.logprobs === true && request.logprobs === true ? { logprobs: { content: [...reply.text].map((token) => ({ token, logprob: /\d/u.test(token) ? -0.5 : -0.1 })) } } : {}),
+            },
+          ],
           usage: { prompt_tokens: 10 * request.messages.length, completion_tokens: reply.kind === "attempt" ? 3 : 7 },
         };
       } catch (error) {

@@ -55,6 +55,7 @@ interface EvalFlags extends TaskRunFlags {
   reflectionMaxTokens: number;
   shots: number;
   stopAtAnswer: boolean;
+  confidence: boolean;
   budgetTokens?: number;
   budgetCalls?: number;
   budgetSeconds?: number;
@@ -91,6 +92,7 @@ export function registerEval(program: Command): void {
     .option("--reflection-max-tokens <n>", "token limit of a reflection or a critique", int(1), 128)
     .option("--shots <k>", "few-shot: k solved examples of the task as earlier chat turns (arithmetic, countdown; for pretrained models)", int(0), 0)
     .option("--stop-at-answer", "end an attempt once it closes its </answer> block (the tag is kept); for models that do not stop by themselves", false)
+    .option("--confidence", "ask the generator for per-token log-probs and record each attempt's confidence in its answer (AttemptRecord.confidence; 'not available' where the backend gives none)", false)
     .option("--budget-tokens <n>", "per episode: most prompt + completion tokens, all models together", int(1))
     .option("--budget-calls <n>", "per episode: most model calls", int(1))
     .option("--budget-seconds <n>", "per episode: most wall-clock seconds", int(1))
@@ -109,7 +111,7 @@ export function registerEval(program: Command): void {
       const modelTag = flags.model.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
       const outDir = path.resolve(flags.out ?? path.join("runs", `${new Date().toISOString().replace(/[:.]/g, "-")}-${task.name}-${modelTag}`));
       const sampling = { temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };
-      const attempt = { maxTokens: flags.maxTokens, ...sampling, ...(flags.stopAtAnswer ? { stop: ["</answer>"], includeStop: true } : {}) };
+      const attempt = { maxTokens: flags.maxTokens, ...sampling, ...(flags.stopAtAnswer ? { stop: ["</answer>"], includeStop: true } : {}), ...(flags.confidence ? { logprobs: true } : {}) };
       const reflection = { maxTokens: flags.reflectionMaxTokens, ...sampling };
       // Debate and alternatives run all their rounds and check nothing on the way (their flags were checked above).
       const stopWhen: StopCondition[] = flags.strategy === "debate" || flags.strategy === "alternatives" || flags.stopWhen.trim() === "none" ? [] : parseStops(flags.stopWhen);

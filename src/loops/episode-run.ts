@@ -4,6 +4,7 @@ import { capReply } from "../models/reply-cap.js";
 import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
+import { attemptConfidence, keepLogprobs } from "./answer-confidence.js";
 import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
 import { attemptScore, firstStop, isAttemptCount, type StopCondition } from "./stop.js";
 import type { AttemptRecord, CallRole, Check, Episode, EpisodeError, ModelCall, Reflection } from "./types.js";
@@ -29,6 +30,8 @@ export interface LoopOptions<R> {
   /**
    * Sampling of attempts (default 256 tokens, greedy) and of reflections and critiques (default 128 tokens, greedy).
    * Attempts may also carry the request's output format and tools (the gateway's and the middleware's requests).
+   * `attempt.logprobs: true` asks the generator for per-token log-probs on every attempt, and every attempt then
+   * records `confidence` in its answer (see answer-confidence.ts); the log-probs themselves are not persisted.
    */
   attempt?: CallSampling;
   reflection?: Omit<SamplingParams, "seed">;
@@ -155,6 +158,8 @@ export class EpisodeRun<R> {
    * ground truth pick the answer.
    */
   settle(draft: AttemptDraft, keep: "best" | "latest" = "best"): string | null {
+    // Every strategy records its attempts here, so the confidence of each is computed in one place.
+    if (this.options.attempt?.logprobs === true && draft.confidence === undefined) draft = { ...draft, confidence: attemptConfidence(this.options.task, this.item.record, draft.call) };
     const best = this.attempts.reduce<AttemptRecord | undefined>((b, a) => (b === undefined || attemptScore(a) > attemptScore(b) ? a : b), undefined);
     const scorePre = best === undefined ? undefined : attemptScore(best);
     const scorePost = attemptScore(draft);
@@ -333,6 +338,7 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
       ...(scope.tracer.recordContent ? { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: text }]) } : {}),
     });
     span.end();
+    keepLogprobs(call, result.logprobs);
     return call;
   } catch (error) {
     scope.budget.settle(reservation, 0);

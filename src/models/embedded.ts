@@ -1,8 +1,9 @@
 import os from "node:os";
-import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
+import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from "node-llama-cpp";
 import { ModelCallError } from "../errors.js";
-import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel } from "./language-model.js";
+import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob } from "./language-model.js";
 import { readToolCallBlocks, withToolsPrompt } from "./prompted-tools.js";
+import { alignTokenLogprobs } from "./token-texts.js";
 
 export interface EmbeddedModelOptions {
   /** Path to a GGUF file. */
@@ -36,6 +37,8 @@ interface Slot {
   busy: boolean;
   lastKey: string | undefined;
   lastUsed: number;
+  /** Set while a request that asked for log-probs runs: every generated token and the probability it was chosen with. */
+  recording: Array<{ token: Token; p: number }> | undefined;
 }
 
 /**
@@ -59,7 +62,9 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
   const slots: Slot[] = [];
   for (let i = 0; i < sequences; i++) {
     const sequence = context.getSequence();
-    slots.push({ sequence, chat: new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false }), busy: false, lastKey: undefined, lastUsed: 0 });
+    const slot: Slot = { sequence, chat: new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false }), busy: false, lastKey: undefined, lastUsed: 0, recording: undefined };
+    recordConfidence(slot);
+    slots.push(slot);
   }
   const waiters: Array<() => void> = [];
   // Grammars compiled from JSON schemas, by the schema's JSON text (a judge asks with the same schema every time).
@@ -118,6 +123,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         const meter = slot.sequence.tokenMeter;
         const inputBefore = meter.usedInputTokens;
         const outputBefore = meter.usedOutputTokens;
+        slot.recording = request.logprobs === true ? [] : undefined;
         const grammar = request.responseFormat === undefined ? undefined : await grammarFor(request.responseFormat.schema);
         // No tool API here: the tools go into the system message and the calls are read out of the reply (prompted-tools.ts).
         const tools = request.tools !== undefined && request.tools.length > 0 ? request.tools : undefined;
@@ -140,9 +146,12 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         const text = result.response + stopText;
         const read = tools === undefined ? undefined : readToolCallBlocks(text);
         const calls = read !== undefined && read.toolCalls.length > 0 ? read : undefined;
+        // With tool calls read out of it the text is no longer what was generated: no log-probs then.
+        const logprobs = slot.recording === undefined || calls !== undefined ? undefined : tokenLogprobs(model, text, slot.recording);
         return {
           text: calls === undefined ? text : calls.text,
           ...(calls === undefined ? {} : { toolCalls: calls.toolCalls }),
+          ...(logprobs === undefined ? {} : { logprobs }),
           finishReason: finishReason(result.metadata.stopReason),
           usage: {
             promptTokens: Math.max(0, slot.sequence.contextTokens.length - completionTokens),
@@ -154,6 +163,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         if (request.signal?.aborted) throw request.signal.reason;
         throw new ModelCallError(`embedded model ${name} failed: ${(error as Error).message}`, undefined, false, { cause: error });
       } finally {
+        slot.recording = undefined;
         release(slot, request.sessionKey);
       }
     },
@@ -165,6 +175,46 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
       await model.dispose();
     },
   };
+}
+
+/**
+ * Makes the slot's sequence record each generated token with its probability while `slot.recording` is set.
+ * LlamaChat evaluates through `sequence.evaluate`, which is `evaluateWithMetadata` with no metadata; asking for
+ * `confidence` makes llama.cpp return the probability of the chosen token under the distribution it was sampled
+ * from: greedy (temperature 0) — the model's own softmax over the whole vocabulary (no repeat penalty or token bias
+ * is set here, and LlamaChat's default penalty is 1, none), renormalised over the grammar's tokens when a response
+ * format applies (asking applies the grammar before choosing, which picks the same greedy token); sampled — after
+ * top-k, top-p, min-p and the temperature. So under sampling it is the sampler's probability, not the raw model's:
+ * a departure from "before temperature" that the API leaves no way around in LlamaChat's path.
+ */
+function recordConfidence(slot: Slot): void {
+  const sequence = slot.sequence;
+  const plain = sequence.evaluate.bind(sequence);
+  sequence.evaluate = function (tokens, options) {
+    const recording = slot.recording;
+    if (recording === undefined) return plain(tokens, options);
+    return (async function* () {
+      const iterator = sequence.evaluateWithMetadata(tokens, { confidence: true }, options);
+      let input: Token | Token[] | void = undefined;
+      try {
+        for (;;) {
+          const { value, done } = await iterator.next(input);
+          if (done === true) return;
+          recording.push({ token: value.token, p: value.confidence });
+          input = yield value.token;
+        }
+      } finally {
+        await iterator.return();
+      }
+    })();
+  };
+}
+
+/** The recorded tokens as `TokenLogprob`s whose texts concatenate to `text`; undefined when they do not spell it. */
+function tokenLogprobs(model: LlamaModel, text: string, recording: ReadonlyArray<{ token: Token; p: number }>): TokenLogprob[] | undefined {
+  const tokens = recording.map((r) => r.token);
+  const decoded = tokens.map((_, i) => model.detokenize(tokens.slice(0, i + 1)));
+  return alignTokenLogprobs(text, decoded, recording.map((r) => Math.log(r.p)));
 }
 
 function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {

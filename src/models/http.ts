@@ -6,9 +6,10 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
 import pLimit from "p-limit";
 import { ModelCallError, UsageError } from "../errors.js";
-import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenUsage, ToolCall } from "./language-model.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
 import { capReply, replyByteLimit, type Truncation } from "./reply-cap.js";
 import { raceAbort } from "../util/abortable.js";
+import { alignTokenLogprobs } from "./token-texts.js";
 
 /** How failed attempts are retried: exponential backoff with jitter, or the server's `Retry-After` when it sends one. */
 export interface RetryPolicy {
@@ -112,7 +113,9 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
         const result = read.complete ? parseCompletion(text, url, apiKey, keepStops) : partialCompletion(read, url, apiKey);
         // The content alone may still exceed the reply limit (a complete body within the read limit): cut it here too.
         const capped = capReply(result.text, maxTokens, result.truncated);
-        return { ...result, text: capped.text, ...(capped.truncated === undefined ? {} : { truncated: capped.truncated, finishReason: "length" }) };
+        const { logprobs, ...rest } = result;
+        const kept = logprobs === undefined || capped.text.length === result.text.length ? logprobs : cutLogprobs(logprobs, capped.text);
+        return { ...rest, text: capped.text, ...(kept === undefined ? {} : { logprobs: kept }), ...(capped.truncated === undefined ? {} : { truncated: capped.truncated, finishReason: "length" }) };
       }
 
       const status = response.status;
@@ -230,6 +233,8 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
   if (request.topK !== undefined) body.top_k = request.topK;
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.stop !== undefined && request.stop.length > 0) body.stop = [...request.stop];
+  // OpenAI's chat-completions log-probs of the chosen tokens; vLLM, SGLang and llama.cpp's server accept it too.
+  if (request.logprobs === true) body.logprobs = true;
   // OpenAI's structured outputs; vLLM, SGLang and llama.cpp's server accept the same shape.
   if (request.responseFormat !== undefined) body.response_format = { type: "json_schema", json_schema: { name: "response", schema: request.responseFormat.schema } };
   if (request.tools !== undefined && request.tools.length > 0) {
@@ -263,8 +268,11 @@ function parseCompletion(text: string, url: string, apiKey: string | undefined, 
   }
   const matched = choice.finish_reason === "stop" && typeof choice.stop_reason === "string" && keepStops.includes(choice.stop_reason) ? choice.stop_reason : "";
   const toolCalls = readToolCalls(choice.message.tool_calls, malformed);
+  const reply = (content ?? "") + matched;
+  const logprobs = readLogprobs(choice.logprobs, reply, malformed);
   return {
-    text: (content ?? "") + matched,
+    text: reply,
+    ...(logprobs === undefined ? {} : { logprobs }),
     finishReason: mapFinishReason(choice.finish_reason),
     usage: isRecord(json) ? mapUsage(json.usage) : mapUsage(undefined),
     ...(toolCalls.length === 0 ? {} : { toolCalls }),
@@ -289,6 +297,45 @@ function readToolCalls(raw: unknown, malformed: (what: string) => ModelCallError
     if (entry.id !== undefined && entry.id !== null && typeof entry.id !== "string") throw malformed(`${where}.id is not a string`);
     return { id: typeof entry.id === "string" && entry.id !== "" ? entry.id : `call_${index}`, name, arguments: args };
   });
+}
+
+/**
+ * `choices[0].logprobs.content`: `[{token, logprob, bytes?}]`, one per generated token. Absent or null (a server that
+ * gives none, or was not asked) is none; another shape is a malformed completion. A token's text is taken from its
+ * UTF-8 `bytes` when given (a character split across tokens then goes whole to the token that completes it), else
+ * from `token`. Undefined when the tokens do not spell the reply (a stop string the server appended, which it did not
+ * report log-probs for): none rather than wrong ones.
+ */
+function readLogprobs(raw: unknown, text: string, malformed: (what: string) => ModelCallError): TokenLogprob[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!isRecord(raw)) throw malformed("choices[0].logprobs is not an object");
+  const content = raw.content;
+  if (content === undefined || content === null) return undefined;
+  if (!Array.isArray(content)) throw malformed("choices[0].logprobs.content is not a list");
+  const entries = content.map((entry: unknown, index) => {
+    const where = `choices[0].logprobs.content[${index}]`;
+    if (!isRecord(entry) || typeof entry.token !== "string") throw malformed(`${where}.token is not a string`);
+    if (typeof entry.logprob !== "number" || !(entry.logprob <= 0)) throw malformed(`${where}.logprob is not a number ≤ 0`);
+    const bytes = Array.isArray(entry.bytes) && entry.bytes.every((b) => Number.isInteger(b) && b >= 0 && b < 256) ? (entry.bytes as number[]) : undefined;
+    return { token: entry.token, logprob: entry.logprob, bytes };
+  });
+  const decoder = new TextDecoder();
+  const byBytes = entries.every((e) => e.bytes !== undefined);
+  const seen: number[] = [];
+  let spelled = "";
+  const decoded = entries.map((e) => {
+    if (!byBytes) return (spelled += e.token);
+    seen.push(...(e.bytes as number[]));
+    return decoder.decode(new Uint8Array(seen));
+  });
+  const logprobs = entries.map((e) => e.logprob);
+  return alignTokenLogprobs(text, decoded, logprobs);
+}
+
+/** Log-probs of a reply cut to `text` (a prefix of what they spelled). */
+function cutLogprobs(logprobs: readonly TokenLogprob[], text: string): TokenLogprob[] | undefined {
+  let spelled = "";
+  return alignTokenLogprobs(text, logprobs.map((t) => (spelled += t.text)), logprobs.map((t) => t.logprob));
 }
 
 /** A response body read up to a byte limit: the text read, whether it is the whole body, and the bytes seen. */

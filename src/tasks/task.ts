@@ -24,6 +24,12 @@ export interface ReplyParts {
   toolCalls?: readonly ToolCall[];
 }
 
+/** A range of characters of an output, `output.slice(start, end)`. */
+export interface AnswerSpan {
+  start: number;
+  end: number;
+}
+
 export interface TaskItem<Record = unknown> {
   /** Stable across runs: derived from the source file and row, or from the generator seed and index. */
   id: string;
@@ -44,6 +50,12 @@ export interface Task<Record = unknown, Result extends Judgement = Verdict> {
   prompt(record: Record): ChatMessage[];
   /** Never throws on arbitrary text; bounded time on hostile input. `parts`: the reply's tool calls, if any. */
   verify(record: Record, output: string, parts?: ReplyParts): Result;
+  /**
+   * The character range `[start, end)` of the answer `verify` reads in `output` (the text of an `<answer>` block, the
+   * last number, the chosen letter), found by the task's own extraction; null when it finds none. For answer
+   * confidence: the log-probs of the tokens over this range. Absent on tasks whose answer is not a span of the text.
+   */
+  locateAnswer?(record: Record, output: string): AnswerSpan | null;
   /** Validates an untyped record (from a JSON line) into this task's record, or throws an Error with a reason. */
   parseRecord(value: unknown): Record;
 }

@@ -1,7 +1,7 @@
 import type { ChatMessage } from "../../models/language-model.js";
 import { mulberry32 } from "../../util/random.js";
-import { extractAnswer } from "../extract-answer.js";
-import type { Task, TaskItem, Verdict } from "../task.js";
+import { extractAnswer, locateAnswerBlock } from "../extract-answer.js";
+import type { AnswerSpan, Task, TaskItem, Verdict } from "../task.js";
 
 /**
  * The easy task family: one operation on two small numbers. It exists so the loop's effect is measurable on
@@ -66,7 +66,7 @@ export function verifyArithmetic(record: ArithmeticRecord, output: string): Verd
   } else {
     const last = lastInteger(output);
     if (last === null) return { correct: false, score: 0, answer: null, feedback: "No answer found: the reply holds no number. End with the result inside <answer></answer>." };
-    value = last;
+    value = last.value;
     source = "the last number in the reply";
   }
   if (value === expected) return { correct: true, score: 1, answer: String(value), feedback: `Correct: ${record.a} ${record.op} ${record.b} = ${value}.` };
@@ -74,8 +74,16 @@ export function verifyArithmetic(record: ArithmeticRecord, output: string): Verd
   return { correct: false, score: 0, answer: String(value), feedback: `The answer read from ${source}, ${value}, is not ${record.a} ${record.op} ${record.b}: it is ${direction}.` };
 }
 
+/** Where `verifyArithmetic` reads the answer: the answer block's content, else the last integer (its sign included). */
+export function locateArithmeticAnswer(output: string): AnswerSpan | null {
+  const extracted = extractAnswer(output);
+  if (extracted.found) return locateAnswerBlock(output);
+  const last = lastInteger(output);
+  return last === null ? null : { start: last.start, end: last.end };
+}
+
 /** The last run of ASCII digits (with an adjacent minus sign) in the text, scanning from the end: linear time. */
-function lastInteger(text: string): number | null {
+function lastInteger(text: string): { value: number; start: number; end: number } | null {
   let end = text.length;
   while (end > 0 && !isDigit(text.charCodeAt(end - 1))) end--;
   if (end === 0) return null;
@@ -84,7 +92,7 @@ function lastInteger(text: string): number | null {
   if (end - start > 15) return null;
   const negative = start > 0 && text[start - 1] === "-" && (start < 2 || !isDigit(text.charCodeAt(start - 2))) && text[start - 2] !== ")";
   const value = Number.parseInt(text.slice(start, end), 10);
-  return negative ? -value : value;
+  return negative ? { value: -value, start: start - 1, end } : { value, start, end };
 }
 
 function isDigit(code: number): boolean {
@@ -100,5 +108,5 @@ export function parseArithmeticRecord(value: unknown): ArithmeticRecord {
 }
 
 export function arithmeticTask(): Task<ArithmeticRecord> {
-  return { name: "arithmetic", prompt: arithmeticPrompt, verify: verifyArithmetic, parseRecord: parseArithmeticRecord };
+  return { name: "arithmetic", prompt: arithmeticPrompt, verify: verifyArithmetic, locateAnswer: (_record, output) => locateArithmeticAnswer(output), parseRecord: parseArithmeticRecord };
 }

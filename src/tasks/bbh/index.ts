@@ -4,6 +4,8 @@ import { loadBbh } from "./load.js";
 import { bbhPrompt } from "./prompt.js";
 import { parseBbhRecord, type BbhRecord } from "./record.js";
 import { verifyBbh } from "./verify.js";
+import { bbhKind } from "./kind.js";
+import { locateBbhAnswer } from "./read-answer.js";
 
 export { BBH_LABEL_ANOMALIES, bbhKind, canonical, normaliseText, type BbhKind } from "./kind.js";
 export { loadBbh } from "./load.js";
@@ -15,7 +17,7 @@ export { verifyBbh } from "./verify.js";
 
 /** BIG-Bench Hard as a Task: one example per item, the answer read and compared per target kind. */
 export function bbhTask(): Task<BbhRecord> {
-  return { name: "bbh", prompt: bbhPrompt, verify: verifyBbh, parseRecord: parseBbhRecord };
+  return { name: "bbh", prompt: bbhPrompt, verify: verifyBbh, locateAnswer: (record, output) => locateBbhAnswer(bbhKind(record.task, record.target), output, record.input), parseRecord: parseBbhRecord };
 }
 
 export const bbhFamily: TaskFamily = {

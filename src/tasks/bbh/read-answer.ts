@@ -1,5 +1,6 @@
-import { extractChoice } from "../choice/extract-choice.js";
-import { answerCandidates, stripDecoration, type AnswerCandidate, type AnswerSource } from "../choice/final-answer.js";
+import { extractChoice, locateChoice, type ChoiceOptions } from "../choice/extract-choice.js";
+import { answerCandidates, candidateSpan, locatedCandidates, stripDecoration, type AnswerCandidate, type AnswerSource } from "../choice/final-answer.js";
+import type { AnswerSpan } from "../task.js";
 import { parseOptionList } from "../choice/option-list.js";
 import { canonical, type BbhKind } from "./kind.js";
 
@@ -28,20 +29,36 @@ const MAX_ANSWER = 20_000;
  * and a hedge ("True or False") is none; for integers likewise the first (last) integer.
  */
 export function readBbhAnswer(kind: BbhKind, output: string, input: string): BbhAnswer {
+  return readLocated(kind, output, input).answer;
+}
+
+/** Where `readBbhAnswer` read its answer: the candidate it came from (see `locateChoice` for letters); null when none. */
+export function locateBbhAnswer(kind: BbhKind, output: string, input: string): AnswerSpan | null {
+  if (kind === "choice") return locateChoice(output, choiceOptions(input));
+  const { answer, index } = readLocated(kind, output, input);
+  const candidate = index === undefined ? undefined : locatedCandidates(output)[index];
+  return answer.value === null || candidate === undefined ? null : candidateSpan(output, candidate);
+}
+
+function choiceOptions(input: string): ChoiceOptions {
+  const list = parseOptionList(input);
+  return list === null ? { letters: ALPHABET } : { letters: list.letters, options: list.texts };
+}
+
+function readLocated(kind: BbhKind, output: string, input: string): { answer: BbhAnswer; index?: number } {
   if (kind === "choice") {
-    const list = parseOptionList(input);
-    const choice = extractChoice(output, list === null ? { letters: ALPHABET } : { letters: list.letters, options: list.texts });
-    return choice.letter === null ? { value: null, reason: choice.reason } : { value: choice.letter, source: choice.source };
+    const choice = extractChoice(output, choiceOptions(input));
+    return { answer: choice.letter === null ? { value: null, reason: choice.reason } : { value: choice.letter, source: choice.source } };
   }
   const candidates = answerCandidates(output);
-  if (candidates.length === 0) return { value: null, reason: "the reply is empty" };
-  for (const candidate of candidates) {
+  if (candidates.length === 0) return { answer: { value: null, reason: "the reply is empty" } };
+  for (const [index, candidate] of candidates.entries()) {
     const value = fromCandidate(kind, candidate);
-    if (value !== null) return { value, source: candidate.source === "unclosed-answer-block" ? "answer-block" : candidate.source };
-    if (candidate.source === "answer-block") return { value: null, reason: `the answer block holds no ${NOUN[kind]}` };
-    if (candidate.source === "unclosed-answer-block") return { value: null, reason: "the last <answer> block is never closed" };
+    if (value !== null) return { answer: { value, source: candidate.source === "unclosed-answer-block" ? "answer-block" : candidate.source }, index };
+    if (candidate.source === "answer-block") return { answer: { value: null, reason: `the answer block holds no ${NOUN[kind]}` } };
+    if (candidate.source === "unclosed-answer-block") return { answer: { value: null, reason: "the last <answer> block is never closed" } };
   }
-  return { value: null, reason: `no ${NOUN[kind]} found` };
+  return { answer: { value: null, reason: `no ${NOUN[kind]} found` } };
 }
 
 function fromCandidate(kind: BbhKind, candidate: AnswerCandidate): string | null {

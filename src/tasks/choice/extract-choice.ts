@@ -1,4 +1,5 @@
-import { answerCandidates, lastLine, linesBeforeLast, phraseTails, stripDecoration, trimEnds, type AnswerCandidate } from "./final-answer.js";
+import type { AnswerSpan } from "../task.js";
+import { answerCandidates, candidateSpan, lastLine, linesBeforeLast, locatedCandidates, phraseTails, stripDecoration, trimEnds, type AnswerCandidate } from "./final-answer.js";
 
 /**
  * Reads a multiple-choice reply's final choice letter. Preference, as in {@link answerCandidates}: the last
@@ -42,29 +43,43 @@ const MAX_LINE = 300;
 const HEDGE = /(?:\b[A-Z]\)?\s*(?:,|\/|&)|\bor|\band|\bnor|\bnot)\s*(?:(?:option|choice)\s*)?$/u;
 
 export function extractChoice(output: string, choiceOptions: ChoiceOptions = {}): ExtractedChoice {
+  return readChoice(output, choiceOptions).choice;
+}
+
+/**
+ * Where `extractChoice` read its letter: the answer candidate it came from (the answer block's content, the rest of
+ * the answer phrase's line, the last line), whitespace left out; null when it read no letter.
+ */
+export function locateChoice(output: string, choiceOptions: ChoiceOptions = {}): AnswerSpan | null {
+  const { choice, index } = readChoice(output, choiceOptions);
+  const candidate = index === undefined ? undefined : locatedCandidates(output)[index];
+  return choice.letter === null || candidate === undefined ? null : candidateSpan(output, candidate);
+}
+
+function readChoice(output: string, choiceOptions: ChoiceOptions): { choice: ExtractedChoice; index?: number } {
   const context: Context = {
     letters: (choiceOptions.letters ?? (choiceOptions.options === undefined ? "ABCD" : ALPHABET.slice(0, choiceOptions.options.length))).toUpperCase(),
     options: choiceOptions.options,
   };
   const candidates = answerCandidates(output);
-  if (candidates.length === 0) return { letter: null, reason: "the reply is empty" };
+  if (candidates.length === 0) return { choice: { letter: null, reason: "the reply is empty" } };
   let outside: string | undefined;
-  for (const candidate of candidates) {
+  for (const [index, candidate] of candidates.entries()) {
     const parse = parseCandidate(candidate, context, output);
     switch (parse.kind) {
       case "letter":
-        return { letter: parse.letter, source: candidate.source === "unclosed-answer-block" ? "answer-block" : candidate.source };
+        return { choice: { letter: parse.letter, source: candidate.source === "unclosed-answer-block" ? "answer-block" : candidate.source }, index };
       case "ambiguous":
-        return { letter: null, reason: `${describe(candidate)} names more than one choice (${parse.letters})` };
+        return { choice: { letter: null, reason: `${describe(candidate)} names more than one choice (${parse.letters})` } };
       case "list":
-        return { letter: null, reason: `${describe(candidate)} lists the options instead of choosing one` };
+        return { choice: { letter: null, reason: `${describe(candidate)} lists the options instead of choosing one` } };
       case "none":
         outside ??= parse.outside;
     }
-    if (candidate.source === "answer-block") return { letter: null, reason: outsideReason(outside, context) ?? "the answer block holds no choice letter" };
-    if (candidate.source === "unclosed-answer-block") return { letter: null, reason: "the last <answer> block is never closed" };
+    if (candidate.source === "answer-block") return { choice: { letter: null, reason: outsideReason(outside, context) ?? "the answer block holds no choice letter" } };
+    if (candidate.source === "unclosed-answer-block") return { choice: { letter: null, reason: "the last <answer> block is never closed" } };
   }
-  return { letter: null, reason: outsideReason(outside, context) ?? "no choice letter found" };
+  return { choice: { letter: null, reason: outsideReason(outside, context) ?? "no choice letter found" } };
 }
 
 function parseCandidate(candidate: AnswerCandidate, context: Context, output: string): Parse {

@@ -1,4 +1,4 @@
-import { extractAnswer } from "../extract-answer.js";
+import { extractAnswer, locateAnswerBlock, trimmedSpan } from "../extract-answer.js";
 
 /**
  * Where a reply's final answer may sit, in order of preference: the last `<answer>` block; else the text after an
@@ -36,36 +36,54 @@ const PHRASE = new RegExp(
 
 /** The candidates for a reply's final answer, best first. Empty when the reply holds no text at all. */
 export function answerCandidates(output: string): AnswerCandidate[] {
+  return locatedCandidates(output).map(({ start: _start, ...candidate }) => candidate);
+}
+
+/** `answerCandidates` with where each candidate's text starts in the output (`output.startsWith(text, start)`). */
+export function locatedCandidates(output: string): Array<AnswerCandidate & { start: number }> {
   const block = extractAnswer(output);
-  if (block.found && block.text.trim() !== "") return [{ text: block.text, source: "answer-block" }];
+  if (block.found && block.text.trim() !== "") {
+    const span = locateAnswerBlock(output);
+    return [{ text: block.text, source: "answer-block", start: span === null ? output.lastIndexOf(block.text) : output.lastIndexOf(block.text, span.start) }];
+  }
   if (!block.found && block.reason === "unterminated-block") {
-    return [{ text: output.slice(lastOpeningTagEnd(output)), source: "unclosed-answer-block" }];
+    const start = lastOpeningTagEnd(output);
+    return [{ text: output.slice(start), source: "unclosed-answer-block", start }];
   }
   const finish = lastFinish(output);
-  if (finish !== null) return [{ text: finish, source: "answer-block" }];
-  const candidates: AnswerCandidate[] = phraseTails(output);
+  if (finish !== null) return [{ text: finish.text, source: "answer-block", start: finish.start }];
+  const candidates = phraseTailsAt(output);
   const line = lastLine(output);
-  if (line !== null) candidates.push({ text: line, source: "final-line" });
+  if (line !== null) candidates.push({ text: line, source: "final-line", start: output.lastIndexOf(line) });
   return candidates;
+}
+
+/** The character range of a located candidate, whitespace left out; null when it is blank. */
+export function candidateSpan(output: string, candidate: { text: string; start: number }): { start: number; end: number } | null {
+  return candidate.start < 0 ? null : trimmedSpan(output, candidate.start, candidate.start + candidate.text.length);
 }
 
 /** Texts after the last {@link MAX_PHRASES} answer phrases, last first, each up to the end of its line. */
 export function phraseTails(output: string): AnswerCandidate[] {
+  return phraseTailsAt(output).map(({ start: _start, ...candidate }) => candidate);
+}
+
+function phraseTailsAt(output: string): Array<AnswerCandidate & { start: number }> {
   const ends: number[] = [];
   for (const match of output.matchAll(PHRASE)) {
     ends.push(match.index + match[0].length);
     if (ends.length > MAX_PHRASES) ends.shift();
   }
-  const tails: AnswerCandidate[] = [];
+  const tails: Array<AnswerCandidate & { start: number }> = [];
   for (let i = ends.length - 1; i >= 0; i--) {
     const end = ends[i] as number;
     const tail = lineFrom(output, end);
     if (stripDecoration(tail) !== "") {
-      tails.push({ text: tail, source: "answer-phrase" });
+      tails.push({ text: tail, source: "answer-phrase", start: end });
       continue;
     }
     const next = nextNonEmptyLine(output, end);
-    if (next !== null) tails.push({ text: next, source: "answer-phrase", detached: true });
+    if (next !== null) tails.push({ text: next.text, source: "answer-phrase", detached: true, start: next.start });
   }
   return tails;
 }
@@ -122,25 +140,25 @@ function lineFrom(output: string, start: number): string {
   return output.slice(start, Math.min(end, start + MAX_TAIL));
 }
 
-function nextNonEmptyLine(output: string, from: number): string | null {
+function nextNonEmptyLine(output: string, from: number): { text: string; start: number } | null {
   let start = output.indexOf("\n", from);
   while (start !== -1 && start < from + MAX_TAIL * 10) {
     const line = lineFrom(output, start + 1);
-    if (line.trim() !== "") return line;
+    if (line.trim() !== "") return { text: line, start: start + 1 };
     start = output.indexOf("\n", start + 1);
   }
   return null;
 }
 
 /** The content of the last `Finish[…]` (ReflectEvo's answer action) when it is closed on its line and not empty. */
-function lastFinish(output: string): string | null {
+function lastFinish(output: string): { text: string; start: number } | null {
   const start = output.lastIndexOf("Finish[");
   if (start === -1 || (start > 0 && /[\p{L}\p{N}_]/u.test(output[start - 1] as string))) return null;
   const end = output.indexOf("]", start);
   const newline = output.indexOf("\n", start);
   if (end === -1 || (newline !== -1 && newline < end)) return null;
   const content = output.slice(start + "Finish[".length, end);
-  return content.trim() === "" ? null : content;
+  return content.trim() === "" ? null : { text: content, start: start + "Finish[".length };
 }
 
 function lastOpeningTagEnd(output: string): number {

@@ -1,3 +1,4 @@
+import { locateAnswerBlock } from "../extract-answer.js";
 import type { Task } from "../task.js";
 import { countdownPrompt } from "./prompt.js";
 import { parseCountdownRecord, type CountdownRecord } from "./record.js";
@@ -34,6 +35,8 @@ export function countdownTask(options: CountdownTaskOptions = {}): Task<Countdow
     name: "countdown",
     prompt: (record) => countdownPrompt(record, { mode }),
     verify: (record, output) => verifyCountdown(record, output, { mode }),
+    // The verifier reads the expression in the answer block and nowhere else.
+    locateAnswer: (_record, output) => locateAnswerBlock(output),
     parseRecord: parseCountdownRecord,
   };
 }

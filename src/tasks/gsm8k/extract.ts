@@ -1,6 +1,7 @@
 import type { Rational } from "../countdown/rational.js";
-import { extractAnswer } from "../extract-answer.js";
-import { firstNumberIn, lastNumberIn, parseAnswerNumber } from "./number.js";
+import { extractAnswer, locateAnswerBlock, trimmedSpan } from "../extract-answer.js";
+import type { AnswerSpan } from "../task.js";
+import { firstNumberIn, lastNumberIn, parseAnswerNumber, type NumberInText } from "./number.js";
 
 /** Where the final answer was read, in order of preference. */
 export type Gsm8kAnswerSource = "answer-block" | "hashes" | "answer-is" | "last-number";
@@ -13,7 +14,7 @@ export const SOURCE_NAMES: Record<Gsm8kAnswerSource, string> = {
 };
 
 export type Gsm8kExtraction =
-  | { found: true; source: Gsm8kAnswerSource; value: Rational }
+  | { found: true; source: Gsm8kAnswerSource; value: Rational; /** Where it was read: the answer block's content, or the number. */ span: AnswerSpan | null }
   | { found: false; reason: "not-a-number" | "unclosed-boxed" | "no-number"; shown?: string };
 
 /** How much of the reply after a marker is read as its answer. */
@@ -29,29 +30,44 @@ export function extractGsm8kAnswer(output: string): Gsm8kExtraction {
   const block = extractAnswer(output);
   if (block.found) {
     const value = parseAnswerNumber(block.text.trim()) ?? lastNumberIn(block.text)?.value;
-    if (value !== undefined) return { found: true, source: "answer-block", value };
+    if (value !== undefined) return { found: true, source: "answer-block", value, span: locateAnswerBlock(output) };
     return { found: false, reason: "not-a-number", shown: clip(block.text.trim()) };
   }
   if (block.reason === "unclosed-boxed") return { found: false, reason: "unclosed-boxed" };
   const hashes = output.lastIndexOf("####");
   if (hashes !== -1) {
-    const value = numberAt(lineAfter(output, hashes + 4));
-    if (value !== null) return { found: true, source: "hashes", value };
+    const read = numberAt(output, hashes + 4);
+    if (read !== null) return { found: true, source: "hashes", ...read };
   }
   const lower = output.toLowerCase();
   const phrase = Math.max(after(lower, "answer is"), after(lower, "answer:"));
   if (phrase !== -1) {
-    const value = numberAt(lineAfter(output, phrase));
-    if (value !== null) return { found: true, source: "answer-is", value };
+    const read = numberAt(output, phrase);
+    if (read !== null) return { found: true, source: "answer-is", ...read };
   }
   const last = lastNumberIn(output);
-  if (last !== null) return { found: true, source: "last-number", value: last.value };
+  if (last !== null) return { found: true, source: "last-number", value: last.value, span: numberSpan(output, 0, last) };
   return { found: false, reason: "no-number" };
 }
 
-function numberAt(text: string): Rational | null {
-  const rest = text.replace(/^[\s:*]+/u, "");
-  return parseAnswerNumber(rest.trim()) ?? firstNumberIn(rest)?.value ?? null;
+/** The number on the line of `output` from `start`: the whole rest of the line as one number, else its first number. */
+function numberAt(output: string, start: number): { value: Rational; span: AnswerSpan | null } | null {
+  const line = lineAfter(output, start);
+  const lead = line.length - line.replace(/^[\s:*]+/u, "").length;
+  const rest = line.slice(lead);
+  const whole = parseAnswerNumber(rest.trim());
+  const first = firstNumberIn(rest);
+  // "18 dollars." reads as one number: its span is the number's digits when they hold the same value.
+  if (whole !== null) return { value: whole, span: first !== null && first.value.equals(whole) ? numberSpan(output, start + lead, first) : trimmedSpan(output, start + lead, start + line.length) };
+  return first === null ? null : { value: first.value, span: numberSpan(output, start + lead, first) };
+}
+
+/** The characters of a number found in `output` from `offset`: its digits as written, with a minus sign read as one. */
+function numberSpan(output: string, offset: number, number: NumberInText): AnswerSpan | null {
+  const negative = number.text.startsWith("-");
+  const digits = negative ? number.text.slice(1) : number.text;
+  const at = output.indexOf(digits, offset + number.index);
+  return at === -1 ? null : { start: negative ? offset + number.index : at, end: at + digits.length };
 }
 
 /** The index just past the last occurrence of `needle`, or -1. */

@@ -4,6 +4,7 @@ import type { Task } from "../task.js";
 import { gsm8kPrompt } from "./prompt.js";
 import { parseGsm8kRecord, type Gsm8kRecord } from "./record.js";
 import { verifyGsm8k } from "./verify.js";
+import { extractGsm8kAnswer } from "./extract.js";
 
 export { extractGsm8kAnswer, type Gsm8kAnswerSource, type Gsm8kExtraction } from "./extract.js";
 export { firstNumberIn, formatNumber, lastNumberIn, numbersIn, parseAnswerNumber } from "./number.js";
@@ -12,7 +13,13 @@ export { parseGsm8kRecord, type Gsm8kRecord } from "./record.js";
 export { verifyGsm8k } from "./verify.js";
 
 export function gsm8kTask(): Task<Gsm8kRecord> {
-  return { name: "gsm8k", prompt: gsm8kPrompt, verify: verifyGsm8k, parseRecord: parseGsm8kRecord };
+  return { name: "gsm8k", prompt: gsm8kPrompt, verify: verifyGsm8k, locateAnswer: (_record, output) => locateGsm8kAnswer(output), parseRecord: parseGsm8kRecord };
+}
+
+/** Where `verifyGsm8k` reads the final number (see `extractGsm8kAnswer`); null when it reads none. */
+export function locateGsm8kAnswer(output: string) {
+  const extracted = extractGsm8kAnswer(output);
+  return extracted.found ? extracted.span : null;
 }
 
 /** GSM8K rows from any format `readRecords` reads; ids `<file name>:<line>`. */

@@ -1,11 +1,13 @@
 import type { TaskFamily } from "../registry.js";
-import type { Task } from "../task.js";
+import { trimmedSpan } from "../extract-answer.js";
+import type { AnswerSpan, Task } from "../task.js";
+import { extractJson } from "./extract-json.js";
 import { generateJson } from "./generate.js";
 import { loadJsonTask } from "./load.js";
 import { jsonPrompt } from "./prompt.js";
 import { parseJsonRecord, type JsonRecord } from "./record.js";
 import { SchemaCache } from "./schema-cache.js";
-import { verifyJson } from "./verify.js";
+import { expectedKind, verifyJson } from "./verify.js";
 
 export { canonicalJson } from "./canonical-json.js";
 export { extractJson, lastAnswerBlock, lastBalancedValue, lastJsonFence, type ExtractedJson, type JsonSource } from "./extract-json.js";
@@ -24,7 +26,18 @@ export { describeViolations, MAX_LISTED_VIOLATIONS } from "./violations.js";
  */
 export function jsonTask(options: { schemas?: SchemaCache } = {}): Task<JsonRecord> {
   const schemas = options.schemas ?? new SchemaCache();
-  return { name: "json", prompt: jsonPrompt, verify: (record, output) => verifyJson(record, output, schemas), parseRecord: parseJsonRecord };
+  return { name: "json", prompt: jsonPrompt, verify: (record, output) => verifyJson(record, output, schemas), locateAnswer: locateJsonAnswer, parseRecord: parseJsonRecord };
+}
+
+/**
+ * Where `verifyJson` reads the JSON: the text `extractJson` returns is a verbatim slice of the reply (the block's
+ * content unfenced, the fence's content, the bracketed value), and the last one of its kind, so its last occurrence.
+ */
+export function locateJsonAnswer(record: JsonRecord, output: string): AnswerSpan | null {
+  const extracted = extractJson(output, { expect: expectedKind(record) });
+  if (!extracted.found) return null;
+  const start = output.lastIndexOf(extracted.text);
+  return start === -1 ? null : trimmedSpan(output, start, start + extracted.text.length);
 }
 
 export const jsonFamily: TaskFamily = {

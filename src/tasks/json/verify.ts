@@ -58,7 +58,7 @@ export function verifyJson(record: JsonRecord, output: string, schemas: Pick<Sch
 }
 
 /** "object" or "array" when the schema's top-level `type` says so: which prose candidate to prefer. */
-function expectedKind(record: JsonRecord): "object" | "array" | undefined {
+export function expectedKind(record: JsonRecord): "object" | "array" | undefined {
   const type = typeof record.schema === "object" ? record.schema.type : undefined;
   return type === "object" || type === "array" ? type : undefined;
 }

@@ -1,5 +1,7 @@
 import type { TaskFamily } from "../registry.js";
+import { locateChoice } from "../choice/extract-choice.js";
 import type { Task } from "../task.js";
+import { LOGIQA_LETTERS } from "./record.js";
 import { loadLogiqa } from "./load.js";
 import { logiqaPrompt } from "./prompt.js";
 import { parseLogiqaRecord, type LogiqaRecord } from "./record.js";
@@ -13,7 +15,13 @@ export { verifyLogiqa } from "./verify.js";
 
 /** LogiQA (English) as a Task: four-way multiple choice, the final letter read from the reply. */
 export function logiqaTask(): Task<LogiqaRecord> {
-  return { name: "logiqa", prompt: logiqaPrompt, verify: verifyLogiqa, parseRecord: parseLogiqaRecord };
+  return {
+    name: "logiqa",
+    prompt: logiqaPrompt,
+    verify: verifyLogiqa,
+    locateAnswer: (record, output) => locateChoice(output, { letters: LOGIQA_LETTERS, options: record.options }),
+    parseRecord: parseLogiqaRecord,
+  };
 }
 
 export const logiqaFamily: TaskFamily = {

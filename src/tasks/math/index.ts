@@ -4,16 +4,17 @@ import type { Task } from "../task.js";
 import { mathPrompt } from "./prompt.js";
 import { parseMathRecord, type MathRecord } from "./record.js";
 import { verifyMath } from "./verify.js";
+import { locateMathAnswer } from "./extract.js";
 
 export { lastBoxed, type Boxed } from "./boxed.js";
-export { extractMathAnswer, type MathAnswerSource, type MathExtraction } from "./extract.js";
+export { extractMathAnswer, locateMathAnswer, type MathAnswerSource, type MathExtraction } from "./extract.js";
 export { MAX_ANSWER_LENGTH, normalizeMathAnswer, type NormalizedAnswer } from "./normalize.js";
 export { mathPrompt } from "./prompt.js";
 export { parseMathRecord, type MathRecord } from "./record.js";
 export { verifyMath } from "./verify.js";
 
 export function mathTask(): Task<MathRecord> {
-  return { name: "math", prompt: mathPrompt, verify: verifyMath, parseRecord: parseMathRecord };
+  return { name: "math", prompt: mathPrompt, verify: verifyMath, locateAnswer: (_record, output) => locateMathAnswer(output), parseRecord: parseMathRecord };
 }
 
 /** MATH-500 rows (`answer` field) or MATH rows (answer = last `\boxed{}` of `solution`), any `readRecords` format. */

@@ -1,5 +1,8 @@
 import type { TaskFamily } from "../registry.js";
-import type { Task } from "../task.js";
+import { locateChoice } from "../choice/extract-choice.js";
+import type { AnswerSpan, Task } from "../task.js";
+import { locateFreeAnswer } from "./read-answer.js";
+import { bigbenchOptions } from "./record.js";
 import { loadReflectevoBigbench } from "./load.js";
 import { reflectevoBigbenchPrompt } from "./prompt.js";
 import { parseReflectevoBigbenchRecord, type ReflectevoBigbenchRecord } from "./record.js";
@@ -14,7 +17,13 @@ export { verifyReflectevoBigbench } from "./verify.js";
 
 /** ReflectEvo's 500-item BIG-bench test sample as a Task: SQuAD exact match and F1, or the letter for choice items. */
 export function reflectevoBigbenchTask(): Task<ReflectevoBigbenchRecord> {
-  return { name: "reflectevo-bigbench", prompt: reflectevoBigbenchPrompt, verify: verifyReflectevoBigbench, parseRecord: parseReflectevoBigbenchRecord };
+  return { name: "reflectevo-bigbench", prompt: reflectevoBigbenchPrompt, verify: verifyReflectevoBigbench, locateAnswer: locateReflectevoAnswer, parseRecord: parseReflectevoBigbenchRecord };
+}
+
+/** As `verifyReflectevoBigbench` reads it: the choice for lettered items, else the free answer. */
+function locateReflectevoAnswer(record: ReflectevoBigbenchRecord, output: string): AnswerSpan | null {
+  const options = bigbenchOptions(record);
+  return options === null ? locateFreeAnswer(output) : locateChoice(output, { letters: options.letters, options: options.texts });
 }
 
 export const reflectevoBigbenchFamily: TaskFamily = {
