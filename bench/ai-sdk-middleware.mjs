@@ -10,13 +10,15 @@
 //   checked (the schema check the gateway uses).
 // - Each side gets --calls timed calls after a warm-up of 50, in two blocks run bare, middleware, middleware, bare
 //   (ABBA), so drift over the run hits both alike. Added time = middleware − bare; its 95 % interval for the median
-//   difference is a percentile bootstrap (2,000 resamples of each side, seeded).
+//   difference is a percentile bootstrap (2,000 resamples of each side, seeded; bench/median-interval.mjs, shared
+//   with bench/gateway.mjs, on the project's mulberry32).
 // Prints a markdown table for BENCHMARKS.md.
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { generateText, jsonSchema, Output, wrapLanguageModel } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { reflectionMiddleware } from "reflectkit/ai-sdk";
+import { medianDifferenceInterval, medianOf } from "./median-interval.mjs";
 
 globalThis.AI_SDK_LOG_WARNINGS = false;
 
@@ -66,30 +68,6 @@ async function timeBlock(run, model, n) {
   return out;
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-function rng(state) {
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function bootstrapDiff(a, b, random) {
-  const diffs = [];
-  const pick = (xs) => Array.from(xs, () => xs[Math.floor(random() * xs.length)]);
-  for (let i = 0; i < 2000; i++) diffs.push(median(pick(b)) - median(pick(a)));
-  diffs.sort((x, y) => x - y);
-  return [diffs[49], diffs[1949]];
-}
-
-const random = rng(seed);
 const rows = [];
 for (const w of workloads) {
   const wrapped = wrapLanguageModel({ model: w.bare, middleware: w.middleware });
@@ -100,8 +78,8 @@ for (const w of workloads) {
   const mid = [...(await timeBlock(w.run, wrapped, half))];
   mid.push(...(await timeBlock(w.run, wrapped, calls - half)));
   bare.push(...(await timeBlock(w.run, w.bare, calls - half)));
-  const [lo, hi] = bootstrapDiff(bare, mid, random);
-  rows.push(`| ${w.name} | ${calls} | ${median(bare).toFixed(3)} | ${median(mid).toFixed(3)} | ${(median(mid) - median(bare)).toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}] |`);
+  const [lo, hi] = medianDifferenceInterval(bare, mid, seed + rows.length);
+  rows.push(`| ${w.name} | ${calls} | ${medianOf(bare).toFixed(3)} | ${medianOf(mid).toFixed(3)} | ${(medianOf(mid) - medianOf(bare)).toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}] |`);
 }
 console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "unknown"}), seed ${seed}`);
 console.log("| workload | calls per side | bare generateText median (ms) | with reflectionMiddleware median (ms) | added (ms), 95 % CI |");

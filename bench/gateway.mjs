@@ -21,7 +21,7 @@ import http from "node:http";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./free-port.mjs";
-const { mulberry32 } = await import(new URL("../dist/util/random.js", import.meta.url).href);
+import { median, medianDifferenceInterval } from "./median-interval.mjs";
 
 const self = fileURLToPath(import.meta.url);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -223,19 +223,6 @@ async function block(port, count, concurrency, stream) {
 function quantile(sorted, q) {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
-function median(sorted) {
-  const n = sorted.length;
-  return n % 2 === 1 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
-
-/** Percentile-bootstrap 95 % interval of median(b) − median(a), resampling each side independently. */
-function medianDifferenceInterval(a, b, seed, resamples = 2000) {
-  const random = mulberry32(seed);
-  const resample = (xs) => Float64Array.from({ length: xs.length }, () => xs[Math.floor(random() * xs.length)]).sort();
-  const diffs = Float64Array.from({ length: resamples }, () => median(resample(b)) - median(resample(a))).sort();
-  return [diffs[Math.floor(0.025 * resamples)], diffs[Math.ceil(0.975 * resamples) - 1]];
 }
 
 /**

@@ -15,6 +15,16 @@ import { toAISDK } from "./to-ai-sdk.js";
 
 const digitsOnly = (output: string) => ({ source: "custom" as const, pass: /^\d+$/.test(output), score: /^\d+$/.test(output) ? 1 : 0, feedback: /^\d+$/.test(output) ? "digits" : "answer with digits only" });
 
+/** An AI SDK v4 result of text `text`. */
+function textReply(text: string) {
+  return {
+    content: [{ type: "text" as const, text }],
+    finishReason: { unified: "stop" as const, raw: "stop" },
+    usage: { inputTokens: { total: 5, noCache: 5, cacheRead: 0, cacheWrite: undefined }, outputTokens: { total: text.length, text: text.length, reasoning: undefined } },
+    warnings: [],
+  };
+}
+
 /** Token totals of every call the scripted model served (it counts one token per character). */
 function totals(model: ScriptedModel, outputs: readonly string[]): { input: number; output: number } {
   const input = model.calls.reduce((n, c) => n + c.messages.reduce((m, x) => m + x.content.length, 0), 0);
@@ -181,5 +191,26 @@ describe("reflectionMiddleware", () => {
       /caller left/,
     );
     assert.equal(model.calls.length, 2, "no attempt after the abort");
+  });
+
+  it("cuts a reflection in flight when the caller aborts, even on a provider that ignores the signal, and calls no more", async () => {
+    const controller = new AbortController();
+    const mock = new MockLanguageModelV4({
+      doGenerate: async () => {
+        if (mock.doGenerateCalls.length === 1) return textReply("forty-two");
+        // the reflection: a provider that never answers and never looks at its abortSignal
+        setTimeout(() => controller.abort(new Error("caller left")), 20);
+        return new Promise<never>(() => {});
+      },
+    });
+    const started = performance.now();
+    await assert.rejects(
+      generateText({ model: wrapLanguageModel({ model: mock, middleware: reflectionMiddleware({ checks: [digitsOnly], maxTurns: 3 }) }), prompt: "6 * 7?", abortSignal: controller.signal }),
+      /caller left/,
+    );
+    assert.ok(performance.now() - started < 2_000, "rejected at the abort, not at a timeout");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(mock.doGenerateCalls.length, 2, "the draft and the cut reflection; no retry");
+    assert.equal(mock.doGenerateCalls[1]?.abortSignal?.aborted, true, "the provider was given the caller's signal");
   });
 });
