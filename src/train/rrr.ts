@@ -239,9 +239,10 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
       let tokens = 0;
       let gradNorm = 0;
       let kl: number | null = null;
-      // A step where every group's rewards tie has a zero gradient (without KL); stepping AdamW on it would still move
-      // the weights along its momentum (the first benchmark's drift, dev/LOG.md), so no update is made.
-      const signal = options.klCoef > 0 || datums.some((d) => d.advantages.some((a) => a !== 0));
+      // A step where every group's rewards tie has a zero policy gradient; stepping AdamW on it would still move the
+      // weights along its momentum (the first benchmark's drift, dev/LOG.md), so no update is made — with --kl too:
+      // a KL-only step would be mostly that momentum, so the KL term acts on the steps that learn from a reward.
+      const signal = datums.some((d) => d.advantages.some((a) => a !== 0));
       if (datums.length > 0 && signal) {
         const old = await backend.logprobs(datums);
         const ref = options.klCoef > 0 ? await backend.logprobs(datums, true) : undefined;
