@@ -174,7 +174,7 @@ describe("training objectives on a tiny model", { timeout: 900_000 }, () => {
     test("--resample-ties with --kl: tied groups are replaced and recorded, KL is reported, and a resumed run repeats an uninterrupted one", async () => {
       // G = 2 on the parity reward ties half the time, so resampling has work to do.
       const options = (out: string, extra: Record<string, unknown> = {}) =>
-        rrrOptions(out, { ...common(out, 3, 5e-2), batchSize: 2, group: 2, items: generateArithmetic({ seed: 3, count: 6 }), resampleTies: 2, klCoef: 0.05, ...extra });
+        rrrOptions(out, { ...common(out, 4, 5e-2), batchSize: 2, group: 2, items: generateArithmetic({ seed: 3, count: 6 }), resampleTies: 2, klCoef: 0.05, ...extra });
       firstPhase = true;
       await worker.load(await tinyModel());
       const whole = await trainRrr(worker, options(path.join(dir, "rrr-ds-a")));
@@ -204,8 +204,8 @@ describe("training objectives on a tiny model", { timeout: 900_000 }, () => {
       assert.ok(Number(updates[0]!.kl) < 1e-9, `first KL ${updates[0]!.kl}`);
       for (const m of updates.slice(1)) assert.ok(Number(m.kl) > 1e-9, `KL ${whole.metrics.map((x) => x.kl).join(", ")}`);
 
-      // Killed after step 3's metrics (the last checkpoint is step 2), resumed in a freshly loaded model: step 3 is
-      // redone, resampling included, and the run reaches the same rollouts and losses.
+      // Killed after step 3's metrics (the last checkpoint is step 2), resumed in a freshly loaded model: steps 3 and 4
+      // are run from the checkpoint, resampling included, and the run reaches the same rollouts and losses.
       firstPhase = true;
       await worker.load(await tinyModel());
       const interrupt = new AbortController();
