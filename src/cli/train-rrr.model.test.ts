@@ -1,7 +1,7 @@
 /**
  * `reflect train rrr` on the real SmolLM2-135M, two short steps with dynamic sampling and a KL penalty: the run's
  * metrics, result and printout carry the share of groups with signal before and after resampling, the resamples, and
- * the KL to the untrained model. Sizes are small (8 items, B = 2, G = 8, 32-token reflections, 64-token retries at
+ * the KL to the untrained model. Sizes are small (12 items, B = 2, G = 8, 32-token reflections, 64-token retries at
  * T = 0.8) to keep it to minutes on a CPU; retries of SmolLM2 rarely succeed (a few per cent), so G and K are what
  * give a step a group with signal at all.
  */
@@ -24,7 +24,7 @@ describe("reflect train rrr on SmolLM2-135M", { timeout: 600_000 }, () => {
     const out = path.join(await tempDir(t), "rrr");
     const started = performance.now();
     const run = await cli(
-      ["train", "rrr", "--model", model, "--task", "arithmetic", "--limit", "8", "--batch-size", "2", "--group", "8", "--steps", "2", "--resample-ties", "3", "--kl", "0.05",
+      ["train", "rrr", "--model", model, "--task", "arithmetic", "--limit", "12", "--batch-size", "2", "--group", "8", "--steps", "2", "--resample-ties", "3", "--kl", "0.05",
         "--attempt-max-tokens", "64", "--reflection-max-tokens", "32", "--temperature", "0.8", "--retry-temperature", "0.8", "--lora-rank", "4", "--lora-alpha", "8", "--threads", "2", "--lr", "1e-3", "--out", out, "--json"],
       { limitMs: 540_000 },
     );
