@@ -113,10 +113,11 @@ export type {
 } from "./train/types.js";
 export { messageWeights, normaliseOverBatchTokens, weightedSum } from "./train/masks.js";
 export { groupAdvantages, tokenAdvantages } from "./train/advantages.js";
+export { sampleWithSignal, hasSignal, type DrawnGroup, type DynamicSamplingOptions, type DynamicSamplingResult } from "./train/dynamic-sampling.js";
 export { trainLoop, latestCheckpoint, type StepMetrics, type TrainLoopOptions } from "./train/train-loop.js";
 export { trainSft, type SftOptions, type CommonTrainOptions } from "./train/sft.js";
 export { trainDpo, type DpoOptions } from "./train/dpo.js";
-export { trainRrr, type RrrOptions, type Rollout, type DumpedDatum } from "./train/rrr.js";
+export { trainRrr, signalSummary, type RrrOptions, type Rollout, type DumpedDatum } from "./train/rrr.js";
 export { readSftData, readPreferenceData, type Dataset, type SftRow } from "./train/datasets.js";
 export { trainModelSource } from "./train/model-source.js";
 export { inferenceChatTemplate } from "./train/chat-template.js";

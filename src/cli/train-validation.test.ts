@@ -94,6 +94,8 @@ describe("reflect train checks its data and flags before it starts anything", ()
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--limit", "2", "--exclude-run", path.join(dir, "eval"), ...out], /no arithmetic items to train on \(2 in the pool, all held out by --exclude-run\)/);
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--full", "--kl", "0.1", ...out], /--kl needs a LoRA run/);
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--dump-batch", path.join(dir, "b.jsonl"), ...out], /--dump-batch writes the first batch of a --dry-run/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--resample-ties", "-1", ...out], /--resample-ties <k>' argument '-1' is invalid\. expected an integer ≥ 0/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--resample-ties", "1.5", ...out], /--resample-ties <k>' argument '1\.5' is invalid/);
   });
 
   it("a run folder of another configuration is refused before the worker starts", async (t) => {

@@ -12,7 +12,7 @@ import type { FeedbackMode } from "../loops/feedback.js";
 import { readPreferenceData, readSftData } from "../train/datasets.js";
 import { dpoFingerprint, trainDpo } from "../train/dpo.js";
 import { trainModelSource } from "../train/model-source.js";
-import { rrrFingerprint, trainRrr } from "../train/rrr.js";
+import { rrrFingerprint, signalSummary, trainRrr } from "../train/rrr.js";
 import { ensureWorkerEnv, workerHome } from "../train/setup.js";
 import { runFingerprint, sftFingerprint, trainSft, type CommonTrainOptions } from "../train/sft.js";
 import type { StepMetrics } from "../train/train-loop.js";
@@ -130,7 +130,11 @@ function commonOptions(flags: CommonFlags, load: LoadParams, objective: string, 
 
 function stepLine(m: StepMetrics, steps: number): string {
   const fields = [`step ${m.step}/${steps}`, `loss ${m.loss.toFixed(4)}`];
-  if (typeof m.reward === "number") fields.push(`reward ${m.reward.toFixed(3)}`, `groups with signal ${m.groupsWithSignal}`, `reflection ${Number(m.reflectionTokens).toFixed(0)} tok`);
+  if (typeof m.reward === "number") {
+    const resampled = Number(m.resampledGroups) > 0 ? `${m.groupsWithSignalBefore} → ${m.groupsWithSignal} of ${m.groups} (${m.resampledGroups} resampled)` : `${m.groupsWithSignal} of ${m.groups}`;
+    fields.push(`reward ${m.reward.toFixed(3)}`, `groups with signal ${resampled}`, `reflection ${Number(m.reflectionTokens).toFixed(0)} tok`);
+  }
+  if (typeof m.kl === "number") fields.push(`kl ${m.kl.toExponential(2)}`);
   if (typeof m.accuracy === "number") fields.push(`pair accuracy ${m.accuracy.toFixed(2)}`);
   fields.push(`grad ${m.gradNorm.toFixed(3)}`, `${Math.round(Number(m.tokensPerSecond))} tok/s`, `${m.seconds.toFixed(1)} s`);
   return fields.join(" · ");
@@ -297,11 +301,12 @@ export function registerTrain(program: Command): void {
     .option("--reflection-max-tokens <n>", "reflection token limit", int(1), 96)
     .option("--temperature <x>", "reflection sampling temperature", nonNegativeNumber, 1)
     .option("--retry-temperature <x>", "retry sampling temperature (0: greedy)", nonNegativeNumber, 0)
-    .option("--kl <x>", "KL penalty to the untrained model on reflection tokens (LoRA only)", nonNegativeNumber, 0)
+    .option("--kl <x>", "β of the k3 KL penalty to the untrained model (the adapter switched off) on reflection tokens (LoRA only)", nonNegativeNumber, 0)
+    .option("--resample-ties <k>", "dynamic sampling (DAPO): a group whose rewards all tie is replaced by a group for a further failure, up to k rounds a step", int(0), 0)
     .option("--clip <x>", "PPO clip ε (inert on-policy; kept for off-policy use)", nonNegativeNumber, 0.2)
     .option("--dry-run", "build the first batch and stop; with --dump-batch, write it", false)
     .option("--dump-batch <file>", "with --dry-run: write the first batch as JSON lines {tokens, weights, advantages, reward, reflection}")
-    .action(async (flags: CommonFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string; excludeRun?: string[] }) => {
+    .action(async (flags: CommonFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; resampleTies: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string; excludeRun?: string[] }) => {
       if (flags.kl > 0 && flags.full) throw new UsageError("--kl needs a LoRA run (the untrained model is the adapter switched off); drop --full or --kl");
       if (flags.dumpBatch !== undefined && !flags.dryRun) throw new UsageError("--dump-batch writes the first batch of a --dry-run; add --dry-run or drop --dump-batch");
       const family = findTaskFamily(flags.task);
@@ -322,6 +327,7 @@ export function registerTrain(program: Command): void {
         retry: { maxTokens: flags.attemptMaxTokens, temperature: flags.retryTemperature },
         klCoef: flags.kl,
         clip: flags.clip,
+        resampleTies: flags.resampleTies,
       };
       const result = await withWorker(flags, "rrr", rrrFingerprint(settings), (worker, options) =>
         trainRrr(worker, {
@@ -338,6 +344,6 @@ export function registerTrain(program: Command): void {
         return;
       }
       const rewards = result.metrics.map((m) => Number(m.reward));
-      printResult(flags, summarise(result.metrics, { objective: "rrr", out: flags.out, items: result.items, failures: result.failures, first_reward: rewards[0] ?? null, last_reward: rewards.at(-1) ?? null }));
+      printResult(flags, summarise(result.metrics, { objective: "rrr", out: flags.out, items: result.items, failures: result.failures, first_reward: rewards[0] ?? null, last_reward: rewards.at(-1) ?? null, ...signalSummary(result.metrics) }));
     });
 }

@@ -112,7 +112,7 @@ describe("training objectives on a tiny model", { timeout: 900_000 }, () => {
       verify: (_record, output) => ({ correct: !firstPhase && output.length % 2 === 0, feedback: "parity", answer: null }),
       parseRecord: (v) => v as ArithmeticRecord,
     };
-    const rrrOptions = (out: string, extra: Record<string, unknown> = {}) => ({
+    const rrrOptions = (out: string, extra: Record<string, unknown> = {}): Parameters<typeof trainRrr>[1] => ({
       ...common(out, 2, 5e-2),
       batchSize: 2,
       task: parityTask as Task<unknown, Verdict>,
@@ -169,6 +169,53 @@ describe("training objectives on a tiny model", { timeout: 900_000 }, () => {
         const ofStep = rollouts.filter((r) => r.step === m.step);
         assert.equal(m.reward, mean(ofStep.map((r) => r.reward)));
       }
+    });
+
+    test("--resample-ties with --kl: tied groups are replaced and recorded, KL is reported, and a resumed run repeats an uninterrupted one", async () => {
+      // G = 2 on the parity reward ties half the time, so resampling has work to do.
+      const options = (out: string, extra: Record<string, unknown> = {}) =>
+        rrrOptions(out, { ...common(out, 4, 5e-2), batchSize: 2, group: 2, items: generateArithmetic({ seed: 3, count: 6 }), resampleTies: 2, klCoef: 0.05, ...extra });
+      firstPhase = true;
+      await worker.load(await tinyModel());
+      const whole = await trainRrr(worker, options(path.join(dir, "rrr-ds-a")));
+      const read = (out: string) => readFileSync(path.join(out, "rollouts.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rollout);
+      const rollouts = read(path.join(dir, "rrr-ds-a"));
+      for (const m of whole.metrics) {
+        const ofStep = rollouts.filter((r) => r.step === m.step);
+        assert.equal(m.groups, 2);
+        assert.equal(ofStep.length, 2 * (2 + Number(m.resampledGroups)), "every sampled group is recorded");
+        assert.ok(Number(m.resampledGroups) <= 2 * 2 && Number(m.resampleRounds) <= 2, "bounded by B·K");
+        assert.equal(ofStep.filter((r) => r.attempt === 0).length, 4);
+        assert.equal(ofStep.filter((r) => r.attempt > 0).length, 2 * Number(m.resampledGroups));
+        assert.equal(ofStep.filter((r) => r.used).length, 4, "B groups of G go into the update");
+        assert.equal(Number(m.signalShareBefore), Number(m.groupsWithSignalBefore) / 2);
+        assert.ok(Number(m.signalShareAfter) >= Number(m.signalShareBefore));
+        assert.equal(Number(m.groupsWithSignal), new Set(ofStep.filter((r) => r.used && r.advantage !== 0).map((r) => r.slot)).size);
+        assert.equal(Number(m.groupsWithSignalBefore), new Set(ofStep.filter((r) => r.attempt === 0 && r.advantage !== 0).map((r) => r.slot)).size);
+        assert.ok(ofStep.filter((r) => !r.used).every((r) => r.advantage === 0), "only tied groups are left out");
+        // KL is measured on the steps that update (the only ones that compute the loss).
+        assert.equal(typeof m.kl, m.updated === 1 ? "number" : "object");
+      }
+      assert.ok(whole.metrics.some((m) => Number(m.resampledGroups) > 0), `some group was resampled: ${JSON.stringify(whole.metrics)}`);
+      // The first update starts at the reference (LoRA's B is zero: KL 0 up to padding arithmetic); once the adapter
+      // has moved, the KL to it is positive.
+      const updates = whole.metrics.filter((m) => m.updated === 1);
+      assert.ok(updates.length >= 2, `updates at steps ${updates.map((m) => m.step).join(", ")}`);
+      assert.ok(Number(updates[0]!.kl) < 1e-9, `first KL ${updates[0]!.kl}`);
+      for (const m of updates.slice(1)) assert.ok(Number(m.kl) > 1e-9, `KL ${whole.metrics.map((x) => x.kl).join(", ")}`);
+
+      // Killed after step 3's metrics (the last checkpoint is step 2), resumed in a freshly loaded model: steps 3 and 4
+      // are run from the checkpoint, resampling included, and the run reaches the same rollouts and losses.
+      firstPhase = true;
+      await worker.load(await tinyModel());
+      const interrupt = new AbortController();
+      await assert.rejects(trainRrr(worker, { ...options(path.join(dir, "rrr-ds-b")), signal: interrupt.signal, onStep: (m: StepMetrics) => m.step === 3 && interrupt.abort(new Error("killed")) }), /killed/);
+      await worker.load(await tinyModel());
+      const resumed = await trainRrr(worker, options(path.join(dir, "rrr-ds-b")));
+      assert.deepEqual(read(path.join(dir, "rrr-ds-b")), rollouts);
+      const same = (m: StepMetrics) => [m.step, m.groupsWithSignalBefore, m.groupsWithSignal, m.resampledGroups, m.updated, m.reward];
+      assert.deepEqual(resumed.metrics.map(same), whole.metrics.map(same));
+      resumed.metrics.forEach((m, i) => assert.ok(Math.abs(m.loss - whole.metrics[i]!.loss) < 1e-5 && Math.abs(Number(m.kl ?? 0) - Number(whole.metrics[i]!.kl ?? 0)) < 1e-6, `step ${m.step}`));
     });
 
     test("a step without reward signal leaves the weights exactly as they were", async () => {

@@ -8,9 +8,10 @@ import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { hash32 } from "../util/hash.js";
 import { groupAdvantages, tokenAdvantages } from "./advantages.js";
 import { stepIndices } from "./datasets.js";
+import { sampleWithSignal, type DynamicSamplingResult } from "./dynamic-sampling.js";
 import { loopOptions, runFingerprint, type CommonTrainOptions } from "./sft.js";
 import { trainLoop, type StepMetrics } from "./train-loop.js";
-import type { PolicyDatum, TrainerBackend } from "./types.js";
+import type { PolicyDatum, Sample, TrainerBackend } from "./types.js";
 
 export interface RrrSampling {
   maxTokens: number;
@@ -29,8 +30,11 @@ export interface RrrOptions extends CommonTrainOptions {
   attempt: RrrSampling;
   reflection: RrrSampling;
   retry: RrrSampling;
+  /** β of the k3 KL penalty to the untrained model (the LoRA adapter switched off) on reflection tokens; 0: none. */
   klCoef: number;
   clip: number | null;
+  /** K of dynamic sampling (`dynamic-sampling.ts`): tied groups are replaced by further prompts up to K times; 0: never. */
+  resampleTies?: number;
   /** Build the first batch, write it to this file and stop, training nothing. */
   dumpBatch?: string;
   onFirstAttempt?: (done: number, total: number, failures: number) => void;
@@ -44,10 +48,24 @@ interface FirstAttempt {
   feedback: string;
 }
 
+/** One failure's G reflections, their retries and rewards. */
+interface Group {
+  first: FirstAttempt;
+  prompt: number[];
+  samples: Sample[];
+  rewards: number[];
+  retries: string[];
+}
+
 /** One reflection and its retry, in `<out>/rollouts.jsonl`. */
 export interface Rollout {
   step: number;
   id: string;
+  /** The batch slot its group was drawn for, the resampling round it came from (0: the step's own draw), and
+   * whether its group went into the update (a tied group replaced by resampling did not). */
+  slot: number;
+  attempt: number;
+  used: boolean;
   reflection: string;
   reflectionTokens: number;
   retry: string;
@@ -68,7 +86,7 @@ export interface DumpedDatum {
 }
 
 /** The RRR part of a run's fingerprint. */
-export function rrrFingerprint(options: Pick<RrrOptions, "task" | "items" | "group" | "feedback" | "attempt" | "reflection" | "retry" | "klCoef" | "clip">): Record<string, unknown> {
+export function rrrFingerprint(options: Pick<RrrOptions, "task" | "items" | "group" | "feedback" | "attempt" | "reflection" | "retry" | "klCoef" | "clip" | "resampleTies">): Record<string, unknown> {
   return {
     objective: "rrr",
     task: options.task.name,
@@ -80,6 +98,8 @@ export function rrrFingerprint(options: Pick<RrrOptions, "task" | "items" | "gro
     retry: options.retry,
     klCoef: options.klCoef,
     clip: options.clip,
+    // Only when set: run folders made before dynamic sampling existed keep their fingerprint and resume.
+    ...((options.resampleTies ?? 0) > 0 ? { resampleTies: options.resampleTies } : {}),
   };
 }
 
@@ -90,7 +110,8 @@ export function rrrFingerprint(options: Pick<RrrOptions, "task" | "items" | "gro
  * reflection tokens — the question, the first attempt and the retry are masked out.
  * Departures: the retry request restates the task (as reflectkit's reflect-retry loop does, for small models); the
  * step is on-policy (one update per batch, so the importance ratio is 1 and clipping is inert), as the paper's
- * GRPO setting with one update per rollout batch is.
+ * GRPO setting with one update per rollout batch is. Optional additions the paper does not use: DAPO's dynamic
+ * sampling (`resampleTies`, see dynamic-sampling.ts) and a k3 KL penalty to the untrained model (`klCoef`).
  */
 export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Promise<{ metrics: StepMetrics[]; failures: number; items: number }> {
   if (options.items.length === 0) throw new UsageError("no task items to train on");
@@ -104,10 +125,12 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
   if (failures.length === 0) throw new UsageError(`the model solves all ${firsts.length} items at the first attempt (or none could be judged): nothing to reflect on`);
   const rolloutsPath = path.join(options.out, "rollouts.jsonl");
 
-  const step = async (n: number): Promise<{ datums: PolicyDatum[]; rollouts: Rollout[]; promptLengths: number[]; sampleSeconds: number }> => {
-    const started = performance.now();
-    const chosen = stepIndices(failures.length, options.batchSize, n, options.seed).map((i) => failures[i] as FirstAttempt);
-    // All of the step's reflections decode as one batch, then all of their retries.
+  /** One group per failure: G reflections sampled together, a retry after each, rewards from the verifier. */
+  const sampleGroups = async (n: number, indices: readonly number[], attempt: number): Promise<Group[]> => {
+    const chosen = indices.map((i) => failures[i] as FirstAttempt);
+    // The step's own draw keeps the seeds it had before resampling existed, so K = 0 repeats earlier runs.
+    const tag = attempt === 0 ? "" : `:${attempt}`;
+    // All of the groups' reflections decode as one batch, then all of their retries.
     const asks = chosen.map((first) => {
       const item = byId.get(first.id) as TaskItem<unknown>;
       const taskPrompt = options.task.prompt(item.record);
@@ -119,48 +142,76 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
       return { first, item, taskPrompt, conversation };
     });
     const prompts = (await backend.renderChat(asks.map((a) => a.conversation), true)).map((r) => r.tokens);
-    const reflections = await backend.sample(prompts, { n: options.group, ...sampling(options.reflection), seed: hash32(`${options.seed}:${n}:reflect`) });
+    const reflections = await backend.sample(prompts, { n: options.group, ...sampling(options.reflection), seed: hash32(`${options.seed}:${n}:reflect${tag}`) });
     const retryConversations = asks.flatMap((a, i) =>
       (reflections[i] ?? []).map((s) => [...a.conversation, { role: "assistant" as const, content: s.text }, { role: "user" as const, content: retryRequest(a.taskPrompt) }]),
     );
     const retryPrompts = (await backend.renderChat(retryConversations, true)).map((r) => r.tokens);
-    const retries = (await backend.sample(retryPrompts, { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:retry`) })).map((r) => r[0]?.text ?? "");
-    const groups = await Promise.all(
+    const retries = (await backend.sample(retryPrompts, { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:retry${tag}`) })).map((r) => r[0]?.text ?? "");
+    return Promise.all(
       asks.map(async (a, i) => {
         const texts = retries.slice(i * options.group, (i + 1) * options.group);
         const rewards = await Promise.all(texts.map(async (text) => ((await options.task.verify(a.item.record, text)).correct === true ? 1 : 0)));
         return { first: a.first, prompt: prompts[i] as number[], samples: reflections[i] ?? [], rewards, retries: texts };
       }),
     );
-    const sequences = groups.reduce((a, g) => a + g.samples.length, 0);
+  };
+
+  const step = async (n: number): Promise<{ datums: PolicyDatum[]; trained: Rollout[]; rollouts: Rollout[]; sampling: DynamicSamplingResult<Group>; sampleSeconds: number }> => {
+    const started = performance.now();
+    const sampled = await sampleWithSignal({
+      initial: stepIndices(failures.length, options.batchSize, n, options.seed),
+      poolSize: failures.length,
+      rounds: options.resampleTies ?? 0,
+      seed: `${options.seed}:${n}`,
+      sample: (indices, attempt) => sampleGroups(n, indices, attempt),
+    });
+    const sequences = sampled.batch.reduce((a, d) => a + d.group.samples.length, 0);
+    const ofGroup = new Map(
+      sampled.drawn.map((d) => {
+        const advantages = groupAdvantages(d.group.rewards);
+        const rows = d.group.samples.map((s, i): Rollout => ({
+          step: n,
+          id: d.group.first.id,
+          slot: d.slot,
+          attempt: d.attempt,
+          used: d.used,
+          reflection: s.text,
+          reflectionTokens: (s.finishReason === "stop" ? s.tokens.length - 1 : s.tokens.length),
+          retry: d.group.retries[i] ?? "",
+          reward: d.group.rewards[i] ?? 0,
+          advantage: advantages[i] ?? 0,
+        }));
+        return [d, rows] as const;
+      }),
+    );
+    // The update's datums, in slot order, with the rollout each came from.
     const datums: PolicyDatum[] = [];
-    const rollouts: Rollout[] = [];
-    const promptLengths: number[] = [];
-    for (const g of groups) {
-      const advantages = groupAdvantages(g.rewards);
-      g.samples.forEach((s, i) => {
+    const trained: Rollout[] = [];
+    for (const d of sampled.batch) {
+      d.group.samples.forEach((s, i) => {
         const reflection = s.finishReason === "stop" ? s.tokens.slice(0, -1) : s.tokens;
-        const mask = [...g.prompt.map(() => 0), ...reflection.map(() => 1)];
-        rollouts.push({ step: n, id: g.first.id, reflection: s.text, reflectionTokens: reflection.length, retry: g.retries[i] ?? "", reward: g.rewards[i] ?? 0, advantage: advantages[i] ?? 0 });
         if (reflection.length === 0) return;
+        const rollout = ofGroup.get(d)?.[i] as Rollout;
+        const mask = [...d.group.prompt.map(() => 0), ...reflection.map(() => 1)];
         datums.push({
-          tokens: [...g.prompt, ...reflection],
-          advantages: tokenAdvantages(mask, advantages[i] ?? 0, sequences),
+          tokens: [...d.group.prompt, ...reflection],
+          advantages: tokenAdvantages(mask, rollout.advantage, sequences),
           weights: tokenAdvantages(mask, 1, sequences),
           logprobs: [],
         });
-        promptLengths.push(g.prompt.length);
+        trained.push(rollout);
       });
     }
-    return { datums, rollouts, promptLengths, sampleSeconds: (performance.now() - started) / 1000 };
+    const rollouts = [...ofGroup.values()].flat();
+    return { datums, trained, rollouts, sampling: sampled, sampleSeconds: (performance.now() - started) / 1000 };
   };
 
   if (options.dumpBatch !== undefined) {
-    const { datums, rollouts } = await step(1);
+    const { datums, trained } = await step(1);
     const { pieces } = await backend.decode(datums.map((d) => d.tokens));
-    const withTokens = rollouts.filter((r) => r.reflectionTokens > 0);
     const lines = datums.map((d, i): DumpedDatum => {
-      const rollout = withTokens[i] as Rollout;
+      const rollout = trained[i] as Rollout;
       return { id: rollout.id, tokens: pieces[i] ?? [], weights: d.weights.map((w) => (w !== 0 ? 1 : 0)), advantages: d.advantages, reward: rollout.reward, reflection: rollout.reflection };
     });
     await mkdir(path.dirname(path.resolve(options.dumpBatch)), { recursive: true });
@@ -182,15 +233,16 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
     }),
     async (n) => {
       const started = performance.now();
-      const { datums, rollouts, sampleSeconds } = await step(n);
+      const { datums, rollouts, sampling: sampled, sampleSeconds } = await step(n);
       const trainStarted = performance.now();
       let loss = 0;
       let tokens = 0;
       let gradNorm = 0;
       let kl: number | null = null;
-      // A step where every group's rewards tie has a zero gradient (without KL); stepping AdamW on it would still move
-      // the weights along its momentum (the first benchmark's drift, dev/LOG.md), so no update is made.
-      const signal = options.klCoef > 0 || datums.some((d) => d.advantages.some((a) => a !== 0));
+      // A step where every group's rewards tie has a zero policy gradient; stepping AdamW on it would still move the
+      // weights along its momentum (the first benchmark's drift, dev/LOG.md), so no update is made — with --kl too:
+      // a KL-only step would be mostly that momentum, so the KL term acts on the steps that learn from a reward.
+      const signal = datums.some((d) => d.advantages.some((a) => a !== 0));
       if (datums.length > 0 && signal) {
         const old = await backend.logprobs(datums);
         const ref = options.klCoef > 0 ? await backend.logprobs(datums, true) : undefined;
@@ -200,13 +252,17 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
         });
         const result = await backend.forwardBackward({ loss: { kind: "policy_gradient", clip: options.clip, klCoef: options.klCoef }, datums }, options.microBatch);
         ({ loss, tokens } = result);
-        kl = result.kl ?? null;
+        // The worker's KL is Σ weight·k3 over reflection tokens, weights 1/n per reflection over the batch's
+        // reflections: the mean over reflections of each one's per-token mean KL to the untrained model.
+        kl = options.klCoef > 0 ? (result.kl ?? null) : null;
         gradNorm = (await backend.optimStep(options.adam)).gradNorm;
       }
       const trainSeconds = (performance.now() - trainStarted) / 1000;
       await appendLines(rolloutsPath, rollouts);
+      // Reward and reflection length over every rollout sampled this step (resampled groups included): the policy's
+      // retry success, not the share of the filtered batch.
       const rewards = rollouts.map((r) => r.reward);
-      const groupsWithSignal = new Set(rollouts.filter((r) => r.advantage !== 0).map((r) => r.id)).size;
+      const groups = sampled.batch.length;
       return {
         step: n,
         loss,
@@ -215,7 +271,13 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
         kl,
         updated: datums.length > 0 && signal ? 1 : 0,
         reward: rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length),
-        groupsWithSignal,
+        groups,
+        groupsWithSignalBefore: sampled.signalBefore,
+        groupsWithSignal: sampled.signalAfter,
+        signalShareBefore: sampled.signalBefore / groups,
+        signalShareAfter: sampled.signalAfter / groups,
+        resampleRounds: sampled.rounds,
+        resampledGroups: sampled.resampled,
         reflectionTokens: rollouts.reduce((a, r) => a + r.reflectionTokens, 0) / Math.max(1, rollouts.length),
         sampleSeconds,
         trainSeconds,
@@ -225,6 +287,22 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
     },
   );
   return { metrics, failures: failures.length, items: firsts.length };
+}
+
+/** RRR's run-level signal figures: the share of groups with signal before and after dynamic sampling, over all steps. */
+export function signalSummary(metrics: readonly StepMetrics[]): Record<string, number | null> {
+  // Steps recorded before these fields existed (a resumed older run) have no `groups` and are left out.
+  const counted = metrics.filter((m) => typeof m.groups === "number");
+  const sum = (f: (m: StepMetrics) => number) => counted.reduce((a, m) => a + f(m), 0);
+  const groups = sum((m) => Number(m.groups));
+  const kls = metrics.flatMap((m) => (typeof m.kl === "number" ? [m.kl] : []));
+  return {
+    signal_share_before: groups === 0 ? null : sum((m) => Number(m.groupsWithSignalBefore)) / groups,
+    signal_share_after: groups === 0 ? null : sum((m) => Number(m.groupsWithSignal)) / groups,
+    resampled_groups: sum((m) => Number(m.resampledGroups)),
+    steps_updated: metrics.reduce((a, m) => a + Number(m.updated), 0),
+    mean_kl: kls.length === 0 ? null : kls.reduce((a, b) => a + b, 0) / kls.length,
+  };
 }
 
 function sampling(s: RrrSampling): { maxTokens: number; temperature: number; topP?: number } {

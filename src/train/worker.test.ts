@@ -143,6 +143,56 @@ describe("training worker on a tiny model", { timeout: 900_000 }, () => {
     }
   });
 
+  test("the KL term: β = 0 leaves the update as it was, β > 0 reports the k3 mean and pulls the policy back to the reference", async () => {
+    const fresh = await startTestWorker();
+    try {
+      await fresh.load(await tinyModel());
+      // At load LoRA's B is zero, so policy = reference and the KL is exactly 0: move the adapter off it first.
+      await fresh.forwardBackward({ loss: { kind: "cross_entropy" }, datums });
+      await fresh.optimStep({ lr: 5e-2 });
+      const d = datums[1]!;
+      const n = d.weights.filter((w) => w !== 0).length;
+      const weights = d.weights.map((w) => (w !== 0 ? 1 / n : 0));
+      const [old] = await fresh.logprobs([d]);
+      const [ref] = await fresh.logprobs([d], true);
+      const k3 = (policy: readonly number[]) => weights.reduce((a, w, t) => a + w * (Math.exp(ref![t]! - policy[t]!) - (ref![t]! - policy[t]!) - 1), 0);
+      const batch = (klCoef: number, advantage: number, withRef: boolean) => ({
+        loss: { kind: "policy_gradient" as const, clip: 0.2, klCoef },
+        datums: [{ tokens: d.tokens, advantages: weights.map((w) => w * advantage), logprobs: old!, weights, ...(withRef ? { refLogprobs: ref! } : {}) }],
+      });
+      const gradient = async (klCoef: number, withRef: boolean) => {
+        const result = await fresh.forwardBackward(batch(klCoef, 0.5, withRef));
+        const probes = await fresh.parameters(undefined, 1000);
+        await fresh.zeroGrad();
+        return { result, probes };
+      };
+      // β = 0 is the plain policy gradient, bit for bit, whether or not reference log-probs come along.
+      const plain = await gradient(0, false);
+      const zero = await gradient(0, true);
+      assert.deepEqual(zero.probes, plain.probes);
+      assert.equal(zero.result.loss, plain.result.loss);
+      assert.equal(zero.result.kl, 0);
+      // β > 0: the reported KL is the k3 mean computed here from the two log-prob arrays, and the gradient changes.
+      const before = k3(old!);
+      assert.ok(before > 1e-4, `the trained adapter is off the reference: KL ${before}`);
+      const withKl = await gradient(1, true);
+      close(withKl.result.kl ?? 0, before, 1e-4, "k3 mean");
+      close(withKl.result.loss, plain.result.loss + before, 1e-4, "loss = policy gradient + β·KL");
+      assert.notDeepEqual(withKl.probes, plain.probes);
+      // The KL term alone, one sign-descent step (AdamW with β1 = β2 = 0: no momentum from the step above), brings
+      // the policy closer to the reference.
+      await fresh.forwardBackward(batch(1, 0, true));
+      await fresh.optimStep({ lr: 1e-3, beta1: 0, beta2: 0 });
+      const [moved] = await fresh.logprobs([d]);
+      assert.ok(k3(moved!) < before, `KL ${before} → ${k3(moved!)}`);
+      // A datum without reference log-probs, or with the wrong number, is refused by name.
+      await assert.rejects(fresh.forwardBackward(batch(1, 0.5, false)), /datum 0: klCoef > 0 needs refLogprobs/);
+      await assert.rejects(fresh.forwardBackward({ ...batch(1, 0.5, true), datums: [{ ...batch(1, 0.5, true).datums[0]!, refLogprobs: ref!.slice(1) }] }), /datum 0: refLogprobs must have one entry per token/);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test("save → restore in a fresh worker reproduces the log-probs and the step count", async () => {
     await worker.forwardBackward({ loss: { kind: "cross_entropy" }, datums });
     await worker.optimStep({ lr: 1e-2 });

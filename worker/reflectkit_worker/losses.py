@@ -31,9 +31,12 @@ def cross_entropy(logp_B_T, weights_B_T):
 
 
 def policy_gradient(logp_B_T, old_B_T, advantages_B_T, weights_B_T, clip, kl_coef, ref_B_T):
-    """Importance-sampled policy gradient, PPO-clipped when `clip` is set, with an optional k3 KL penalty to the
+    """Importance-sampled policy gradient, PPO-clipped when `clip` is set, with an optional KL penalty to the
     reference on the weighted tokens. GRPO's per-sequence token mean and group normalisation live in the advantages
-    the caller sends (Reflect, Retry, Reward: non-zero only on reflection tokens), so this sums."""
+    the caller sends (Reflect, Retry, Reward: non-zero only on reflection tokens), so this sums.
+    The KL is Schulman's k3 estimator per token, exp(δ) − δ − 1 with δ = log π_ref − log π, as DeepSeek's GRPO and
+    TRL use it; unlike GRPO it is weighted by `weights` (the caller's per-sequence token mean) rather than averaged
+    here, and it is added to the loss, not to the reward. `kl` comes back per datum, unscaled by `kl_coef`."""
     ratio = torch.exp(logp_B_T - old_B_T)
     surrogate = ratio * advantages_B_T
     if clip is not None:

@@ -168,8 +168,12 @@ class Session:
                 kl_coef = float(loss.get("klCoef") or 0.0)
                 ref = None
                 if kl_coef:
-                    if any("refLogprobs" not in s for s in chunk):
-                        raise WorkerError("forwardBackward: klCoef > 0 needs refLogprobs on every datum (logprobs with reference: true)")
+                    for i, s in enumerate(chunk):
+                        ref_lp = s.get("refLogprobs")
+                        if not isinstance(ref_lp, list):
+                            raise WorkerError(f"datum {chunk_start + i}: klCoef > 0 needs refLogprobs on every datum (logprobs with reference: true)")
+                        if len(ref_lp) != len(s["tokens"]):
+                            raise WorkerError(f"datum {chunk_start + i}: refLogprobs must have one entry per token ({len(s['tokens'])})")
                     ref = losses.pad([s["refLogprobs"] for s in chunk], 0.0)[0].float().to(device)
                 values, ratio, kl = losses.policy_gradient(logp, old, advantages, weights, loss.get("clip"), kl_coef, ref)
                 weighted = (weights != 0) & mask
