@@ -40,7 +40,7 @@ interface Meta {
 
 /** Every call of the episode (attempts and reflections), summed independently of the loop's own total. */
 function summedCalls(episode: Episode<RequestRecord>): { input: number; output: number; calls: number } {
-  const calls = episode.attempts.flatMap((a) => [a.call, ...(a.reflection === undefined ? [] : [a.reflection.call])]);
+  const calls = episode.attempts.flatMap((a) => [a.call, ...(a.reflection?.call === undefined ? [] : [a.reflection.call])]);
   return { input: calls.reduce((n, c) => n + c.usage.promptTokens, 0), output: calls.reduce((n, c) => n + c.usage.completionTokens, 0), calls: calls.length };
 }
 

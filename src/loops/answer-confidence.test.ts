@@ -64,7 +64,7 @@ describe("confidence on every attempt", () => {
     assert.equal(episode.attempts.length, 2);
     for (const record of episode.attempts) assert.deepEqual(record.confidence, { available: true, meanLogprob: -0.5, prob: Math.exp(-1), tokens: 2 });
     // only attempts ask for log-probs; the reflection call does not
-    assert.equal(episode.attempts[0]?.reflection?.call.output, "I multiplied wrong.");
+    assert.equal(episode.attempts[0]?.reflection?.call?.output, "I multiplied wrong.");
     assert.doesNotMatch(JSON.stringify(episode), /logprob"/u);
   });
 
