@@ -14,6 +14,7 @@ One reduction per optimizer step is also the least traffic.
 
 Outside torchrun (no WORLD_SIZE in the environment) the group is a single process and every helper is the identity."""
 
+import contextlib
 import datetime
 import os
 import sys
@@ -21,7 +22,20 @@ import threading
 import time
 import traceback
 
-__all__ = ["Group", "RankError"]
+__all__ = ["Group", "GroupLost", "RankError"]
+
+
+class GroupLost(Exception):
+    """A collective failed: a rank died or the network broke. The run cannot go on; the worker exits (and torchrun
+    with it), so TypeScript sees the end rather than waiting."""
+
+
+@contextlib.contextmanager
+def collective(what):
+    try:
+        yield
+    except Exception as error:
+        raise GroupLost(f"{what} across the ranks failed ({type(error).__name__}: {error}); a rank has died or lost its connection") from error
 
 
 class RankError(Exception):
@@ -88,7 +102,8 @@ class Group:
         import torch.distributed as dist
 
         box = [obj]
-        dist.broadcast_object_list(box, src=0, group=self.control)
+        with collective("broadcasting a request"):
+            dist.broadcast_object_list(box, src=0, group=self.control)
         return box[0]
 
     def all_gather(self, obj):
@@ -97,7 +112,8 @@ class Group:
         import torch.distributed as dist
 
         out = [None] * self.world
-        dist.all_gather_object(out, obj, group=self.control)
+        with collective("gathering results"):
+            dist.all_gather_object(out, obj, group=self.control)
         return out
 
     def everywhere(self, fn):
@@ -130,8 +146,9 @@ class Group:
             return
         import torch.distributed as dist
 
-        for t in tensors:
-            dist.broadcast(t.data, src=0)
+        with collective("broadcasting weights"):
+            for t in tensors:
+                dist.broadcast(t.data, src=0)
 
     def summed_gradients(self, params):
         """Each parameter's gradient summed over the ranks (new tensors; the local ones are left alone), or None where
@@ -145,12 +162,14 @@ class Group:
         if not params:
             return []
         present = torch.tensor([p.grad is not None for p in params], dtype=torch.float32, device=params[0].device)
-        dist.all_reduce(present)
+        with collective("summing gradients"):
+            dist.all_reduce(present)
         reduced = [p for p, n in zip(params, present.tolist()) if n > 0]
         if not reduced:
             return [None] * len(params)
         flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in reduced])
-        dist.all_reduce(flat)
+        with collective("summing gradients"):
+            dist.all_reduce(flat)
         sums, offset = {}, 0
         for p in reduced:
             sums[id(p)] = flat[offset : offset + p.numel()].view_as(p).clone()

@@ -13,7 +13,7 @@ import sys
 import traceback
 
 from . import PROTOCOL_VERSION
-from .distributed import Group, RankError
+from .distributed import Group, GroupLost, RankError
 from .session import Session, WorkerError
 
 
@@ -46,6 +46,9 @@ def serve(stdin, stdout) -> int:
                 group.broadcast({"method": method, "params": params})
             result = handler(**params)
             write(stdout, {"id": request_id, "result": result})
+        except GroupLost as error:
+            write(stdout, {"id": request_id, "error": describe(error)})
+            return 1
         except Exception as error:  # every failure becomes a reply; the worker stays up
             write(stdout, {"id": request_id, "error": describe(error)})
     # stdin closed (TypeScript went away): the other ranks leave too.
@@ -64,6 +67,8 @@ def follow(session, group) -> int:
             return 0
         try:
             session.methods()[request["method"]](**request["params"])
+        except GroupLost:
+            raise
         except RankError:
             pass  # the same failure is raised on rank 0, which replies with it
         except Exception:
