@@ -199,13 +199,15 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   /** Kill the run after this many ms instead of RUN_LIMIT_MS (a run that starts the training worker loads PyTorch). */
   limitMs?: number;
+  /** Start the run in a process group of its own, so a test can SIGKILL the group (`process.kill(-pid)`). */
+  detached?: boolean;
 }
 
 /** Spawns `node bin/reflect.js ...args` from the repository root; killed (and the promise rejected) after RUN_LIMIT_MS or `limitMs`. */
 export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
   const env = { ...cliEnv(await cacheDir()), ...options.env };
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"], detached: options.detached ?? false });
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

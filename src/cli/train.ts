@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Command } from "commander";
 import { readFile, writeFile } from "node:fs/promises";
@@ -16,8 +17,9 @@ import { rrrFingerprint, signalSummary, trainRrr } from "../train/rrr.js";
 import { ensureWorkerEnv, workerHome } from "../train/setup.js";
 import { runFingerprint, sftFingerprint, trainSft, type CommonTrainOptions } from "../train/sft.js";
 import type { StepMetrics } from "../train/train-loop.js";
+import { checkDistributed, workerArgs, type DistributedOptions } from "../train/torchrun.js";
 import { EXPORT_DTYPES, type ExportDtype, type LoadParams } from "../train/types.js";
-import { WorkerClient } from "../train/worker-client.js";
+import { WorkerClient, WorkerError, workerEnv } from "../train/worker-client.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { fetchProgressBar } from "./progress.js";
 import { interruptSignal } from "./task-run.js";
@@ -44,10 +46,41 @@ interface CommonFlags {
   offline: boolean;
   json: boolean;
   workerLog: boolean;
+  nprocPerNode?: number;
+  nnodes?: number;
+  nodeRank?: number;
+  masterAddr?: string;
+  masterPort?: number;
+}
+
+function distributedFlags(command: Command): Command {
+  return command
+    .option("--nproc-per-node <n>", "run the worker under torchrun with n ranks on this machine: the batch split among them, gradients summed (gloo on CPU, NCCL on CUDA, one GPU per rank)", int(1))
+    .option("--nnodes <n>", "machines in a multi-node run (each starts its ranks: this command on --node-rank 0, `reflect train node` on the others)", int(1))
+    .option("--node-rank <n>", "this machine's place among --nnodes (0 runs the training)", int(0))
+    .option("--master-addr <host>", "multi-node: the --node-rank 0 machine's address, reachable from every node")
+    .option("--master-port <port>", "multi-node: a free TCP port on --master-addr, the same on every node", int(1));
+}
+
+/** The torchrun form the flags ask for, checked; undefined for the plain one-process worker. */
+function distributedOptions(flags: Pick<CommonFlags, "nprocPerNode" | "nnodes" | "nodeRank" | "masterAddr" | "masterPort">): DistributedOptions | undefined {
+  if (flags.nprocPerNode === undefined && flags.nnodes === undefined) {
+    if (flags.nodeRank !== undefined || flags.masterAddr !== undefined || flags.masterPort !== undefined) throw new UsageError("--node-rank, --master-addr and --master-port belong to a multi-node run: add --nnodes (and --nproc-per-node)");
+    return undefined;
+  }
+  const options: DistributedOptions = {
+    nprocPerNode: flags.nprocPerNode ?? 1,
+    ...(flags.nnodes === undefined ? {} : { nnodes: flags.nnodes }),
+    ...(flags.nodeRank === undefined ? {} : { nodeRank: flags.nodeRank }),
+    ...(flags.masterAddr === undefined ? {} : { masterAddr: flags.masterAddr }),
+    ...(flags.masterPort === undefined ? {} : { masterPort: flags.masterPort }),
+  };
+  checkDistributed(options);
+  return options;
 }
 
 function commonFlags(command: Command, defaults: { steps: number; batchSize: number; lr: number }): Command {
-  return command
+  return distributedFlags(command)
     .option("--model <spec>", "base model: registered name, .gguf file, Hugging Face folder, or tiny:<name> (a tiny random model, for smoke runs)", "smollm2-135m")
     .requiredOption("--out <dir>", "run folder: config, metrics.jsonl, checkpoints; the same command resumes it")
     .option("--steps <n>", "optimizer steps in all (a finished run asked for more continues)", int(1), defaults.steps)
@@ -89,16 +122,19 @@ async function loadParams(flags: CommonFlags): Promise<LoadParams> {
 
 /** The worker's venv (built if absent: minutes, the first time) and a started worker with the model loaded. */
 async function startWorker(flags: CommonFlags, load: LoadParams): Promise<WorkerClient> {
+  const distributed = distributedOptions(flags);
+  if (distributed !== undefined && (distributed.nodeRank ?? 0) !== 0) throw new UsageError(`--node-rank ${distributed.nodeRank}: this machine only adds ranks — run \`reflect train node\` with the same --nnodes, --nproc-per-node, --master-addr and --master-port here, and the training command on --node-rank 0`);
   const { python } = await ensureWorkerEnv({ onLog: (line) => process.stderr.write(`  ${line}\n`) });
   const worker = await WorkerClient.start({
     python,
     cacheDir: path.join(workerHome(), "models"),
+    ...(distributed === undefined ? {} : { distributed }),
     ...(flags.threads === undefined ? {} : { threads: flags.threads }),
     ...(flags.workerLog ? { onLog: (line: string) => process.stderr.write(`worker: ${line}\n`) } : {}),
   });
   try {
     const info = await worker.load(load);
-    process.stderr.write(`worker: ${flags.model} on ${info.device}, ${info.trainableParameters.toLocaleString("en-US")} of ${info.parameters.toLocaleString("en-US")} parameters trained (torch ${worker.info.torch}, ${info.threads} threads)\n`);
+    process.stderr.write(`worker: ${flags.model} on ${info.device}${info.worldSize > 1 ? ` × ${info.worldSize} ranks` : ""}, ${info.trainableParameters.toLocaleString("en-US")} of ${info.parameters.toLocaleString("en-US")} parameters trained (torch ${worker.info.torch}, ${info.threads} threads${info.worldSize > 1 ? ` per rank; ranks ${worker.info.ranks.map((r) => `${r.rank}: pid ${r.pid} on ${r.host}`).join(", ")}` : ""})\n`);
     return worker;
   } catch (error) {
     await worker.close();
@@ -146,6 +182,7 @@ function stepLine(m: StepMetrics, steps: number): string {
  * is built or the worker started, so no mistake waits minutes to be reported.
  */
 async function withWorker<T>(flags: CommonFlags, objective: string, own: Record<string, unknown>, body: (worker: WorkerClient, options: CommonTrainOptions) => Promise<T>): Promise<T> {
+  distributedOptions(flags);
   const load = await loadParams(flags);
   await checkFingerprint(flags.out, runFingerprint({ fingerprint: commonFingerprint(flags, load), batchSize: flags.batchSize, maxLength: flags.maxLength, seed: flags.seed }, own));
   const worker = await startWorker(flags, load);
@@ -226,6 +263,21 @@ export function registerTrain(program: Command): void {
       const worker = await WorkerClient.start({ python, cacheDir: path.join(workerHome(), "models") });
       await worker.close();
       process.stdout.write(`${created ? "created" : "found"} ${venv}: python ${worker.info.python}, torch ${worker.info.torch}, transformers ${worker.info.transformers}, CUDA ${worker.info.cuda ? "yes" : "no"}\n`);
+    });
+
+  distributedFlags(train.command("node").description("multi-node training: start this machine's ranks of a torchrun run whose --node-rank 0 machine runs `reflect train sft|dpo|rrr` with the same flags"))
+    .option("--threads <n>", "torch CPU threads per rank (default: the cores shared among the ranks)", int(1))
+    .action(async (flags: Pick<CommonFlags, "nprocPerNode" | "nnodes" | "nodeRank" | "masterAddr" | "masterPort" | "threads">) => {
+      const distributed = distributedOptions(flags);
+      if (distributed === undefined || (distributed.nnodes ?? 1) < 2 || (distributed.nodeRank ?? 0) === 0) throw new UsageError("`reflect train node` starts the ranks of a machine other than the first: pass --nnodes ≥ 2, --node-rank ≥ 1, --nproc-per-node, --master-addr and --master-port");
+      const { python } = await ensureWorkerEnv({ onLog: (line) => process.stderr.write(`  ${line}\n`) });
+      // These ranks never read stdin (only global rank 0 does) and print only logs; the run ends when rank 0 ends it.
+      const child = spawn(python, workerArgs(distributed), { env: workerEnv({ distributed, ...(flags.threads === undefined ? {} : { threads: flags.threads }) }), stdio: ["ignore", "inherit", "inherit"] });
+      const code = await new Promise<number>((resolve, reject) => {
+        child.once("error", (error) => reject(new UsageError(`cannot start torchrun with ${python}: ${error.message} — run \`reflect train setup\``)));
+        child.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal === null ? 1 : 128)));
+      });
+      if (code !== 0) throw new WorkerError(`this node's ranks exited with ${code}; see the log above`, undefined, undefined);
     });
 
   train

@@ -89,6 +89,8 @@ export interface LoadResult {
   eosTokenIds: number[];
   hasChatTemplate: boolean;
   threads: number;
+  /** Ranks the worker runs on (1 outside torchrun). */
+  worldSize: number;
 }
 
 export interface RenderedChat {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 import { ReflectkitError } from "../errors.js";
 import { workerPackageDir } from "./setup.js";
+import { threadsPerRank, workerArgs, worldSize, type DistributedOptions } from "./torchrun.js";
 import type {
   AdamParams,
   ExportDtype,
@@ -35,11 +36,41 @@ export interface WorkerOptions {
   python: string;
   /** Where converted GGUF models are cached. */
   cacheDir: string;
-  /** Torch intra-op threads; the machine's cores by default. */
+  /** Torch intra-op threads (per rank); the machine's cores (shared among its ranks) by default. */
   threads?: number;
+  /** Run the worker under torchrun, with this many ranks (data parallel; see torchrun.ts). Absent: one process. */
+  distributed?: DistributedOptions;
   /** Receives the worker's stderr (logs, warnings). Default: kept only as the tail shown on failure. */
   onLog?: (line: string) => void;
   env?: Record<string, string | undefined>;
+}
+
+/** The worker's ready line: its versions, and under torchrun every rank's process (rank 0 first). */
+export interface WorkerInfo {
+  protocolVersion: number;
+  python: string;
+  torch: string;
+  transformers: string;
+  cuda: boolean;
+  worldSize: number;
+  ranks: { rank: number; pid: number; host: string }[];
+}
+
+/** The worker's environment: its package on the path, quiet libraries, no network, the threads per rank. */
+export function workerEnv(options: Pick<WorkerOptions, "env" | "threads" | "distributed">): Record<string, string | undefined> {
+  const env = { ...(options.env ?? process.env) };
+  Object.assign(env, {
+    PYTHONPATH: workerPackageDir(),
+    PYTHONUNBUFFERED: "1",
+    TOKENIZERS_PARALLELISM: "false",
+    TRANSFORMERS_VERBOSITY: "error",
+    HF_HUB_OFFLINE: "1",
+    TQDM_DISABLE: "1",
+    PYTHONWARNINGS: "ignore",
+  });
+  const threads = threadsPerRank(options.distributed, options.threads);
+  if (threads !== undefined) env.OMP_NUM_THREADS = String(threads);
+  return env;
 }
 
 interface Pending {
@@ -62,22 +93,12 @@ export class WorkerClient implements TrainerBackend {
   private constructor(
     private readonly child: ChildProcessWithoutNullStreams,
     private readonly options: WorkerOptions,
-    readonly info: { protocolVersion: number; python: string; torch: string; transformers: string; cuda: boolean },
+    readonly info: WorkerInfo,
   ) {}
 
   static async start(options: WorkerOptions): Promise<WorkerClient> {
-    const env = { ...(options.env ?? process.env) };
-    Object.assign(env, {
-      PYTHONPATH: workerPackageDir(),
-      PYTHONUNBUFFERED: "1",
-      TOKENIZERS_PARALLELISM: "false",
-      TRANSFORMERS_VERBOSITY: "error",
-      HF_HUB_OFFLINE: "1",
-      TQDM_DISABLE: "1",
-      PYTHONWARNINGS: "ignore",
-    });
-    if (options.threads !== undefined) env.OMP_NUM_THREADS = String(options.threads);
-    const child = spawn(options.python, ["-m", "reflectkit_worker"], { env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(options.python, workerArgs(options.distributed), { env: workerEnv(options), stdio: ["pipe", "pipe", "pipe"] });
+    const what = options.distributed === undefined ? "the training worker" : `the training worker (torchrun, ${worldSize(options.distributed)} ranks)`;
     const tail: string[] = [];
     createInterface({ input: child.stderr }).on("line", (line) => {
       tail.push(line);
@@ -85,20 +106,20 @@ export class WorkerClient implements TrainerBackend {
       options.onLog?.(line);
     });
     const lines = createInterface({ input: child.stdout });
-    const ready = await new Promise<WorkerClient["info"]>((resolve, reject) => {
+    const ready = await new Promise<WorkerInfo>((resolve, reject) => {
       const onLine = (line: string): void => {
         lines.off("line", onLine);
         try {
-          const message = JSON.parse(line) as { ready?: WorkerClient["info"] };
+          const message = JSON.parse(line) as { ready?: WorkerInfo };
           if (message.ready === undefined) throw new Error(`unexpected first line ${line.slice(0, 200)}`);
           resolve(message.ready);
         } catch (error) {
-          reject(new WorkerError(`the training worker did not start: ${String(error)}`, undefined, undefined));
+          reject(new WorkerError(`${what} did not start: ${String(error)}`, undefined, undefined));
         }
       };
       lines.on("line", onLine);
       child.once("error", (error) => reject(new WorkerError(`cannot start the training worker (${options.python}): ${error.message} — run \`reflect train setup\``, undefined, undefined)));
-      child.once("exit", (code) => reject(new WorkerError(`the training worker exited with ${code} before it was ready:\n${tail.join("\n")}\nRun \`reflect train setup\` to (re)create its environment.`, undefined, undefined)));
+      child.once("exit", (code) => reject(new WorkerError(`${what} exited with ${code} before it was ready:\n${tail.join("\n")}\nRun \`reflect train setup\` to (re)create its environment.`, undefined, undefined)));
     });
     if (ready.protocolVersion !== PROTOCOL_VERSION) {
       child.kill("SIGKILL");
@@ -107,7 +128,7 @@ export class WorkerClient implements TrainerBackend {
     const client = new WorkerClient(child, options, ready);
     client.stderrTail.push(...tail);
     lines.on("line", (line) => client.onLine(line));
-    child.on("exit", (code, signal) => client.onExit(code, signal, tail));
+    child.on("exit", (code, signal) => client.onExit(code, signal, tail, what));
     return client;
   }
 
@@ -126,8 +147,10 @@ export class WorkerClient implements TrainerBackend {
     else pending.resolve(message.result);
   }
 
-  private onExit(code: number | null, signal: NodeJS.Signals | null, tail: readonly string[]): void {
-    this.exited = new WorkerError(`the training worker exited (${signal ?? code}):\n${tail.slice(-15).join("\n")}`, undefined, undefined);
+  private onExit(code: number | null, signal: NodeJS.Signals | null, tail: readonly string[], what: string): void {
+    // Under torchrun a rank that fails or is killed ends the launcher (no restarts), which ends every pending request.
+    const hint = this.info.worldSize > 1 ? "\nA rank failed or was killed; rerun the same command to resume from the last checkpoint." : "";
+    this.exited = new WorkerError(`${what} exited (${signal ?? code}):\n${tail.slice(-15).join("\n")}${hint}`, undefined, undefined);
     for (const pending of this.pending.values()) pending.reject(this.exited);
     this.pending.clear();
   }

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { ensureWorkerEnv, isWorkerEnvReady, workerHome, workerVenvDir } from "./setup.js";
+import type { DistributedOptions } from "./torchrun.js";
 import type { LoadParams } from "./types.js";
 import { WorkerClient } from "./worker-client.js";
 
@@ -24,9 +25,12 @@ export function prepareTestWorker(): Promise<string> {
   return prepared;
 }
 
-/** For tests: a started worker (in the environment of `prepareTestWorker`). */
-export async function startTestWorker(): Promise<WorkerClient> {
-  return WorkerClient.start({ python: await prepareTestWorker(), cacheDir: path.join(workerHome(), "models"), threads: 2 });
+/** For tests: a started worker (in the environment of `prepareTestWorker`); under torchrun with `distributed`, one
+ * thread per rank (this machine's two cores). */
+export async function startTestWorker(distributed?: DistributedOptions): Promise<WorkerClient> {
+  const cacheDir = path.join(workerHome(), "models");
+  if (distributed === undefined) return WorkerClient.start({ python: await prepareTestWorker(), cacheDir, threads: 2 });
+  return WorkerClient.start({ python: await prepareTestWorker(), cacheDir, threads: 1, distributed });
 }
 
 /** A tiny random Llama on SmolLM2's real tokenizer (and chat template): the worker's full code path in seconds. */

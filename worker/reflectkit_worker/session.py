@@ -1,6 +1,11 @@
 """One worker session: a model, its tokenizer and its optimizer, driven by protocol methods (Tinker's primitives:
 forwardBackward, optimStep, sample, logprobs, save). Gradients accumulate across forwardBackward calls until
-optimStep applies and clears them."""
+optimStep applies and clears them.
+
+Under torchrun (distributed.py) every rank runs the requests rank 0 broadcasts, on a full replica: forwardBackward and
+logprobs on the rank's shard of the datums, with the results gathered in datum order; optimStep on the gradients summed
+over the ranks; save on rank 0 alone; restore on rank 0, whose weights and optimizer state then go to the others.
+The text methods, sample and exportGguf run on rank 0 only (RANK0_ONLY), generation included."""
 
 import contextlib
 import dataclasses
@@ -11,13 +16,18 @@ import platform
 
 from . import PROTOCOL_VERSION
 from .export import DTYPES
+from .distributed import Group
 from .model import LoadConfig, WorkerError, load_model, pick_device
 
 __all__ = ["Session", "WorkerError"]
 
 
 class Session:
-    def __init__(self):
+    # Not broadcast under torchrun: they need no other rank (generation runs on rank 0's replica).
+    RANK0_ONLY = frozenset({"renderChat", "tokenize", "decode", "sample", "exportGguf"})
+
+    def __init__(self, group=None):
+        self.group = group or Group()
         self.model = None
         self.tokenizer = None
         self.config = None
@@ -58,20 +68,27 @@ class Session:
     def load(self, **params):
         import torch
 
-        self.config = LoadConfig.from_params(params)
-        self.model, self.tokenizer = load_model(self.config)
-        self.optimizer, self.steps = None, 0
-        trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
-        total = sum(p.numel() for p in self.model.parameters())
-        return {
-            "device": str(pick_device(self.config.device)),
-            "parameters": total,
-            "trainableParameters": trainable,
-            "vocabSize": len(self.tokenizer),
-            "eosTokenIds": self.stop_token_ids(),
-            "hasChatTemplate": self.tokenizer.chat_template is not None,
-            "threads": torch.get_num_threads(),
-        }
+        def local():
+            self.config = LoadConfig.from_params(params)
+            self.model, self.tokenizer = load_model(self.config)
+            self.optimizer, self.steps = None, 0
+            return {
+                "device": str(next(self.model.parameters()).device),
+                "parameters": sum(p.numel() for p in self.model.parameters()),
+                "trainableParameters": sum(p.numel() for p in self.model.parameters() if p.requires_grad),
+                "vocabSize": len(self.tokenizer),
+                "eosTokenIds": self.stop_token_ids(),
+                "hasChatTemplate": self.tokenizer.chat_template is not None,
+                "threads": torch.get_num_threads(),
+            }
+
+        info = self.group.everywhere(local)[0]
+        # The same seed gives every rank the same initial weights already; rank 0's are copied anyway, as DDP does.
+        self.group.broadcast_tensors(self.trainable())
+        return {**info, "worldSize": self.group.world}
+
+    def trainable(self):
+        return [p for p in self.require_model().parameters() if p.requires_grad]
 
     def require_model(self):
         if self.model is None:
@@ -133,33 +150,54 @@ class Session:
         """Adds the gradient of the summed loss over `datums` to the accumulated gradient. `loss.kind`:
         cross_entropy (datum: tokens, weights), policy_gradient (tokens, advantages, logprobs, weights,
         refLogprobs when klCoef > 0; loss.clip, loss.klCoef), dpo (chosen/rejected {tokens, weights},
-        refChosen, refRejected; loss.beta). Arrays are aligned with tokens; entry 0 is ignored."""
+        refChosen, refRejected; loss.beta). Arrays are aligned with tokens; entry 0 is ignored.
+
+        Under torchrun each rank takes its contiguous shard of the datums (Group.shard). The loss is a plain sum over
+        datums (the caller's weights carry any normalisation, over the whole batch), so the ranks' summed gradients
+        are the single-process gradient and no rank divides by its own token count or shard size."""
+        kind = loss.get("kind")
+
+        def local():
+            model = self.require_model()
+            if kind not in ("cross_entropy", "policy_gradient", "dpo"):
+                raise WorkerError(f"forwardBackward: unknown loss kind {kind!r}")
+            if not datums:
+                raise WorkerError("forwardBackward: no datums")
+            for index, d in enumerate(datums):
+                for s in ([d["chosen"], d["rejected"]] if kind == "dpo" else [d]):
+                    check_datum(s, kind if kind != "dpo" else "cross_entropy", index, len(self.tokenizer))
+            start, end = self.group.shard(len(datums))
+            return self.forward_backward_part(model, datums[start:end], kind, loss, max(1, int(microBatch)))
+
+        parts = self.group.everywhere(local)
+        per_datum = [v for part in parts for v in part["perDatum"]]
+        result = {"loss": math.fsum(per_datum), "perDatum": per_datum, "tokens": sum(part["tokens"] for part in parts)}
+        if kind == "policy_gradient":
+            ratio_sum, ratio_count = math.fsum(part["ratioSum"] for part in parts), sum(part["ratioCount"] for part in parts)
+            result["meanRatio"] = ratio_sum / ratio_count if ratio_count else None
+            result["kl"] = math.fsum(part["kl"] for part in parts)
+        if kind == "dpo":
+            result["margins"] = [m for part in parts for m in part["margins"]]
+            result["accuracy"] = sum(m > 0 for m in result["margins"]) / len(result["margins"])
+        return result
+
+    def forward_backward_part(self, model, datums, kind, loss, micro_batch):
+        """One rank's share of forwardBackward: the sums its datums contribute (an empty shard contributes nothing)."""
         import torch
 
         from . import losses
 
-        model = self.require_model()
         model.train()
-        kind = loss.get("kind")
-        if kind not in ("cross_entropy", "policy_gradient", "dpo"):
-            raise WorkerError(f"forwardBackward: unknown loss kind {kind!r}")
-        if not datums:
-            raise WorkerError("forwardBackward: no datums")
         device = next(model.parameters()).device
-        per_datum, extra = [], {"tokens": 0}
-        for chunk_start in range(0, len(datums), max(1, int(microBatch))):
-            chunk = datums[chunk_start : chunk_start + max(1, int(microBatch))]
-            if kind == "dpo":
-                sequences = [d["chosen"] for d in chunk] + [d["rejected"] for d in chunk]
-            else:
-                sequences = chunk
-            for i, s in enumerate(sequences):
-                check_datum(s, kind if kind != "dpo" else "cross_entropy", chunk_start + (i % len(chunk)), len(self.tokenizer))
+        part = {"perDatum": [], "tokens": 0, "ratioSum": 0.0, "ratioCount": 0, "kl": 0.0, "margins": []}
+        for chunk_start in range(0, len(datums), micro_batch):
+            chunk = datums[chunk_start : chunk_start + micro_batch]
+            sequences = [d["chosen"] for d in chunk] + [d["rejected"] for d in chunk] if kind == "dpo" else chunk
             tokens, mask = losses.pad([s["tokens"] for s in sequences], 0)
             tokens, mask = tokens.to(device), mask.to(device)
             weights = losses.pad([s["weights"] for s in sequences], 0.0)[0].float().to(device)
             logp = losses.token_logprobs(model, tokens, mask)
-            extra["tokens"] += int(mask.sum())
+            part["tokens"] += int(mask.sum())
             if kind == "cross_entropy":
                 values = losses.cross_entropy(logp, weights)
             elif kind == "policy_gradient":
@@ -177,43 +215,34 @@ class Session:
                     ref = losses.pad([s["refLogprobs"] for s in chunk], 0.0)[0].float().to(device)
                 values, ratio, kl = losses.policy_gradient(logp, old, advantages, weights, loss.get("clip"), kl_coef, ref)
                 weighted = (weights != 0) & mask
-                extra.setdefault("ratioSum", 0.0)
-                extra.setdefault("ratioCount", 0)
-                extra["ratioSum"] += float(ratio[weighted].detach().sum())
-                extra["ratioCount"] += int(weighted.sum())
-                extra["kl"] = extra.get("kl", 0.0) + float(kl.sum())
+                part["ratioSum"] += float(ratio[weighted].detach().sum())
+                part["ratioCount"] += int(weighted.sum())
+                part["kl"] += float(kl.sum())
             else:
                 n = len(chunk)
                 summed = (logp * weights).sum(-1)
                 ref_c = torch.tensor([float(d["refChosen"]) for d in chunk], device=device)
                 ref_r = torch.tensor([float(d["refRejected"]) for d in chunk], device=device)
                 values, margin = losses.dpo(summed[:n], summed[n:], ref_c, ref_r, float(loss.get("beta", 0.1)))
-                extra["margins"] = extra.get("margins", []) + [float(m) for m in margin]
+                part["margins"] += [float(m) for m in margin]
             values.sum().backward()
-            per_datum += [float(v) for v in values.detach()]
-        result = {"loss": math.fsum(per_datum), "perDatum": per_datum, "tokens": extra["tokens"]}
-        if kind == "policy_gradient":
-            result["meanRatio"] = extra["ratioSum"] / extra["ratioCount"] if extra["ratioCount"] else None
-            result["kl"] = extra.get("kl", 0.0)
-        if kind == "dpo":
-            result["margins"] = extra["margins"]
-            result["accuracy"] = sum(m > 0 for m in extra["margins"]) / len(extra["margins"])
-        return result
+            part["perDatum"] += [float(v) for v in values.detach()]
+        return part
 
     def optim_step(self, lr, beta1=0.9, beta2=0.999, eps=1e-8, weightDecay=0.0, gradClip=None):
         """AdamW on the trainable parameters with the accumulated gradient, then clears it. Returns the gradient norm
-        before clipping."""
+        before clipping. Under torchrun the gradients are first summed over the ranks (every rank then takes the same
+        step on the same numbers, so the replicas stay equal)."""
         import torch
 
-        model = self.require_model()
-        params = [p for p in model.parameters() if p.requires_grad]
+        params = self.trainable()
+        if not self.group.sum_gradients(params):
+            raise WorkerError("optimStep: no gradient accumulated (call forwardBackward first)")
         if self.optimizer is None:
             self.optimizer = torch.optim.AdamW(params, lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weightDecay)
         for group in self.optimizer.param_groups:
             group.update(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weightDecay)
         grads = [p.grad for p in params if p.grad is not None]
-        if not grads:
-            raise WorkerError("optimStep: no gradient accumulated (call forwardBackward first)")
         norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
         if gradClip is not None:
             torch.nn.utils.clip_grad_norm_(params, gradClip)
@@ -230,22 +259,36 @@ class Session:
 
     def parameters(self, names=None, limit=8):
         """A few trainable tensors' sums and norms, and their gradients' norms: for tests that parameters move and
-        masked tokens receive no gradient."""
+        masked tokens receive no gradient. Under torchrun the gradients shown are the sums over the ranks (what
+        optimStep will apply), and `ranksAgree` says whether every rank holds the same weights."""
         model = self.require_model()
+        named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+        grads = self.group.summed_gradients([p for _, p in named])
         out = []
-        for name, p in model.named_parameters():
-            if not p.requires_grad or (names is not None and name not in names):
+        for (name, p), grad in zip(named, grads):
+            if names is not None and name not in names:
                 continue
             out.append({
                 "name": name,
                 "norm": float(p.detach().double().norm()),
                 "sum": float(p.detach().double().sum()),
-                "gradNorm": None if p.grad is None else float(p.grad.double().norm()),
-                "gradSum": None if p.grad is None else float(p.grad.double().sum()),
+                "gradNorm": None if grad is None else float(grad.double().norm()),
+                "gradSum": None if grad is None else float(grad.double().sum()),
             })
             if names is None and len(out) >= limit:
                 break
-        return {"parameters": out}
+        return {"parameters": out, "ranksAgree": self.ranks_agree([p for _, p in named])}
+
+    def ranks_agree(self, params):
+        """Whether every rank's trainable weights are bit-for-bit rank 0's (a digest of each rank's, compared)."""
+        import hashlib
+
+        if not self.group.distributed:
+            return True
+        digest = hashlib.sha256()
+        for p in params:
+            digest.update(p.detach().cpu().contiguous().view(-1).view(dtype=__import__("torch").uint8).numpy().tobytes())
+        return len(set(self.group.all_gather(digest.hexdigest()))) == 1
 
     # --- inference -----------------------------------------------------------------------------------------------
 
@@ -261,6 +304,15 @@ class Session:
             raise WorkerError("reference log-probs need a LoRA model (the untrained model is the adapter switched off); this one trains every weight")
 
     def logprobs(self, datums, reference=False, microBatch=8):
+        """Per-token log-probs of each datum (position 0 is 0). Under torchrun each rank scores its shard."""
+
+        def local():
+            start, end = self.group.shard(len(datums))
+            return self.logprobs_part(datums[start:end], reference, microBatch)
+
+        return {"logprobs": [row for part in self.group.everywhere(local) for row in part]}
+
+    def logprobs_part(self, datums, reference, microBatch):
         import torch
 
         from . import losses
@@ -279,7 +331,7 @@ class Session:
                     out += [logp[i, : len(d["tokens"])].tolist() for i, d in enumerate(chunk)]
         finally:
             model.train(was_training)
-        return {"logprobs": out}
+        return out
 
     def sample(self, prompts, n=1, maxTokens=128, temperature=1.0, topP=1.0, topK=0, seed=0, maxBatch=16):
         """n completions per prompt (token lists) from the current weights, decoded together in left-padded batches of
@@ -326,7 +378,11 @@ class Session:
 
     def save(self, path):
         """Writes the trainable weights (a PEFT adapter, or the whole model), the optimizer state and the load config
-        into `path`, atomically (a folder renamed into place)."""
+        into `path`, atomically (a folder renamed into place). Under torchrun rank 0 writes (the replicas are equal);
+        the others wait for it. Nothing in the checkpoint depends on the world size, so it resumes at any."""
+        return self.group.everywhere(lambda: self.save_local(path) if self.group.rank == 0 else None)[0]
+
+    def save_local(self, path):
         import shutil
 
         import torch
@@ -348,7 +404,25 @@ class Session:
         return {"path": path, "steps": self.steps}
 
     def restore(self, path):
-        """Loads weights and optimizer state written by save into the loaded model (same load config)."""
+        """Loads weights and optimizer state written by save into the loaded model (same load config). Under torchrun
+        rank 0 reads the checkpoint and sends its weights and optimizer state to the other ranks (no shared file
+        system needed), whatever world size wrote it."""
+        import torch
+
+        self.require_model()
+        steps = self.group.everywhere(lambda: self.restore_local(path) if self.group.rank == 0 else None)[0]
+        if self.group.distributed:
+            self.group.broadcast_tensors(self.trainable())
+            mine = self.optimizer.state_dict() if self.group.rank == 0 and self.optimizer is not None else None
+            state = self.group.broadcast(None if mine is None else on_cpu(mine))
+            self.steps = steps["steps"]
+            self.optimizer = None
+            if state is not None:
+                self.optimizer = torch.optim.AdamW(self.trainable(), lr=0.0)
+                self.optimizer.load_state_dict(state)
+        return steps
+
+    def restore_local(self, path):
         import torch
 
         model = self.require_model()
@@ -395,6 +469,19 @@ class Session:
             raise WorkerError(f"exportGguf: dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         return export_gguf(model, self.config.lora is not None, self.config.path, path, dtype)
+
+
+def on_cpu(value):
+    """A state dict with its tensors on the CPU (as pickled objects they travel between ranks over gloo)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.cpu()
+    if isinstance(value, dict):
+        return {k: on_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(on_cpu(v) for v in value)
+    return value
 
 
 def check_datum(datum, kind, index, vocab):
