@@ -58,6 +58,16 @@ describe("reflectionMiddleware", () => {
     assert.deepEqual(seen?.record.messages, [{ role: "user", content: "What is 6 * 7?" }]);
   });
 
+  it("gives reflections the token limit the caller set, and attempts the call's own", async () => {
+    const model = scriptedModel(["forty-two", "Use digits.", "42"]);
+    await generateText({
+      model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly], reflectionMaxTokens: 24 }) }),
+      prompt: "What is 6 * 7?",
+      maxOutputTokens: 32,
+    });
+    assert.deepEqual(model.calls.map((c) => c.maxTokens), [32, 24, 32]);
+  });
+
   it("checks generateText's object output against its own schema and retries a draft that does not fit", async () => {
     const replies = ['{"answer": "forty-two"}', "answer must be a number", '{"answer": 42}'];
     const model = scriptedModel(replies);

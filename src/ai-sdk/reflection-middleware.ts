@@ -38,6 +38,8 @@ export interface ReflectionMiddlewareOptions {
   budget?: BudgetLimits;
   /** Token limit of an attempt when the call sets none (default 1024). */
   defaultMaxTokens?: number;
+  /** Token limit of a reflection (default 128, the loop's); reflections are greedy. */
+  reflectionMaxTokens?: number;
   /** An LLM judge run after every deterministic check passed (a reflectkit model, or an AI SDK one via `fromAISDK`). */
   judge?: LanguageModel | LanguageModelV4;
   /** Called with every finished episode, before the result returns. */
@@ -66,6 +68,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
       item: { id: randomUUID(), record },
       turns: options.maxTurns ?? 2,
       feedback: options.feedback ?? "detailed",
+      ...(options.reflectionMaxTokens === undefined ? {} : { reflection: { maxTokens: options.reflectionMaxTokens, temperature: 0 } }),
       ...(judge === undefined ? {} : { critics: [rubricJudge<RequestRecord>(judge)] }),
       ...(options.stopWhen === undefined ? {} : { stopWhen: options.stopWhen }),
       ...(options.budget === undefined ? {} : { budget: options.budget }),
