@@ -8,6 +8,8 @@ import type {
   ForwardBackwardResult,
   LoadParams,
   LoadResult,
+  LoraExport,
+  LoraExportDtype,
   LossBatch,
   ParameterProbe,
   RenderedChat,
@@ -195,6 +197,10 @@ export class WorkerClient implements TrainerBackend {
 
   exportGguf(path: string, dtype: ExportDtype): Promise<{ path: string; replaced: number; tensors: number; architecture: string }> {
     return this.request("exportGguf", { path, dtype });
+  }
+
+  exportLora(path: string, dtype: LoraExportDtype): Promise<LoraExport> {
+    return this.request("exportLora", { path, dtype });
   }
 
   async parameters(names?: readonly string[], limit = 8): Promise<ParameterProbe[]> {

@@ -37,6 +37,7 @@ class Session:
             "save": self.save,
             "restore": self.restore,
             "exportGguf": self.export_gguf,
+            "exportLora": self.export_lora,
             "parameters": self.parameters,
             "zeroGrad": self.zero_grad,
         }
@@ -391,6 +392,19 @@ class Session:
             raise WorkerError(f"exportGguf: dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         return export_gguf(model, self.config.lora is not None, self.config.path, path, dtype)
+
+    def export_lora(self, path, dtype="f16"):
+        """Writes the trained LoRA adapter alone as a GGUF LoRA file, applied by llama.cpp on top of the unchanged base
+        GGUF (see lora_gguf.py). Needs a LoRA model loaded from a GGUF file."""
+        from .lora_gguf import export_lora_gguf
+
+        model = self.require_model()
+        if self.config.kind != "gguf":
+            raise WorkerError("exportLora needs a model loaded from a .gguf file (the adapter's tensors are named after the base file's); train from a .gguf")
+        if self.config.lora is None:
+            raise WorkerError("exportLora needs a LoRA run; this one trained every weight (--full) — export the merged model instead")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return export_lora_gguf(model, self.config.path, path, dtype)
 
 
 def check_datum(datum, kind, index, vocab):
