@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { stat } from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { getLlama, readGgufFileInfo } from "node-llama-cpp";
@@ -83,26 +82,8 @@ describe("GGUF LoRA export of a SmolLM2 adapter", { timeout: 900_000 }, () => {
     assert.ok(check.exportedMeanAbs < 1.5 * (check.floorMeanAbs ?? 0) + 0.02, `base + adapter ${check.exportedMeanAbs} vs floor ${check.floorMeanAbs}`);
     assert.ok(check.exportedMeanAbs < check.baseMeanAbs / 3, JSON.stringify(check));
 
-    // Beside it, the same weights merged into f16 and into Q4_1 (each trained tensor re-quantised to its base type).
-    const f16 = path.join(dir, "merged-f16.gguf");
-    const q41 = path.join(dir, "merged-q4_1.gguf");
-    await worker.exportGguf(f16, "f16");
-    await worker.exportGguf(q41, "base");
-    const checkF16 = await checkExport(worker, f16, base, sequences, { lora: true });
-    const checkQ41 = await checkExport(worker, q41, base, sequences, { lora: true });
-    const size = async (file: string) => (await stat(file)).size;
-    const figures = {
-      tokens: check.tokens,
-      floor: check.floorMeanAbs,
-      baseAlone: check.baseMeanAbs,
-      q41BasePlusLora: check.exportedMeanAbs,
-      mergedF16: checkF16.exportedMeanAbs,
-      mergedQ41: checkQ41.exportedMeanAbs,
-      bytes: { adapterF32: await size(adapter), mergedF16: await size(f16), mergedQ41: await size(q41), base: await size(base) },
-    };
-    t.diagnostic(`mean |Δ log p| against PyTorch f32 with the adapter: ${JSON.stringify(figures)}`);
-    // The Q4_1 merge loses the update in 4-bit rounding; the adapter keeps it at the base file's size plus the adapter.
-    assert.ok(check.exportedMeanAbs < checkQ41.exportedMeanAbs, JSON.stringify(figures));
+    t.diagnostic(`mean |Δ log p| against PyTorch f32 with the adapter: ${JSON.stringify(check)}`);
+    // The same weights merged into f16 and into Q4_1 are compared by bench/lora-export.sh (minutes more here).
   });
 
   test("the embedded model names its adapter in modelId and a scale of 0 is the base", async () => {
