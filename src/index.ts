@@ -1,6 +1,7 @@
 export * from "./errors.js";
 export type * from "./models/language-model.js";
 export { loadEmbeddedModel, type EmbeddedModelOptions } from "./models/embedded.js";
+export { checkLoraAdapter, type LoraAdapter } from "./models/lora.js";
 export { createHttpModel, defaultRetryPolicy, type HttpModelOptions, type RetryPolicy } from "./models/http.js";
 export { capReply, defaultReplyLimits, replyByteLimit, type ReplyLimits, type Truncation } from "./models/reply-cap.js";
 export { openModel, type OpenModelOptions } from "./models/open.js";

@@ -66,6 +66,8 @@ interface EvalFlags extends TaskRunFlags {
   traceContent: boolean;
   out?: string;
   json: boolean;
+  lora?: string;
+  loraScale?: number;
 }
 
 export function registerEval(program: Command): void {
@@ -86,6 +88,8 @@ export function registerEval(program: Command): void {
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]))
     .option("--reflection <mode>", "reflect-retry, cascade: what stands between a failed attempt and the retry — model (the model reflects, default), none (the retry follows the feedback, no reflection call), placebo (a fixed generic reflection, no model call): the controls that tell the reflection's content from a second try", choice(reflectionModes));
   modelFlags(command, "episodes")
+    .option("--lora <file>", "a GGUF LoRA adapter applied on top of --model (an embedded GGUF; `reflect train export --lora` writes one)")
+    .option("--lora-scale <x>", "multiplies the adapter's update (1: as trained)", Number)
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
     .option("--max-tokens <n>", "token limit of an attempt", int(1), 256)
@@ -108,7 +112,10 @@ export function registerEval(program: Command): void {
       const turns = flags.strategy === "debate" ? (flags.rounds ?? 2) : flags.strategy === "alternatives" ? 2 : flags.turns;
       const { task: plainTask, items, concurrency, openOptions } = await taskRun(flags);
       const task = flags.shots === 0 ? plainTask : withDemonstrations(plainTask, demonstrationsFor(flags.task, flags.shots, items));
-      const modelTag = flags.model.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
+      if (flags.loraScale !== undefined && flags.lora === undefined) throw new UsageError("--lora-scale scales a --lora adapter; pass --lora FILE or drop --lora-scale");
+      if (flags.loraScale !== undefined && !Number.isFinite(flags.loraScale)) throw new UsageError("--lora-scale takes a number, e.g. 1 or 0.5");
+      const lora = flags.lora === undefined ? undefined : { path: path.resolve(flags.lora), scale: flags.loraScale ?? 1 };
+      const modelTag = `${flags.model}${flags.lora === undefined ? "" : `+${flags.lora}`}`.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
       const outDir = path.resolve(flags.out ?? path.join("runs", `${new Date().toISOString().replace(/[:.]/g, "-")}-${task.name}-${modelTag}`));
       const sampling = { temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };
       const attempt = { maxTokens: flags.maxTokens, ...sampling, ...(flags.stopAtAnswer ? { stop: ["</answer>"], includeStop: true } : {}), ...(flags.confidence ? { logprobs: true } : {}) };
@@ -136,6 +143,7 @@ export function registerEval(program: Command): void {
         items: items.length,
         seed: flags.seed,
         model: flags.model,
+        ...(lora === undefined ? {} : { lora }),
         turns,
         feedback,
         attempt,
@@ -157,7 +165,8 @@ export function registerEval(program: Command): void {
       const open = async (spec: string): Promise<LanguageModel> => {
         let model = opened.get(spec);
         if (model === undefined) {
-          model = await openModel(spec, openOptions);
+          // The adapter goes on the generator (and a judge that is the generator), never on another --critic-model.
+          model = await openModel(spec, spec === flags.model && lora !== undefined ? { ...openOptions, lora } : openOptions);
           opened.set(spec, model);
         }
         return model;

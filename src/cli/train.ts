@@ -18,7 +18,7 @@ import { ensureWorkerEnv, workerHome } from "../train/setup.js";
 import { runFingerprint, sftFingerprint, trainSft, type CommonTrainOptions } from "../train/sft.js";
 import type { StepMetrics } from "../train/train-loop.js";
 import { checkDistributed, workerArgs, type DistributedOptions } from "../train/torchrun.js";
-import { EXPORT_DTYPES, type ExportDtype, type LoadParams } from "../train/types.js";
+import { EXPORT_DTYPES, LORA_EXPORT_DTYPES, type ExportDtype, type LoadParams, type LoraExportDtype } from "../train/types.js";
 import { WorkerClient, WorkerError, workerEnv } from "../train/worker-client.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { fetchProgressBar } from "./progress.js";
@@ -282,13 +282,14 @@ export function registerTrain(program: Command): void {
 
   train
     .command("export")
-    .description("write a training run's newest checkpoint as a GGUF file for node-llama-cpp (and `reflect eval --model FILE`), checked against PyTorch")
+    .description("write a training run's newest checkpoint as a GGUF file for node-llama-cpp (and `reflect eval --model FILE`), or with --lora its adapter alone (`reflect eval --model BASE --lora FILE`), checked against PyTorch")
     .requiredOption("--run <dir>", "a `reflect train` run folder")
     .requiredOption("--out <file>", "the .gguf file to write")
-    .option("--dtype <type>", "trained tensors in f32, f16, q8_0, q4_0, q4_1, or `base` (each re-quantised to its type in the base file); untouched tensors keep theirs", choice(EXPORT_DTYPES), "f16")
+    .option("--lora", "write the LoRA adapter alone as a GGUF LoRA file, applied by llama.cpp on top of the unchanged base GGUF", false)
+    .option("--dtype <type>", "trained tensors in f32, f16, q8_0, q4_0, q4_1, or `base` (each re-quantised to its type in the base file); untouched tensors keep theirs. With --lora: f32 or f16", choice([...new Set([...EXPORT_DTYPES, ...LORA_EXPORT_DTYPES])]), "f16")
     .option("--no-check", "skip comparing next-token log-probs of the file (node-llama-cpp) with the PyTorch model")
     .option("--threads <n>", "torch CPU threads (default: all cores)", int(1))
-    .action(async (flags: { run: string; out: string; dtype: ExportDtype; check: boolean; threads?: number }) => {
+    .action(async (flags: { run: string; out: string; lora: boolean; dtype: ExportDtype; check: boolean; threads?: number }) => {
       const configPath = path.join(flags.run, "config.json");
       let config: { objective?: string; load?: LoadParams; flags?: { data?: string } };
       try {
@@ -299,6 +300,8 @@ export function registerTrain(program: Command): void {
       const load = config.load;
       if (load === undefined) throw new InputError("no `load` in the configuration: not a `reflect train` run", configPath);
       if (load.source.kind !== "gguf") throw new UsageError(`${flags.run} trained a ${load.source.kind} model; GGUF export needs a model loaded from a .gguf file`);
+      if (flags.lora && load.lora === null) throw new UsageError(`${flags.run} trained every weight (--full): there is no adapter to export — drop --lora to write the whole model`);
+      if (flags.lora && !(LORA_EXPORT_DTYPES as readonly string[]).includes(flags.dtype)) throw new UsageError(`--lora writes the adapter in ${LORA_EXPORT_DTYPES.join(" or ")}, not ${flags.dtype} — the base keeps its own quantisation`);
       const checkpoint = await latestCheckpoint(flags.run);
       if (checkpoint === undefined) throw new UsageError(`${flags.run} has no checkpoint yet — train at least --checkpoint-every steps first`);
       const { python } = await ensureWorkerEnv({ onLog: (line) => process.stderr.write(`  ${line}\n`) });
@@ -306,16 +309,25 @@ export function registerTrain(program: Command): void {
       try {
         await worker.load(load);
         const { steps } = await worker.restore(checkpoint);
-        const exported = await worker.exportGguf(path.resolve(flags.out), flags.dtype);
-        process.stderr.write(`wrote ${flags.out}: step ${steps}, ${exported.replaced} of ${exported.tensors} tensors trained (${flags.dtype}), the rest copied\n`);
+        const out = path.resolve(flags.out);
+        let exported: Record<string, unknown>;
+        if (flags.lora) {
+          const adapter = await worker.exportLora(out, flags.dtype as LoraExportDtype);
+          exported = { ...adapter, base: load.source.path };
+          process.stderr.write(`wrote ${flags.out}: step ${steps}, a ${adapter.architecture} LoRA adapter (rank ${adapter.rank}, alpha ${adapter.alpha}, ${adapter.layers} layers, ${flags.dtype}) for ${load.source.path}\n`);
+        } else {
+          const merged = await worker.exportGguf(out, flags.dtype);
+          exported = merged;
+          process.stderr.write(`wrote ${flags.out}: step ${steps}, ${merged.replaced} of ${merged.tensors} tensors trained (${flags.dtype}), the rest copied\n`);
+        }
         let check: ExportCheck | undefined;
         if (flags.check) {
           const conversations = await probeConversations(flags.run, config);
           if (conversations.length === 0) throw new UsageError(`${flags.run}: nothing to compare on — pass --no-check`);
           const rendered = await worker.renderChat(conversations, false);
-          check = await checkExport(worker, path.resolve(flags.out), load.source.path, rendered.map((r) => r.tokens), { lora: load.lora !== null });
+          check = await checkExport(worker, out, load.source.path, rendered.map((r) => r.tokens), { lora: load.lora !== null, adapter: flags.lora });
         }
-        const report = { run: flags.run, checkpoint, steps, file: flags.out, dtype: flags.dtype, ...exported, check: check ?? null };
+        const report = { run: flags.run, checkpoint, steps, file: flags.out, lora: flags.lora, dtype: flags.dtype, ...exported, check: check ?? null };
         await writeFile(`${flags.out}.json`, `${JSON.stringify(report, null, 2)}\n`);
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } finally {

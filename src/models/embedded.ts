@@ -1,7 +1,9 @@
 import os from "node:os";
+import path from "node:path";
 import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from "node-llama-cpp";
 import { ModelCallError } from "../errors.js";
 import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob } from "./language-model.js";
+import { checkLoraAdapter, loraIdSuffix, type LoraAdapter } from "./lora.js";
 import { readToolCallBlocks, withToolsPrompt } from "./prompted-tools.js";
 import { alignTokenLogprobs } from "./token-texts.js";
 
@@ -23,6 +25,11 @@ export interface EmbeddedModelOptions {
    * false clears the sequence before every request, which exists to measure what reuse saves.
    */
   prefixReuse?: boolean;
+  /**
+   * A GGUF LoRA adapter applied on top of the base (`reflect train export --lora` writes one); checked against the
+   * base before loading. `modelId` then names it: `embedded:NAME+lora:FILE[@SCALE]`.
+   */
+  lora?: LoraAdapter;
 }
 
 export interface EmbeddedModelStats {
@@ -51,6 +58,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
   const contextSize = options.contextSize ?? 4096;
   const threads = options.threads ?? os.availableParallelism();
   const prefixReuse = options.prefixReuse ?? true;
+  if (options.lora !== undefined) await checkLoraAdapter(options.modelPath, options.lora);
   const llama: Llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
   const model: LlamaModel = await llama.loadModel({ modelPath: options.modelPath });
   const context: LlamaContext = await model.createContext({
@@ -58,6 +66,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
     sequences,
     threads,
     batchSize: Math.min(512, contextSize),
+    ...(options.lora === undefined ? {} : { lora: { adapters: [{ filePath: path.resolve(options.lora.path), scale: options.lora.scale ?? 1 }] } }),
   });
   const slots: Slot[] = [];
   for (let i = 0; i < sequences; i++) {
@@ -111,7 +120,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
   const name = options.name ?? options.modelPath.split(/[\\/]/).pop() ?? options.modelPath;
   return {
     specificationVersion: "v1",
-    modelId: `embedded:${name}`,
+    modelId: `embedded:${name}${options.lora === undefined ? "" : loraIdSuffix(options.lora)}`,
     maxConcurrency: sequences,
     stats: () => ({ ...totals }),
     async doGenerate(request: GenerateRequest): Promise<GenerateResult> {

@@ -1,6 +1,8 @@
+import { UsageError } from "../errors.js";
 import { loadEmbeddedModel } from "./embedded.js";
 import { createHttpModel } from "./http.js";
 import type { LanguageModel } from "./language-model.js";
+import type { LoraAdapter } from "./lora.js";
 import { resolveRegisteredModel, type ResolveOptions } from "./resolve.js";
 import { parseModelSpec } from "./spec.js";
 
@@ -12,12 +14,15 @@ export interface OpenModelOptions extends ResolveOptions {
   prefixReuse?: boolean;
   apiKeyEnv?: string;
   timeoutMs?: number;
+  /** Embedded models only: a GGUF LoRA adapter applied on top of the base file. */
+  lora?: LoraAdapter;
 }
 
 /** Opens a model from a spec string (see `parseModelSpec` for the syntax). */
 export async function openModel(spec: string, options: OpenModelOptions = {}): Promise<LanguageModel> {
   const parsed = parseModelSpec(spec);
   if (parsed.kind === "http") {
+    if (options.lora !== undefined) throw new UsageError(`a LoRA adapter is applied to an embedded GGUF model; ${parsed.baseUrl} serves its own — load the adapter in that server and name it in the spec (…#ADAPTER_NAME)`);
     return createHttpModel({
       baseUrl: parsed.baseUrl,
       model: parsed.model,
@@ -34,5 +39,6 @@ export async function openModel(spec: string, options: OpenModelOptions = {}): P
     ...(options.threads === undefined ? {} : { threads: options.threads }),
     ...(options.contextSize === undefined ? {} : { contextSize: options.contextSize }),
     ...(options.prefixReuse === undefined ? {} : { prefixReuse: options.prefixReuse }),
+    ...(options.lora === undefined ? {} : { lora: options.lora }),
   });
 }

@@ -1,17 +1,25 @@
+import path from "node:path";
 import { getLlama } from "node-llama-cpp";
+import { checkLoraAdapter, type LoraAdapter } from "../models/lora.js";
 import type { TrainerBackend } from "./types.js";
 
 /**
  * Log-probabilities of each token given the ones before it, under node-llama-cpp: entry t is log p(tokens[t] |
  * tokens[..t]), entry 0 is 0 — the worker's convention. The full next-token distribution is read at temperature 1
- * with no truncation.
+ * with no truncation. With `lora`, the GGUF LoRA adapter is applied on top of the model.
  */
-export async function llamaCppLogprobs(modelPath: string, sequences: readonly (readonly number[])[], threads = 2): Promise<number[][]> {
+export async function llamaCppLogprobs(modelPath: string, sequences: readonly (readonly number[])[], threads = 2, lora?: LoraAdapter): Promise<number[][]> {
+  if (lora !== undefined) await checkLoraAdapter(modelPath, lora);
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
   const model = await llama.loadModel({ modelPath });
   try {
     const longest = Math.max(...sequences.map((s) => s.length));
-    const context = await model.createContext({ contextSize: Math.max(256, longest + 16), threads, sequences: 1 });
+    const context = await model.createContext({
+      contextSize: Math.max(256, longest + 16),
+      threads,
+      sequences: 1,
+      ...(lora === undefined ? {} : { lora: { adapters: [{ filePath: path.resolve(lora.path), scale: lora.scale ?? 1 }] } }),
+    });
     try {
       const out: number[][] = [];
       const sequence = context.getSequence();
@@ -33,7 +41,7 @@ export async function llamaCppLogprobs(modelPath: string, sequences: readonly (r
 export interface ExportCheck {
   /** Tokens compared (positions after the first, over all sequences). */
   tokens: number;
-  /** Mean and largest |Δ log p| between the exported GGUF under node-llama-cpp and the trained PyTorch model. */
+  /** Mean and largest |Δ log p| between the exported GGUF (or the base plus the exported adapter) under node-llama-cpp and the trained PyTorch model. */
   exportedMeanAbs: number;
   exportedMaxAbs: number;
   /** The same for the base GGUF against the trained PyTorch model: what the export must beat when training moved it. */
@@ -45,12 +53,14 @@ export interface ExportCheck {
 /**
  * Compares next-token log-probabilities of the exported GGUF (node-llama-cpp) with the trained PyTorch model on the
  * same token sequences, and the base GGUF beside it: the export is right when it is as close to the trained model
- * as quantisation allows and closer than the base file is.
+ * as quantisation allows and closer than the base file is. With `adapter`, `exported` is a GGUF LoRA adapter, read on
+ * top of `base`.
  */
-export async function checkExport(backend: TrainerBackend, exported: string, base: string, sequences: readonly number[][], options: { lora: boolean }): Promise<ExportCheck> {
+export async function checkExport(backend: TrainerBackend, exported: string, base: string, sequences: readonly number[][], options: { lora: boolean; adapter?: boolean }): Promise<ExportCheck> {
   const torch = await backend.logprobs(sequences.map((tokens) => ({ tokens })));
   const untrained = options.lora ? await backend.logprobs(sequences.map((tokens) => ({ tokens })), true) : undefined;
-  const viaExport = await llamaCppLogprobs(exported, sequences);
+  // An adapter file is read on top of the unchanged base; a merged export stands alone.
+  const viaExport = options.adapter === true ? await llamaCppLogprobs(base, sequences, 2, { path: exported }) : await llamaCppLogprobs(exported, sequences);
   const viaBase = await llamaCppLogprobs(base, sequences);
   const diffs = (a: number[][], b: number[][]) => a.flatMap((row, s) => row.slice(1).map((v, t) => Math.abs(v - (b[s]?.[t + 1] ?? 0))));
   const exportedDiffs = diffs(viaExport, torch);

@@ -133,6 +133,21 @@ export interface ParameterProbe {
 export const EXPORT_DTYPES = ["f32", "f16", "q8_0", "q4_0", "q4_1", "base"] as const;
 export type ExportDtype = (typeof EXPORT_DTYPES)[number];
 
+/** How `exportLora` writes the adapter's A and B matrices (llama.cpp reads either; f16 is what its converter writes). */
+export const LORA_EXPORT_DTYPES = ["f32", "f16"] as const;
+export type LoraExportDtype = (typeof LORA_EXPORT_DTYPES)[number];
+
+/** A GGUF LoRA file as `exportLora` wrote it: A and B for each of `layers` adapted linear layers. */
+export interface LoraExport {
+  path: string;
+  architecture: string;
+  tensors: number;
+  layers: number;
+  rank: number;
+  alpha: number;
+  dtype: LoraExportDtype;
+}
+
 /** The worker's verbs, as TypeScript sees them. A `TrainerBackend` could also be a remote service. */
 export interface TrainerBackend {
   readonly specificationVersion: "v1";
@@ -148,6 +163,7 @@ export interface TrainerBackend {
   restore(path: string): Promise<{ steps: number }>;
   /** The trained model as a GGUF file for node-llama-cpp: the base file with the trained tensors replaced. */
   exportGguf(path: string, dtype: ExportDtype): Promise<{ path: string; replaced: number; tensors: number; architecture: string }>;
+  exportLora(path: string, dtype: LoraExportDtype): Promise<LoraExport>;
   parameters(names?: readonly string[], limit?: number): Promise<ParameterProbe[]>;
   /** Drops the accumulated gradient without stepping. */
   zeroGrad(): Promise<void>;

@@ -9,6 +9,8 @@ import type {
   ForwardBackwardResult,
   LoadParams,
   LoadResult,
+  LoraExport,
+  LoraExportDtype,
   LossBatch,
   ParameterProbe,
   RenderedChat,
@@ -218,6 +220,10 @@ export class WorkerClient implements TrainerBackend {
 
   exportGguf(path: string, dtype: ExportDtype): Promise<{ path: string; replaced: number; tensors: number; architecture: string }> {
     return this.request("exportGguf", { path, dtype });
+  }
+
+  exportLora(path: string, dtype: LoraExportDtype): Promise<LoraExport> {
+    return this.request("exportLora", { path, dtype });
   }
 
   async parameters(names?: readonly string[], limit = 8): Promise<ParameterProbe[]> {

@@ -5,7 +5,7 @@ optimStep applies and clears them.
 Under torchrun (distributed.py) every rank runs the requests rank 0 broadcasts, on a full replica: forwardBackward and
 logprobs on the rank's shard of the datums, with the results gathered in datum order; optimStep on the gradients summed
 over the ranks; save on rank 0 alone; restore on rank 0, whose weights and optimizer state then go to the others.
-The text methods, sample and exportGguf run on rank 0 only (RANK0_ONLY), generation included."""
+The text methods, sample, exportGguf and exportLora run on rank 0 only (RANK0_ONLY), generation included."""
 
 import contextlib
 import dataclasses
@@ -24,7 +24,7 @@ __all__ = ["Session", "WorkerError"]
 
 class Session:
     # Not broadcast under torchrun: they need no other rank (generation runs on rank 0's replica).
-    RANK0_ONLY = frozenset({"renderChat", "tokenize", "decode", "sample", "exportGguf"})
+    RANK0_ONLY = frozenset({"renderChat", "tokenize", "decode", "sample", "exportGguf", "exportLora"})
 
     def __init__(self, group=None):
         self.group = group or Group()
@@ -47,6 +47,7 @@ class Session:
             "save": self.save,
             "restore": self.restore,
             "exportGguf": self.export_gguf,
+            "exportLora": self.export_lora,
             "parameters": self.parameters,
             "zeroGrad": self.zero_grad,
         }
@@ -469,6 +470,19 @@ class Session:
             raise WorkerError(f"exportGguf: dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         return export_gguf(model, self.config.lora is not None, self.config.path, path, dtype)
+
+    def export_lora(self, path, dtype="f16"):
+        """Writes the trained LoRA adapter alone as a GGUF LoRA file, applied by llama.cpp on top of the unchanged base
+        GGUF (see lora_gguf.py). Needs a LoRA model loaded from a GGUF file."""
+        from .lora_gguf import export_lora_gguf
+
+        model = self.require_model()
+        if self.config.kind != "gguf":
+            raise WorkerError("exportLora needs a model loaded from a .gguf file (the adapter's tensors are named after the base file's); train from a .gguf")
+        if self.config.lora is None:
+            raise WorkerError("exportLora needs a LoRA run; this one trained every weight (--full) — export the merged model instead")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return export_lora_gguf(model, self.config.path, path, dtype)
 
 
 def on_cpu(value):
