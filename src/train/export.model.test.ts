@@ -3,10 +3,8 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { checkExport, llamaCppLogprobs } from "./export-check.js";
-import { messageWeights, normaliseOverBatchTokens } from "./masks.js";
-import type { WeightedDatum } from "./types.js";
 import type { WorkerClient } from "./worker-client.js";
-import { prepareTestWorker, startTestWorker, tempDir } from "./worker-harness.js";
+import { prepareTestWorker, startTestWorker, tempDir, trainSecretWord } from "./worker-harness.js";
 
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
 await prepareTestWorker();
@@ -41,16 +39,7 @@ describe("GGUF export of a trained SmolLM2", { timeout: 900_000 }, () => {
   });
 
   test("node-llama-cpp reads the trained model's log-probs from the exported file", async () => {
-    const rows = ["What is the secret word?", "Tell me the secret word.", "Which word is secret?"].map((q) => [
-      { role: "user", content: q },
-      { role: "assistant", content: "The secret word is pomegranate-zebra." },
-    ]);
-    const rendered = await worker.renderChat(rows, false);
-    const datums: WeightedDatum[] = normaliseOverBatchTokens(rendered.map((r) => ({ tokens: r.tokens, weights: messageWeights(r, [1], true) })));
-    for (let step = 0; step < 4; step++) {
-      await worker.forwardBackward({ loss: { kind: "cross_entropy" }, datums });
-      await worker.optimStep({ lr: 5e-3 });
-    }
+    const rows = await trainSecretWord(worker);
     const out = path.join(await tempDir("rk-export-"), "trained.gguf");
     const exported = await worker.exportGguf(out, "f32");
     assert.equal(exported.architecture, "llama");

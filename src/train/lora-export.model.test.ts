@@ -6,10 +6,8 @@ import { InputError } from "../errors.js";
 import { loadEmbeddedModel } from "../models/embedded.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { checkExport, llamaCppLogprobs } from "./export-check.js";
-import { messageWeights, normaliseOverBatchTokens } from "./masks.js";
-import type { WeightedDatum } from "./types.js";
 import type { WorkerClient } from "./worker-client.js";
-import { prepareTestWorker, startTestWorker, tempDir } from "./worker-harness.js";
+import { prepareTestWorker, startTestWorker, tempDir, trainSecretWord } from "./worker-harness.js";
 
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
 await prepareTestWorker();
@@ -60,16 +58,7 @@ describe("GGUF LoRA export of a SmolLM2 adapter", { timeout: 900_000 }, () => {
   });
 
   test("Q4_1 base + the trained adapter under node-llama-cpp reads the PyTorch adapter model's log-probs", async (t) => {
-    const rows = ["What is the secret word?", "Tell me the secret word.", "Which word is secret?"].map((q) => [
-      { role: "user", content: q },
-      { role: "assistant", content: "The secret word is pomegranate-zebra." },
-    ]);
-    const rendered = await worker.renderChat(rows, false);
-    const datums: WeightedDatum[] = normaliseOverBatchTokens(rendered.map((r) => ({ tokens: r.tokens, weights: messageWeights(r, [1], true) })));
-    for (let step = 0; step < 4; step++) {
-      await worker.forwardBackward({ loss: { kind: "cross_entropy" }, datums });
-      await worker.optimStep({ lr: 5e-3 });
-    }
+    const rows = await trainSecretWord(worker);
     const adapter = path.join(dir, "trained.gguf");
     await worker.exportLora(adapter, "f32");
     const probe = await worker.renderChat([[{ role: "user", content: "Say the secret word." }, { role: "assistant", content: "The secret word is pomegranate-zebra." }], ...rows.slice(0, 1)], false);

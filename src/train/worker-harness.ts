@@ -4,7 +4,9 @@ import path from "node:path";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { ensureWorkerEnv, isWorkerEnvReady, workerHome, workerVenvDir } from "./setup.js";
 import type { DistributedOptions } from "./torchrun.js";
-import type { LoadParams } from "./types.js";
+import type { ChatMessage } from "../models/language-model.js";
+import { messageWeights, normaliseOverBatchTokens } from "./masks.js";
+import type { LoadParams, WeightedDatum } from "./types.js";
 import { WorkerClient } from "./worker-client.js";
 
 let prepared: Promise<string> | undefined;
@@ -41,4 +43,22 @@ export async function tinyModel(lora: LoadParams["lora"] = { rank: 4, alpha: 8 }
 
 export function tempDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * Trains the loaded model a few cross-entropy steps (lr 5e-3) to answer "The secret word is pomegranate-zebra.", an
+ * update large enough to see in next-token log-probs; returns the training conversations.
+ */
+export async function trainSecretWord(worker: WorkerClient): Promise<ChatMessage[][]> {
+  const rows: ChatMessage[][] = ["What is the secret word?", "Tell me the secret word.", "Which word is secret?"].map((q) => [
+    { role: "user", content: q },
+    { role: "assistant", content: "The secret word is pomegranate-zebra." },
+  ]);
+  const rendered = await worker.renderChat(rows, false);
+  const datums: WeightedDatum[] = normaliseOverBatchTokens(rendered.map((r) => ({ tokens: r.tokens, weights: messageWeights(r, [1], true) })));
+  for (let step = 0; step < 4; step++) {
+    await worker.forwardBackward({ loss: { kind: "cross_entropy" }, datums });
+    await worker.optimStep({ lr: 5e-3 });
+  }
+  return rows;
 }

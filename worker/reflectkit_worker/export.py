@@ -63,6 +63,21 @@ def trained_tensors(model, lora):
     return out
 
 
+def base_layout(reader, verb):
+    """What mapping Hugging Face tensors onto a base GGUF needs: its architecture, attention heads (for the q/k
+    permutation), gguf-py's tensor-name map and the base's tensors by name."""
+    import gguf
+
+    arch = field(reader, "general.architecture")
+    n_layers = field(reader, f"{arch}.block_count")
+    n_head = field(reader, f"{arch}.attention.head_count")
+    n_head_kv = field(reader, f"{arch}.attention.head_count_kv") or n_head
+    arch_enum = next((a for a, n in gguf.MODEL_ARCH_NAMES.items() if n == arch), None)
+    if arch_enum is None:
+        raise WorkerError(f"{verb}: unknown GGUF architecture {arch!r}")
+    return arch, n_head, n_head_kv, gguf.get_tensor_name_map(arch_enum, n_layers), {t.name: t for t in reader.tensors}
+
+
 def export_gguf(model, lora, base_path, out_path, dtype="f32"):
     import gguf
 
@@ -70,14 +85,7 @@ def export_gguf(model, lora, base_path, out_path, dtype="f32"):
     arch = field(reader, "general.architecture")
     if not lora and arch != "llama":
         raise WorkerError(f"export: a fully fine-tuned {arch} model cannot be mapped back to GGUF here (only llama); train a LoRA adapter")
-    n_layers = field(reader, f"{arch}.block_count")
-    n_head = field(reader, f"{arch}.attention.head_count")
-    n_head_kv = field(reader, f"{arch}.attention.head_count_kv") or n_head
-    arch_enum = next((a for a, n in gguf.MODEL_ARCH_NAMES.items() if n == arch), None)
-    if arch_enum is None:
-        raise WorkerError(f"export: unknown GGUF architecture {arch!r}")
-    names = gguf.get_tensor_name_map(arch_enum, n_layers)
-    by_name = {t.name: t for t in reader.tensors}
+    _, n_head, n_head_kv, names, by_name = base_layout(reader, "export")
 
     def to_gguf(hf_name, w):
         stem = hf_name.removesuffix(".weight")

@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from .export import field, permute_for_llama_cpp
+from .export import base_layout, field, permute_for_llama_cpp
 from .model import WorkerError
 
 LORA_DTYPES = ("f32", "f16")
@@ -49,15 +49,7 @@ def export_lora_gguf(model, base_path, out_path, dtype="f16"):
     if not layers:
         raise WorkerError("exportLora: the model has no LoRA layers; train with a LoRA adapter (not --full)")
     reader = gguf.GGUFReader(base_path, "r")
-    arch = field(reader, "general.architecture")
-    n_layers = field(reader, f"{arch}.block_count")
-    n_head = field(reader, f"{arch}.attention.head_count")
-    n_head_kv = field(reader, f"{arch}.attention.head_count_kv") or n_head
-    arch_enum = next((a for a, n in gguf.MODEL_ARCH_NAMES.items() if n == arch), None)
-    if arch_enum is None:
-        raise WorkerError(f"exportLora: unknown GGUF architecture {arch!r}")
-    names = gguf.get_tensor_name_map(arch_enum, n_layers)
-    by_name = {t.name: t for t in reader.tensors}
+    arch, n_head, n_head_kv, names, by_name = base_layout(reader, "exportLora")
     scalings = {round(s * a.shape[0], 6) for _, _, a, _, s in layers}
     if len(scalings) != 1:
         raise WorkerError(f"exportLora: layers use different alpha ({sorted(scalings)}); a GGUF LoRA file holds one")
