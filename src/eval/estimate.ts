@@ -34,7 +34,7 @@ export { bootstrapResamples as BOOTSTRAP_RESAMPLES, bootstrapSeed as BOOTSTRAP_S
 
 /**
  * The mean of `values` and its 95% percentile-bootstrap interval, as a `MeanEstimate`: the project's one bootstrap
- * (`bootstrapMean` in paired-bootstrap.ts, a fixed seed, so the same values always give the same interval). The
+ * (`bootstrapMean` in bootstrap.ts, a fixed seed, so the same values always give the same interval). The
  * caller passes one value per episode, so resampling values is resampling episodes. No interval for one value.
  */
 export function meanEstimate(values: readonly number[]): MeanEstimate {
