@@ -9,7 +9,8 @@
 # OUT_DIR/report/reflection-controls.json).
 # Usage: bash bench/controls.sh [OUT_DIR] [MODEL] [EVAL FLAGS...]
 #   default bench/runs/controls and smollm2-135m; MODEL may be a .gguf file (the RRR-trained model and its control);
-#   EVAL FLAGS go to every `reflect eval` (e.g. --limit 3 for a trial run into another OUT_DIR).
+#   EVAL FLAGS go to every `reflect eval` (e.g. --limit 3 for a trial run into another OUT_DIR, --lora FILE).
+#   MODES and RUNS (environment) narrow the grid, e.g. MODES="model placebo" RUNS="seed-1 seed-2 seed-3".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/runs/controls}
@@ -17,8 +18,8 @@ model=${2:-smollm2-135m}
 shift $(($# < 2 ? $# : 2))
 items=bench/runs/sampled/items.jsonl
 runs=()
-for mode in model placebo none; do
-  for run in greedy seed-1 seed-2 seed-3; do
+for mode in ${MODES:-model placebo none}; do
+  for run in ${RUNS:-greedy seed-1 seed-2 seed-3}; do
     if [ "$run" = greedy ]; then sampling=(--temperature 0 --seed 1); else sampling=(--temperature 0.7 --seed "${run#seed-}"); fi
     dir=$out/$mode/$run
     [ -f "$dir/summary.json" ] || node bin/reflect.js eval --task arithmetic --data "$items" --turns 2 --reflection "$mode" "${sampling[@]}" --model "$model" --out "$dir" "$@" > /dev/null
