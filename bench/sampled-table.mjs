@@ -2,6 +2,7 @@
 // a bootstrap over items (the seeds of one item are not independent, so items are the unit); then each model against
 // its control, paired by item. Usage:
 //   node bench/sampled-table.mjs OUT_DIR MODEL:CONTROL... [--exclude-sft D_PLUS_JSONL]
+// MODEL and CONTROL are folders under OUT_DIR holding seed-N runs (paths such as controls/model work too).
 // --exclude-sft leaves out the items whose question is among the SFT file's (not held out from that training).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -23,7 +24,8 @@ const question = (r) => `What is ${r.a} ${r.op} ${r.b}?`;
 /** item id → [rate right at t1, rate right by t2] over the model's seeds. */
 function rates(name) {
   const folder = path.join(dir, name);
-  const seeds = readdirSync(folder).filter((s) => existsSync(path.join(folder, s, "summary.json")));
+  // Sampled runs only: a controls folder (bench/controls.sh) keeps its greedy run beside seed-1…3.
+  const seeds = readdirSync(folder).filter((s) => s.startsWith("seed-") && existsSync(path.join(folder, s, "summary.json")));
   const byItem = new Map();
   for (const seed of seeds) {
     for (const e of lines(path.join(folder, seed, "episodes.jsonl"))) {
