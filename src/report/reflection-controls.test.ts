@@ -32,6 +32,23 @@ describe("reflection controls in the report", () => {
     assert.deepEqual(c.modes[1]?.delta, { mean: 0, lo: 0, hi: 0, n: 4 });
   });
 
+  it("the same items file read from another checkout is the same condition; another file is not", async (t) => {
+    const dir = await tempDir(t);
+    const folders = await writeControlRuns(dir);
+    const setData = async (folder: string, data: string) => {
+      const config = JSON.parse(await readFile(path.join(folder, "config.json"), "utf8")) as { fingerprint: Record<string, unknown> };
+      config.fingerprint.data = data;
+      await writeFile(path.join(folder, "config.json"), JSON.stringify(config));
+    };
+    await setData(folders[0] as string, "/work/other-checkout/items.jsonl");
+    const [together, ...none] = reflectionControls(await readRunFolders(folders));
+    assert.equal(none.length, 0);
+    assert.deepEqual(together?.modes.map((m) => m.seeds), [[1, 2], [1, 2], [1, 2]]);
+    await setData(folders[0] as string, "/work/other-items.jsonl");
+    const split = reflectionControls(await readRunFolders(folders));
+    assert.deepEqual(split.map((c) => c.modes.map((m) => [m.mode, m.seeds])), [[["model", [2]], ["none", [1, 2]], ["placebo", [1, 2]]]]);
+  });
+
   it("no comparison when the runs differ in anything else (another model), or are of another strategy", async (t) => {
     const dir = await tempDir(t);
     const folders = await writeControlRuns(dir, { model: { 1: { i1: [true] } }, placebo: { 1: { i1: [true] } }, none: {} });

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { bootstrapMean, bootstrapResamples, bootstrapSeed, itemScores, pairedDifference, scoreOf, type Estimate } from "../eval/paired-bootstrap.js";
 import { reflectionModes } from "../loops/reflection-control.js";
 import type { ReflectionMode } from "../loops/types.js";
@@ -61,8 +62,10 @@ export function reflectionControls(runs: readonly RunFolder[]): ControlCompariso
     if (run.kind !== "eval" || (run.strategy !== "reflect-retry" && run.strategy !== "cascade")) continue;
     const fingerprint = run.config.fingerprint as Record<string, unknown> | undefined;
     if (fingerprint === undefined) continue;
-    const { seed: _seed, reflection_mode: _mode, ...condition } = fingerprint;
-    const key = JSON.stringify({ ...condition, strategy: run.strategy });
+    const { seed: _seed, reflection_mode: _mode, data, ...condition } = fingerprint;
+    // The data file by name, as item ids name it (`items.jsonl:1`): the same items read from another checkout (an
+    // absolute path elsewhere) are the same condition.
+    const key = JSON.stringify({ ...condition, data: typeof data === "string" ? path.basename(data) : data, strategy: run.strategy });
     groups.set(key, [...(groups.get(key) ?? []), run]);
   }
   const comparisons: ControlComparison[] = [];
