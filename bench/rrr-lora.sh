@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # RRR kept as a GGUF LoRA on the unchanged Q4_1 base (issues 17 and 18, BENCHMARKS.md): train Reflect, Retry, Reward
 # on SmolLM2-135M with bench/rrr.sh's recipe (arithmetic items held out from the 100 evaluation items), export the
-# adapter with `train export --lora`, then evaluate Q4_1 + LoRA sampled (T = 0.7, seeds 1–3) on the 100 items of
+# adapter with `train export --lora`, then evaluate Q4_1 + LoRA sampled (T = 0.7, seeds 1–3, --confidence) on the 100 items of
 # bench/controls.sh with the model's own reflection and with the placebo reflection. The untrained side is
 # bench/runs/controls (the same items, modes and seeds on the Q4_1 file, which an untrained adapter reproduces).
 # Resumable: each stage is skipped when its output exists; training resumes from its last checkpoint.
@@ -22,4 +22,4 @@ if [ ! -f "$out/train-result.json" ] || [ ! -s "$out/train-result.json" ]; then
   mv "$out/train-result.json.partial" "$out/train-result.json"
 fi
 [ -f "$out/adapter.gguf.json" ] || node bin/reflect.js train export --run "$out/train" --lora --out "$out/adapter.gguf" > /dev/null   # writes adapter.gguf.json, its check
-MODES=${MODES:-model placebo} RUNS=${RUNS:-seed-1 seed-2 seed-3} bash bench/controls.sh "$out/eval" smollm2-135m --lora "$out/adapter.gguf"
+MODES=${MODES:-model placebo} RUNS=${RUNS:-seed-1 seed-2 seed-3} bash bench/controls.sh "$out/eval" smollm2-135m --lora "$out/adapter.gguf" --confidence
