@@ -13,11 +13,6 @@ export interface EngineSamplerOptions {
   modelPath: string;
   /** Where the adapter files go; made on open, removed with everything in it on close. */
   dir: string;
-  /**
-   * Sequences decoded together on the engine's one context (llama.cpp batches their tokens into one decode). The G
-   * reflections of a group, and the groups of a step, are queued at once and take the free sequences in turn.
-   */
-  sequences: number;
   /** Context tokens per sequence (prompt + reply); default 2048. */
   contextSize?: number;
   /** CPU threads of the engine; default: the machine's. */
@@ -42,7 +37,11 @@ export async function openEngineSampler(options: EngineSamplerOptions): Promise<
   const engine = await loadEmbeddedModel({
     modelPath: options.modelPath,
     ...(options.name === undefined ? {} : { name: options.name }),
-    sequences: options.sequences,
+    // One sequence: node-llama-cpp 3.21.1 mixes the tokens of sequences decoded together, intermittently, seeded or not
+    // (a sequence continues with another's sampled token and reports its probability: bench/engine-crosstalk.mjs,
+    // dev/LOG.md session 17) — training on such rollouts would be training on text the policy did not sample. The
+    // requests of a step queue for the one sequence in order.
+    sequences: 1,
     contextSize: options.contextSize ?? 2048,
     ...(options.threads === undefined ? {} : { threads: options.threads }),
     // Every request is a fresh conversation on a clean sequence: its output does not depend on what ran before.
@@ -52,8 +51,27 @@ export async function openEngineSampler(options: EngineSamplerOptions): Promise<
   let file: string | undefined;
   let serial = 0;
   let closed = false;
+  let syncing: Promise<unknown> = Promise.resolve();
   // Closing ends the requests in flight at once (an interrupted run), rather than after their last token.
   const closing = new AbortController();
+
+  /** Writes the learner's weights of `next` for the engine or server, switches to them, and drops the version before. */
+  async function syncTo(next: number): Promise<void> {
+    const previous = file;
+    if (next === 0) {
+      await engine.setLora(undefined);
+      file = undefined;
+    } else {
+      // A new name for every version, even one served before (a resumed run in the same process).
+      const written = path.join(options.dir, `adapter-${++serial}-step-${next}.gguf`);
+      await options.learner.exportLora(written, "f16");
+      await engine.setLora({ path: written });
+      file = written;
+    }
+    version = next;
+    if (previous !== undefined) await rm(previous, { force: true });
+  }
+
   return {
     specificationVersion: "v1",
     kind: "engine",
@@ -62,21 +80,12 @@ export async function openEngineSampler(options: EngineSamplerOptions): Promise<
       return version;
     },
     logprobsAt: "sampling",
-    async sync(next: number) {
-      if (next === version) return;
-      const previous = file;
-      if (next === 0) {
-        await engine.setLora(undefined);
-        file = undefined;
-      } else {
-        // A new name for every version, even one served before (a resumed run in the same process).
-        const written = path.join(options.dir, `adapter-${++serial}-step-${next}.gguf`);
-        await options.learner.exportLora(written, "f16");
-        await engine.setLora({ path: written });
-        file = written;
-      }
-      version = next;
-      if (previous !== undefined) await rm(previous, { force: true });
+    sync(next: number): Promise<void> {
+      if (next === version) return Promise.resolve();
+      const running = syncTo(next);
+      // Close waits for a sync in flight, so a file it is still writing is removed with the rest.
+      syncing = running.catch(() => undefined);
+      return running;
     },
     async generate(conversations, params, wanted) {
       checkVersion({ kind: "engine", version }, wanted);
@@ -99,6 +108,7 @@ export async function openEngineSampler(options: EngineSamplerOptions): Promise<
       try {
         await engine.close();
       } finally {
+        await syncing;
         await rm(options.dir, { recursive: true, force: true });
       }
     },

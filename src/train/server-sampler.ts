@@ -47,6 +47,7 @@ export async function openServerSampler(options: ServerSamplerOptions): Promise<
   let adapter: { name: string; folder: string } | undefined;
   let serial = 0;
   let closed = false;
+  let syncing: Promise<unknown> = Promise.resolve();
   const closing = new AbortController();
 
   /** One adapter call; anything but a 2xx answer is a `ModelCallError` naming the endpoint. */
@@ -72,6 +73,27 @@ export async function openServerSampler(options: ServerSamplerOptions): Promise<
     }
   }
 
+  /** Writes the learner's weights of `next` for the engine or server, switches to them, and drops the version before. */
+  async function syncTo(next: number): Promise<void> {
+    const previous = adapter;
+    if (next === 0) {
+      adapter = undefined;
+      model = http(options.baseModel);
+    } else {
+      const name = `${options.prefix}-step-${next}-${++serial}`;
+      const folder = path.join(path.resolve(options.dir), name);
+      await options.learner.exportPeft(folder);
+      await post("load_lora_adapter", { lora_name: name, lora_path: folder });
+      adapter = { name, folder };
+      model = http(name);
+    }
+    version = next;
+    if (previous !== undefined) {
+      await post("unload_lora_adapter", { lora_name: previous.name });
+      await rm(previous.folder, { recursive: true, force: true });
+    }
+  }
+
   return {
     specificationVersion: "v1",
     kind: "server",
@@ -79,25 +101,12 @@ export async function openServerSampler(options: ServerSamplerOptions): Promise<
       return version;
     },
     logprobsAt: "raw",
-    async sync(next: number) {
-      if (next === version) return;
-      const previous = adapter;
-      if (next === 0) {
-        adapter = undefined;
-        model = http(options.baseModel);
-      } else {
-        const name = `${options.prefix}-step-${next}-${++serial}`;
-        const folder = path.join(path.resolve(options.dir), name);
-        await options.learner.exportPeft(folder);
-        await post("load_lora_adapter", { lora_name: name, lora_path: folder });
-        adapter = { name, folder };
-        model = http(name);
-      }
-      version = next;
-      if (previous !== undefined) {
-        await post("unload_lora_adapter", { lora_name: previous.name });
-        await rm(previous.folder, { recursive: true, force: true });
-      }
+    sync(next: number): Promise<void> {
+      if (next === version) return Promise.resolve();
+      const running = syncTo(next);
+      // Close waits for a sync in flight, so a file it is still writing is removed with the rest.
+      syncing = running.catch(() => undefined);
+      return running;
     },
     async generate(conversations, params, wanted) {
       checkVersion({ kind: "server", version }, wanted);
@@ -118,6 +127,7 @@ export async function openServerSampler(options: ServerSamplerOptions): Promise<
       closed = true;
       closing.abort(new Error("the server sampler was closed"));
       try {
+        await syncing;
         if (adapter !== undefined) await post("unload_lora_adapter", { lora_name: adapter.name });
       } finally {
         adapter = undefined;
