@@ -148,6 +148,9 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
 
   async function switchLora(adapter: LoraAdapter | undefined): Promise<void> {
     if (adapter !== undefined) await checkLoraAdapter(options.modelPath, adapter);
+    if (typeof (context as unknown as Partial<InternalContext>)._setLoras !== "function") {
+      throw new ModelCallError("this node-llama-cpp has no LlamaContext._setLoras (3.21.1 has): the adapter cannot be switched in place — pin node-llama-cpp 3.21.1 or sample with --sampler worker", undefined, false);
+    }
     await acquireAll();
     try {
       const previous = lora;

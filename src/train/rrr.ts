@@ -128,6 +128,8 @@ export function rrrFingerprint(options: Pick<RrrOptions, "task" | "items" | "gro
  * step is on-policy (one update per batch, so the importance ratio is 1 and clipping is inert), as the paper's
  * GRPO setting with one update per rollout batch is. Optional additions the paper does not use: DAPO's dynamic
  * sampling (`resampleTies`, see dynamic-sampling.ts) and a k3 KL penalty to the untrained model (`klCoef`).
+ * The rollouts come from `options.sampler` (rollout-sampler.ts; the worker by default), synced to the learner's weights
+ * before each step samples; the loss always uses the learner's own log-probs, recomputed in the worker.
  */
 export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Promise<{ metrics: StepMetrics[]; failures: number; items: number }> {
   if (options.items.length === 0) throw new UsageError("no task items to train on");
@@ -144,6 +146,8 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
   const failures = firsts.filter((f) => f.correct === false);
   if (failures.length === 0) throw new UsageError(`the model solves all ${firsts.length} items at the first attempt (or none could be judged): nothing to reflect on`);
   const rolloutsPath = path.join(options.out, "rollouts.jsonl");
+  // An interrupted run ends the sampler's calls in flight too.
+  const abort = options.signal === undefined ? {} : { signal: options.signal };
 
   /** One group per failure: G reflections sampled together, a retry after each, rewards from the verifier. */
   const sampleGroups = async (n: number, indices: readonly number[], attempt: number): Promise<Group[]> => {
@@ -161,11 +165,11 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
       ];
       return { first, item, taskPrompt, conversation };
     });
-    const reflections = await sampler.generate(asks.map((a) => a.conversation), { n: options.group, ...sampling(options.reflection), seed: hash32(`${options.seed}:${n}:reflect${tag}`), ...signal }, learner);
+    const reflections = await sampler.generate(asks.map((a) => a.conversation), { n: options.group, ...sampling(options.reflection), seed: hash32(`${options.seed}:${n}:reflect${tag}`), ...abort }, learner);
     const retryConversations = asks.flatMap((a, i) =>
       (reflections[i] ?? []).map((s) => [...a.conversation, { role: "assistant" as const, content: s.text }, { role: "user" as const, content: retryRequest(a.taskPrompt) }]),
     );
-    const retries = (await sampler.generate(retryConversations, { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:retry${tag}`), ...signal }, learner)).map((r) => r[0]?.text ?? "");
+    const retries = (await sampler.generate(retryConversations, { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:retry${tag}`), ...abort }, learner)).map((r) => r[0]?.text ?? "");
     const samples = await policySamples(backend, asks.map((a) => a.conversation), reflections);
     return Promise.all(
       asks.map(async (a, i) => {
@@ -175,7 +179,6 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
       }),
     );
   };
-  const signal = options.signal === undefined ? {} : { signal: options.signal };
 
   const step = async (n: number): Promise<{ datums: PolicyDatum[]; trained: Rollout[]; sources: PolicySample[]; rollouts: Rollout[]; sampling: DynamicSamplingResult<Group>; sampleSeconds: number }> => {
     const started = performance.now();
