@@ -1,6 +1,6 @@
 export * from "./errors.js";
 export type * from "./models/language-model.js";
-export { loadEmbeddedModel, type EmbeddedModelOptions } from "./models/embedded.js";
+export { loadEmbeddedModel, type EmbeddedModel, type EmbeddedModelOptions } from "./models/embedded.js";
 export { checkLoraAdapter, type LoraAdapter } from "./models/lora.js";
 export { createHttpModel, defaultRetryPolicy, type HttpModelOptions, type RetryPolicy } from "./models/http.js";
 export { capReply, defaultReplyLimits, replyByteLimit, type ReplyLimits, type Truncation } from "./models/reply-cap.js";
@@ -111,6 +111,7 @@ export type {
   RenderedChat,
   Sample,
   SampleParams,
+  PeftExport,
 } from "./train/types.js";
 export { messageWeights, normaliseOverBatchTokens, weightedSum } from "./train/masks.js";
 export { groupAdvantages, tokenAdvantages } from "./train/advantages.js";
@@ -118,7 +119,10 @@ export { sampleWithSignal, hasSignal, type DrawnGroup, type DynamicSamplingOptio
 export { trainLoop, latestCheckpoint, type StepMetrics, type TrainLoopOptions } from "./train/train-loop.js";
 export { trainSft, type SftOptions, type CommonTrainOptions } from "./train/sft.js";
 export { trainDpo, type DpoOptions } from "./train/dpo.js";
-export { trainRrr, signalSummary, type RrrOptions, type Rollout, type DumpedDatum } from "./train/rrr.js";
+export { trainRrr, signalSummary, samplerSummary, type RrrOptions, type Rollout, type DumpedDatum } from "./train/rrr.js";
+export { workerSampler, StaleSamplerError, SAMPLER_KINDS, type RolloutSampler, type RolloutParams, type SampledReply, type SamplerKind } from "./train/rollout-sampler.js";
+export { openEngineSampler, type EngineSamplerOptions } from "./train/engine-sampler.js";
+export { openServerSampler, type ServerSamplerOptions } from "./train/server-sampler.js";
 export { readSftData, readPreferenceData, type Dataset, type SftRow } from "./train/datasets.js";
 export { trainModelSource } from "./train/model-source.js";
 export { inferenceChatTemplate } from "./train/chat-template.js";

@@ -98,6 +98,23 @@ describe("reflect train checks its data and flags before it starts anything", ()
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--resample-ties", "1.5", ...out], /--resample-ties <k>' argument '1\.5' is invalid/);
   });
 
+  it("rrr: sampler flags that do not go together, and the engine on a base that is not a GGUF file", async (t) => {
+    const dir = await tempDir(t);
+    const out = ["--out", path.join(dir, "out"), "--offline"];
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "server", ...out], /--sampler server needs --sampler-url, the server's API root/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "server", "--sampler-url", "http://127.0.0.1:9/v1", ...out], /--sampler server needs --sampler-model, the base model's name as the server serves it/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler-url", "http://127.0.0.1:9/v1", ...out], /--sampler-url and --sampler-model belong to --sampler server/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "engine", "--full", ...out], /--sampler engine hot-swaps a LoRA adapter, and --full trains every weight: drop --full, or pass --sampler worker/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "engine", "--sampler-sequences", "4", ...out], /--sampler-sequences sets the requests in flight of --sampler server; the engine decodes one sequence at a time/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "fast", ...out], /--sampler <kind>' argument 'fast' is invalid\. expected one of engine, worker, server/);
+    // A Hugging Face folder (and a tiny model on its tokenizer): resolving either reads nothing but config.json.
+    const model = path.join(dir, "model");
+    mkdirSync(model);
+    writeFileSync(path.join(model, "config.json"), "{}\n");
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--model", model, "--sampler", "engine", ...out], /--sampler engine samples with node-llama-cpp on the run's base \.gguf file, and .* is a Hugging Face folder — train from a \.gguf .*, or pass --sampler worker/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--model", `tiny:${model}`, "--sampler", "engine", ...out], /is a tiny random model — train from a \.gguf/);
+  });
+
   it("a run folder of another configuration is refused before the worker starts", async (t) => {
     const dir = await tempDir(t);
     // A tiny model on a Hugging Face folder's tokenizer: resolving it reads nothing but the folder's config.json.

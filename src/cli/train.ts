@@ -13,7 +13,11 @@ import type { FeedbackMode } from "../loops/feedback.js";
 import { readPreferenceData, readSftData } from "../train/datasets.js";
 import { dpoFingerprint, trainDpo } from "../train/dpo.js";
 import { trainModelSource } from "../train/model-source.js";
-import { rrrFingerprint, signalSummary, trainRrr } from "../train/rrr.js";
+import { rrrFingerprint, samplerSummary, signalSummary, trainRrr } from "../train/rrr.js";
+import { openEngineSampler } from "../train/engine-sampler.js";
+import { SAMPLER_KINDS, workerSampler, type RolloutSampler, type SamplerKind } from "../train/rollout-sampler.js";
+import { openServerSampler } from "../train/server-sampler.js";
+import { hash32 } from "../util/hash.js";
 import { ensureWorkerEnv, workerHome } from "../train/setup.js";
 import { runFingerprint, sftFingerprint, trainSft, type CommonTrainOptions } from "../train/sft.js";
 import type { StepMetrics } from "../train/train-loop.js";
@@ -181,14 +185,16 @@ function stepLine(m: StepMetrics, steps: number): string {
  * and the run folder checked against this run's fingerprint (`own`: the objective's part) before the worker's venv
  * is built or the worker started, so no mistake waits minutes to be reported.
  */
-async function withWorker<T>(flags: CommonFlags, objective: string, own: Record<string, unknown>, body: (worker: WorkerClient, options: CommonTrainOptions) => Promise<T>): Promise<T> {
+async function withWorker<T>(flags: CommonFlags, objective: string, own: Record<string, unknown> | ((load: LoadParams) => Record<string, unknown>), body: (worker: WorkerClient, options: CommonTrainOptions, load: LoadParams) => Promise<T>): Promise<T> {
   distributedOptions(flags);
   const load = await loadParams(flags);
-  await checkFingerprint(flags.out, runFingerprint({ fingerprint: commonFingerprint(flags, load), batchSize: flags.batchSize, maxLength: flags.maxLength, seed: flags.seed }, own));
+  // A function of the loaded source checks the flags that depend on it (and may refuse them) before anything starts.
+  const ownFingerprint = typeof own === "function" ? own(load) : own;
+  await checkFingerprint(flags.out, runFingerprint({ fingerprint: commonFingerprint(flags, load), batchSize: flags.batchSize, maxLength: flags.maxLength, seed: flags.seed }, ownFingerprint));
   const worker = await startWorker(flags, load);
   const interrupt = interruptSignal(flags.out, "steps (up to the last checkpoint)");
   try {
-    return await body(worker, commonOptions(flags, load, objective, interrupt.signal));
+    return await body(worker, commonOptions(flags, load, objective, interrupt.signal), load);
   } finally {
     interrupt.release();
     await worker.close();
@@ -212,6 +218,54 @@ function summarise(metrics: readonly StepMetrics[], extra: Record<string, unknow
     median_tokens_per_second: rates.length === 0 ? null : rates[Math.floor(rates.length / 2)],
     seconds: metrics.reduce((a, m) => a + m.seconds, 0),
   };
+}
+
+interface SamplerFlags {
+  sampler?: SamplerKind;
+  samplerUrl?: string;
+  samplerModel?: string;
+  samplerSequences?: number;
+  group: number;
+}
+
+/** The sampler flags that go together, checked before anything is loaded. */
+function checkSamplerFlags(flags: SamplerFlags & { full: boolean; dryRun: boolean }): void {
+  if (flags.sampler === "server") {
+    if (flags.samplerUrl === undefined) throw new UsageError("--sampler server needs --sampler-url, the server's API root (e.g. http://127.0.0.1:8000/v1, a vLLM started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True)");
+    if (flags.samplerModel === undefined) throw new UsageError("--sampler server needs --sampler-model, the base model's name as the server serves it (see its /v1/models)");
+  } else if (flags.samplerUrl !== undefined || flags.samplerModel !== undefined) {
+    throw new UsageError("--sampler-url and --sampler-model belong to --sampler server; add --sampler server or drop them");
+  }
+  if (flags.samplerSequences !== undefined && flags.samplerSequences > 1 && flags.sampler !== "server") {
+    throw new UsageError("--sampler-sequences sets the requests in flight of --sampler server; the engine decodes one sequence at a time (node-llama-cpp 3.21.1 mixes the tokens of sequences decoded together: bench/engine-crosstalk.mjs, dev/LOG.md) — drop --sampler-sequences or pass --sampler server");
+  }
+  if (flags.full && (flags.sampler === "engine" || flags.sampler === "server")) throw new UsageError(`--sampler ${flags.sampler} hot-swaps a LoRA adapter, and --full trains every weight: drop --full, or pass --sampler worker`);
+}
+
+/** The sampler a run uses: the one asked for, checked against the model; by default the engine for GGUF LoRA runs. */
+function samplerKind(flags: SamplerFlags & { full: boolean; model: string }, load: LoadParams): SamplerKind {
+  if (flags.sampler === undefined) return load.source.kind === "gguf" && load.lora !== null ? "engine" : "worker";
+  if (flags.sampler === "engine" && load.source.kind !== "gguf") {
+    throw new UsageError(`--sampler engine samples with node-llama-cpp on the run's base .gguf file, and ${flags.model} is ${load.source.kind === "tiny" ? "a tiny random model" : "a Hugging Face folder"} — train from a .gguf (a registered name such as smollm2-135m, or a file), or pass --sampler worker`);
+  }
+  return flags.sampler;
+}
+
+/** Opens the run's sampler on the learner's untrained weights (version 0); the caller closes it. */
+async function openSampler(kind: SamplerKind, flags: SamplerFlags & { out: string; threads?: number; model: string }, load: LoadParams, worker: WorkerClient): Promise<RolloutSampler> {
+  const dir = path.join(flags.out, "sampler");
+  const sequences = flags.samplerSequences ?? flags.group;
+  if (kind === "engine" && load.source.kind === "gguf") {
+    const sampler = await openEngineSampler({ learner: worker, modelPath: load.source.path, dir, contextSize: 4096, name: path.basename(load.source.path), ...(flags.threads === undefined ? {} : { threads: flags.threads }) });
+    process.stderr.write(`sampler: engine (node-llama-cpp) on ${load.source.path}, one sequence, the adapter hot-swapped after each update\n`);
+    return sampler;
+  }
+  if (kind === "server") {
+    const sampler = await openServerSampler({ learner: worker, baseUrl: flags.samplerUrl as string, baseModel: flags.samplerModel as string, dir, prefix: `rk-${hash32(path.resolve(flags.out)).toString(16)}`, concurrency: sequences });
+    process.stderr.write(`sampler: server ${flags.samplerUrl} (${flags.samplerModel}), ${sequences} requests at once, adapters loaded at run time\n`);
+    return sampler;
+  }
+  return workerSampler(worker);
 }
 
 /** The task records of a `reflect eval` run folder (read only; a line cut off by a running writer is ignored). */
@@ -368,10 +422,15 @@ export function registerTrain(program: Command): void {
     .option("--kl <x>", "β of the k3 KL penalty to the untrained model (the adapter switched off) on reflection tokens (LoRA only)", nonNegativeNumber, 0)
     .option("--resample-ties <k>", "dynamic sampling (DAPO): a group whose rewards all tie is replaced by a group for a further failure, up to k rounds a step", int(0), 0)
     .option("--clip <x>", "PPO clip ε (inert on-policy; kept for off-policy use)", nonNegativeNumber, 0.2)
+    .option("--sampler <kind>", "where rollouts are sampled: engine (node-llama-cpp on the base GGUF with the adapter hot-swapped after each update; the default for GGUF LoRA runs), worker (Hugging Face generate in the worker; the default otherwise) or server (an OpenAI-compatible server that loads LoRA adapters at run time, vLLM's API)", choice(SAMPLER_KINDS))
+    .option("--sampler-url <url>", "--sampler server: the server's API root, e.g. http://127.0.0.1:8000/v1")
+    .option("--sampler-model <name>", "--sampler server: the base model's name as the server serves it")
+    .option("--sampler-sequences <n>", "--sampler server: requests in flight (default: G, one group's reflections at once); the engine decodes one sequence at a time", int(1))
     .option("--dry-run", "build the first batch and stop; with --dump-batch, write it", false)
     .option("--dump-batch <file>", "with --dry-run: write the first batch as JSON lines {tokens, weights, advantages, reward, reflection}")
-    .action(async (flags: CommonFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; resampleTies: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string; excludeRun?: string[] }) => {
+    .action(async (flags: CommonFlags & SamplerFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; resampleTies: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string; excludeRun?: string[] }) => {
       if (flags.kl > 0 && flags.full) throw new UsageError("--kl needs a LoRA run (the untrained model is the adapter switched off); drop --full or --kl");
+      checkSamplerFlags(flags);
       if (flags.dumpBatch !== undefined && !flags.dryRun) throw new UsageError("--dump-batch writes the first batch of a --dry-run; add --dry-run or drop --dump-batch");
       const family = findTaskFamily(flags.task);
       const task = family.create({ mode: flags.mode });
@@ -393,21 +452,37 @@ export function registerTrain(program: Command): void {
         clip: flags.clip,
         resampleTies: flags.resampleTies,
       };
-      const result = await withWorker(flags, "rrr", rrrFingerprint(settings), (worker, options) =>
-        trainRrr(worker, {
-          ...options,
-          ...settings,
-          ...(flags.dryRun ? { dumpBatch: flags.dumpBatch ?? path.join(flags.out, "first-batch.jsonl") } : {}),
-          onFirstAttempt: (done, total, failures) => {
-            if (done % 10 === 0 || done === total) process.stderr.write(`first attempts: ${done}/${total}, ${failures} failed\n`);
-          },
-        }),
+      let kind: SamplerKind = "worker";
+      const result = await withWorker(
+        flags,
+        "rrr",
+        (load) => {
+          kind = samplerKind(flags, load);
+          return rrrFingerprint({ ...settings, sampler: { kind } });
+        },
+        async (worker, options, load) => {
+          const sampler = await openSampler(kind, flags, load, worker);
+          try {
+            return await trainRrr(worker, {
+              ...options,
+              config: { ...options.config, sampler: kind },
+              ...settings,
+              sampler,
+              ...(flags.dryRun ? { dumpBatch: flags.dumpBatch ?? path.join(flags.out, "first-batch.jsonl") } : {}),
+              onFirstAttempt: (done, total, failures) => {
+                if (done % 10 === 0 || done === total) process.stderr.write(`first attempts: ${done}/${total}, ${failures} failed\n`);
+              },
+            });
+          } finally {
+            await sampler.close();
+          }
+        },
       );
       if (flags.dryRun) {
         printResult(flags, { objective: "rrr", dry_run: true, items: result.items, failures: result.failures, batch: flags.dumpBatch ?? path.join(flags.out, "first-batch.jsonl") });
         return;
       }
       const rewards = result.metrics.map((m) => Number(m.reward));
-      printResult(flags, summarise(result.metrics, { objective: "rrr", out: flags.out, items: result.items, failures: result.failures, first_reward: rewards[0] ?? null, last_reward: rewards.at(-1) ?? null, ...signalSummary(result.metrics) }));
+      printResult(flags, summarise(result.metrics, { objective: "rrr", out: flags.out, items: result.items, failures: result.failures, first_reward: rewards[0] ?? null, last_reward: rewards.at(-1) ?? null, ...signalSummary(result.metrics), sampler: kind, ...samplerSummary(result.metrics) }));
     });
 }

@@ -32,6 +32,21 @@ export interface EmbeddedModelOptions {
   lora?: LoraAdapter;
 }
 
+/** The embedded model as `loadEmbeddedModel` gives it: a `LanguageModel` whose LoRA adapter can be switched in place. */
+export interface EmbeddedModel extends LanguageModel {
+  stats(): EmbeddedModelStats;
+  /** The adapter applied now; undefined: the base alone. `modelId` names it. */
+  readonly lora: LoraAdapter | undefined;
+  /**
+   * Switches the LoRA adapter on the loaded base (undefined: none), for a trainer that samples its own policy
+   * (`train rrr --sampler engine`). Waits for the requests in flight, blocks new ones until the switch is done, and
+   * clears every sequence's KV cache, so nothing computed under the old weights is reused. node-llama-cpp caches an
+   * adapter by its file path for the model's lifetime: a file rewritten at the same path would be served stale, so
+   * each new version must be a new file. The adapter switched away from is freed at once (see `freeAdapter`).
+   */
+  setLora(adapter: LoraAdapter | undefined): Promise<void>;
+}
+
 export interface EmbeddedModelStats {
   /** Prompt tokens evaluated on the model since load. */
   evaluatedPromptTokens: number;
@@ -53,7 +68,7 @@ interface Slot {
  * A pool of sequences on one context: requests with the same `sessionKey` go back to the slot that served the
  * key last, so llama.cpp keeps the shared prefix of a growing conversation in the KV cache.
  */
-export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<LanguageModel & { stats(): EmbeddedModelStats }> {
+export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<EmbeddedModel> {
   const sequences = options.sequences ?? 1;
   const contextSize = options.contextSize ?? 4096;
   const threads = options.threads ?? os.availableParallelism();
@@ -89,6 +104,9 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
   };
   let clock = 0;
   let closed = false;
+  let lora = options.lora;
+  // A switch waits for the one before it, so two never hold half the slots each.
+  let switching: Promise<void> = Promise.resolve();
   const totals: EmbeddedModelStats = { evaluatedPromptTokens: 0, completionTokens: 0 };
 
   function pickSlot(key: string | undefined): Slot | undefined {
@@ -117,12 +135,52 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
     waiters.shift()?.();
   }
 
+  /** Every slot, once the requests in flight are done; callers wait in `acquire` meanwhile. */
+  async function acquireAll(): Promise<void> {
+    const held: Slot[] = [];
+    try {
+      while (held.length < slots.length) held.push(await acquire(undefined, undefined));
+    } catch (error) {
+      for (const slot of held) release(slot, undefined);
+      throw error;
+    }
+  }
+
+  async function switchLora(adapter: LoraAdapter | undefined): Promise<void> {
+    if (adapter !== undefined) await checkLoraAdapter(options.modelPath, adapter);
+    if (typeof (context as unknown as Partial<InternalContext>)._setLoras !== "function") {
+      throw new ModelCallError("this node-llama-cpp has no LlamaContext._setLoras (3.21.1 has): the adapter cannot be switched in place — pin node-llama-cpp 3.21.1 or sample with --sampler worker", undefined, false);
+    }
+    await acquireAll();
+    try {
+      const previous = lora;
+      await (context as unknown as InternalContext)._setLoras(adapter === undefined ? [] : [{ filePath: path.resolve(adapter.path), scale: adapter.scale ?? 1 }]);
+      lora = adapter;
+      for (const slot of slots) await slot.sequence.clearHistory();
+      if (previous !== undefined && (adapter === undefined || path.resolve(previous.path) !== path.resolve(adapter.path))) await freeAdapter(model, context, previous.path);
+    } finally {
+      // Released with no key: the next request of any conversation starts from a clean sequence.
+      for (const slot of slots) release(slot, undefined);
+    }
+  }
+
   const name = options.name ?? options.modelPath.split(/[\\/]/).pop() ?? options.modelPath;
   return {
     specificationVersion: "v1",
-    modelId: `embedded:${name}${options.lora === undefined ? "" : loraIdSuffix(options.lora)}`,
+    get modelId() {
+      return `embedded:${name}${lora === undefined ? "" : loraIdSuffix(lora)}`;
+    },
+    get lora() {
+      return lora;
+    },
     maxConcurrency: sequences,
     stats: () => ({ ...totals }),
+    setLora(adapter: LoraAdapter | undefined): Promise<void> {
+      if (closed) return Promise.reject(new ModelCallError("the embedded model was closed", undefined, false));
+      const next = switching.then(() => switchLora(adapter));
+      switching = next.catch(() => undefined);
+      return next;
+    },
     async doGenerate(request: GenerateRequest): Promise<GenerateResult> {
       const slot = await acquire(request.sessionKey, request.signal);
       try {
@@ -184,6 +242,33 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
       await model.dispose();
     },
   };
+}
+
+/** node-llama-cpp's internals the adapter switch uses (3.21; `_setLoras` is what `createContext({ lora })` calls). */
+interface InternalContext {
+  _setLoras(loras: { filePath: string; scale?: number }[]): Promise<void>;
+  _loraAdapters: Set<unknown>;
+}
+interface InternalModel {
+  _loraAdapters: Map<string, { dispose(): Promise<void> }>;
+}
+
+/**
+ * Frees an adapter no context uses any more. node-llama-cpp has no public way to: it keeps every adapter it loaded,
+ * by resolved file path, until the model is disposed (`LlamaModel._loraAdapters`; `_setLoras` only ever adds, and
+ * `usages` is never decremented). The native adapter object has a `dispose()` (llama_adapter_lora_free, then it
+ * removes itself from the model's list so the model's own disposal does not free it twice), so it is called here
+ * after the context has switched away, and the path is dropped from both caches so a later load of the same path
+ * reads the file again. Only this model's one context ever uses its adapters, so nothing else can hold it.
+ */
+async function freeAdapter(model: LlamaModel, context: LlamaContext, file: string): Promise<void> {
+  const cache = (model as unknown as InternalModel)._loraAdapters;
+  const resolved = path.resolve(process.cwd(), file);
+  const addon = cache.get(resolved);
+  if (addon === undefined) return;
+  cache.delete(resolved);
+  (context as unknown as InternalContext)._loraAdapters.delete(addon);
+  await addon.dispose();
 }
 
 /**

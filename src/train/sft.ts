@@ -22,14 +22,14 @@ export function runFingerprint(options: Pick<CommonTrainOptions, "fingerprint" |
 }
 
 /** The loop options of an objective: the common ones, with the objective's own configuration and fingerprint added. */
-export function loopOptions(options: CommonTrainOptions, own: { config: Record<string, unknown>; fingerprint: Record<string, unknown>; info: Record<string, number>; onStart?: (from: number) => Promise<void> }): TrainLoopOptions {
+export function loopOptions(options: CommonTrainOptions, own: { config: Record<string, unknown>; fingerprint: Record<string, unknown>; info: Record<string, number>; onStart?: (from: number, optimizerSteps: number) => Promise<void> }): TrainLoopOptions {
   const { onStart, ...common } = options;
   return {
     ...common,
     config: { ...options.config, ...own.config },
     fingerprint: runFingerprint(options, own.fingerprint),
-    onStart: async (from) => {
-      await own.onStart?.(from);
+    onStart: async (from, optimizerSteps) => {
+      await own.onStart?.(from, optimizerSteps);
       onStart?.(from, own.info);
     },
   };

@@ -29,13 +29,18 @@ export interface TrainLoopOptions {
   fingerprint: Record<string, unknown>;
   signal?: AbortSignal;
   onStep?: (metrics: StepMetrics) => void;
-  /** Called once with the step the loop starts from (0 for a new run). */
-  onStart?: (fromStep: number) => void | Promise<void>;
+  /**
+   * Called once with the step the loop starts from (0 for a new run) and the optimizer steps the learner's weights
+   * have taken by then (fewer than the run's steps when a step made no update, as an RRR step without reward signal).
+   */
+  onStart?: (fromStep: number, optimizerSteps: number) => void | Promise<void>;
 }
 
 interface Latest {
   step: number;
   path: string;
+  /** The worker's optimizer steps in the checkpoint; absent in pointers written before it was recorded (then = step). */
+  optimizerSteps?: number;
 }
 
 /**
@@ -50,14 +55,17 @@ export async function trainLoop(backend: TrainerBackend, options: TrainLoopOptio
   await writeFileWhole(path.join(options.out, "config.json"), `${JSON.stringify({ ...options.config, fingerprint: options.fingerprint }, null, 2)}\n`);
   const latest = await readLatest(options.out);
   let from = 0;
+  let optimizerSteps = 0;
   if (latest !== undefined) {
-    from = (await backend.restore(path.join(options.out, latest.path))).steps;
-    if (from !== latest.step) throw new InputError(`checkpoint says step ${latest.step}, its worker state ${from}`, path.join(options.out, "checkpoints", "latest.json"));
+    optimizerSteps = (await backend.restore(path.join(options.out, latest.path))).steps;
+    const expected = latest.optimizerSteps ?? latest.step;
+    if (optimizerSteps !== expected) throw new InputError(`checkpoint says ${expected} optimizer steps, its worker state ${optimizerSteps}`, path.join(options.out, "checkpoints", "latest.json"));
+    from = latest.step;
   }
   const metricsPath = path.join(options.out, "metrics.jsonl");
   const kept = (await readJsonLines<StepMetrics>(metricsPath, "metrics", checkMetrics)).filter((m) => m.step <= from);
   await writeFileWhole(metricsPath, kept.map((m) => `${JSON.stringify(m)}\n`).join(""));
-  await options.onStart?.(from);
+  await options.onStart?.(from, optimizerSteps);
   const file = await open(metricsPath, "a");
   try {
     for (let n = from + 1; n <= options.steps; n++) {
@@ -79,8 +87,10 @@ export async function trainLoop(backend: TrainerBackend, options: TrainLoopOptio
 
 async function checkpoint(backend: TrainerBackend, out: string, n: number): Promise<void> {
   const name = `step-${n}`;
-  await backend.save(path.join(out, "checkpoints", name));
-  await writeFileWhole(path.join(out, "checkpoints", "latest.json"), `${JSON.stringify({ step: n, path: path.join("checkpoints", name) } satisfies Latest)}\n`);
+  // The run's step and the worker's optimizer steps differ once a step made no update (RRR without reward signal);
+  // both are recorded, so such a run resumes (before, the restore check compared the two and refused it).
+  const { steps } = await backend.save(path.join(out, "checkpoints", name));
+  await writeFileWhole(path.join(out, "checkpoints", "latest.json"), `${JSON.stringify({ step: n, path: path.join("checkpoints", name), optimizerSteps: steps } satisfies Latest)}\n`);
   // Keep only the newest checkpoint (adapters are small, full models are not), and any leftovers of a killed save.
   for (const entry of await readdir(path.join(out, "checkpoints"))) {
     if (entry.startsWith("step-") && entry !== name) await rm(path.join(out, "checkpoints", entry), { recursive: true, force: true });

@@ -148,6 +148,15 @@ export interface LoraExport {
   dtype: LoraExportDtype;
 }
 
+/** A PEFT adapter folder as `exportPeft` wrote it. */
+export interface PeftExport {
+  path: string;
+  /** The folder's files (`adapter_config.json`, `adapter_model.safetensors`). */
+  files: string[];
+  rank: number;
+  alpha: number;
+}
+
 /** The worker's verbs, as TypeScript sees them. A `TrainerBackend` could also be a remote service. */
 export interface TrainerBackend {
   readonly specificationVersion: "v1";
@@ -157,13 +166,16 @@ export interface TrainerBackend {
   decode(sequences: readonly (readonly number[])[]): Promise<{ texts: string[]; pieces: string[][] }>;
   forwardBackward(batch: LossBatch, microBatch?: number): Promise<ForwardBackwardResult>;
   optimStep(adam: AdamParams): Promise<{ gradNorm: number; step: number }>;
-  logprobs(datums: readonly { tokens: number[] }[], reference?: boolean): Promise<number[][]>;
+  /** Per-token log-probs; `temperature` (default 1) scores under softmax(logits / T), what a sampler at T draws from. */
+  logprobs(datums: readonly { tokens: number[] }[], reference?: boolean, temperature?: number): Promise<number[][]>;
   sample(prompts: readonly (readonly number[])[], params: SampleParams): Promise<Sample[][]>;
   save(path: string): Promise<{ steps: number }>;
   restore(path: string): Promise<{ steps: number }>;
   /** The trained model as a GGUF file for node-llama-cpp: the base file with the trained tensors replaced. */
   exportGguf(path: string, dtype: ExportDtype): Promise<{ path: string; replaced: number; tensors: number; architecture: string }>;
   exportLora(path: string, dtype: LoraExportDtype): Promise<LoraExport>;
+  /** The LoRA adapter as a PEFT folder (`save_pretrained`): what vLLM's `/v1/load_lora_adapter` loads. */
+  exportPeft(path: string): Promise<PeftExport>;
   parameters(names?: readonly string[], limit?: number): Promise<ParameterProbe[]>;
   /** Drops the accumulated gradient without stepping. */
   zeroGrad(): Promise<void>;

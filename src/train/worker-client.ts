@@ -13,6 +13,7 @@ import type {
   LoraExportDtype,
   LossBatch,
   ParameterProbe,
+  PeftExport,
   RenderedChat,
   Sample,
   SampleParams,
@@ -202,8 +203,9 @@ export class WorkerClient implements TrainerBackend {
     return this.request("optimStep", { ...adam });
   }
 
-  async logprobs(datums: readonly { tokens: number[] }[], reference = false): Promise<number[][]> {
-    return (await this.request<{ logprobs: number[][] }>("logprobs", { datums: datums.map((d) => ({ tokens: d.tokens })), reference })).logprobs;
+  async logprobs(datums: readonly { tokens: number[] }[], reference = false, temperature?: number): Promise<number[][]> {
+    // Sent only when asked, so the request of every earlier caller is unchanged.
+    return (await this.request<{ logprobs: number[][] }>("logprobs", { datums: datums.map((d) => ({ tokens: d.tokens })), reference, ...(temperature === undefined ? {} : { temperature }) })).logprobs;
   }
 
   async sample(prompts: readonly (readonly number[])[], params: SampleParams): Promise<Sample[][]> {
@@ -224,6 +226,10 @@ export class WorkerClient implements TrainerBackend {
 
   exportLora(path: string, dtype: LoraExportDtype): Promise<LoraExport> {
     return this.request("exportLora", { path, dtype });
+  }
+
+  exportPeft(path: string): Promise<PeftExport> {
+    return this.request("exportPeft", { path });
   }
 
   async parameters(names?: readonly string[], limit = 8): Promise<ParameterProbe[]> {

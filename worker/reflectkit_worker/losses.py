@@ -17,9 +17,12 @@ def pad(sequences, value):
     return out, mask
 
 
-def token_logprobs(model, tokens_B_T, mask_B_T):
-    """logprobs_B_T[b, t] = log p(tokens[b, t] | tokens[b, :t]); position 0 has no context and is 0."""
+def token_logprobs(model, tokens_B_T, mask_B_T, temperature=1.0):
+    """logprobs_B_T[b, t] = log p(tokens[b, t] | tokens[b, :t]); position 0 has no context and is 0. With a
+    `temperature` other than 1, p is the temperature-scaled softmax(logits / T) a sampler at T draws from."""
     logits = model(input_ids=tokens_B_T, attention_mask=mask_B_T.long()).logits.float()
+    if temperature != 1.0:
+        logits = logits / temperature
     logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, tokens_B_T[:, 1:, None]).squeeze(-1)
     return F.pad(logp, (1, 0)) * mask_B_T
 

@@ -24,7 +24,7 @@ __all__ = ["Session", "WorkerError"]
 
 class Session:
     # Not broadcast under torchrun: they need no other rank (generation runs on rank 0's replica).
-    RANK0_ONLY = frozenset({"renderChat", "tokenize", "decode", "sample", "exportGguf", "exportLora"})
+    RANK0_ONLY = frozenset({"renderChat", "tokenize", "decode", "sample", "exportGguf", "exportLora", "exportPeft"})
 
     def __init__(self, group=None):
         self.group = group or Group()
@@ -48,6 +48,7 @@ class Session:
             "restore": self.restore,
             "exportGguf": self.export_gguf,
             "exportLora": self.export_lora,
+            "exportPeft": self.export_peft,
             "parameters": self.parameters,
             "zeroGrad": self.zero_grad,
         }
@@ -304,16 +305,21 @@ class Session:
         else:
             raise WorkerError("reference log-probs need a LoRA model (the untrained model is the adapter switched off); this one trains every weight")
 
-    def logprobs(self, datums, reference=False, microBatch=8):
-        """Per-token log-probs of each datum (position 0 is 0). Under torchrun each rank scores its shard."""
+    def logprobs(self, datums, reference=False, microBatch=8, temperature=1.0):
+        """Per-token log-probs of each datum (position 0 is 0). `temperature`: log_softmax(logits / T), the
+        distribution a sampler at T draws from (to compare with the log-probs a sampler reports). Under torchrun each
+        rank scores its shard."""
+        temperature = float(temperature)
+        if not temperature > 0:
+            raise WorkerError(f"logprobs: temperature must be > 0, not {temperature}")
 
         def local():
             start, end = self.group.shard(len(datums))
-            return self.logprobs_part(datums[start:end], reference, microBatch)
+            return self.logprobs_part(datums[start:end], reference, microBatch, temperature)
 
         return {"logprobs": [row for part in self.group.everywhere(local) for row in part]}
 
-    def logprobs_part(self, datums, reference, microBatch):
+    def logprobs_part(self, datums, reference, microBatch, temperature=1.0):
         import torch
 
         from . import losses
@@ -328,7 +334,7 @@ class Session:
                 for start in range(0, len(datums), microBatch):
                     chunk = datums[start : start + microBatch]
                     tokens, mask = losses.pad([d["tokens"] for d in chunk], 0)
-                    logp = losses.token_logprobs(m, tokens.to(device), mask.to(device))
+                    logp = losses.token_logprobs(m, tokens.to(device), mask.to(device), temperature)
                     out += [logp[i, : len(d["tokens"])].tolist() for i, d in enumerate(chunk)]
         finally:
             model.train(was_training)
@@ -483,6 +489,24 @@ class Session:
             raise WorkerError("exportLora needs a LoRA run; this one trained every weight (--full) — export the merged model instead")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         return export_lora_gguf(model, self.config.path, path, dtype)
+
+    def export_peft(self, path):
+        """Writes the trained LoRA adapter as a PEFT adapter folder (adapter_config.json and
+        adapter_model.safetensors, peft's save_pretrained), the form vLLM's /v1/load_lora_adapter loads. Written into
+        `path` + ".partial" and renamed into place, so a server never reads half a folder."""
+        import shutil
+
+        model = self.require_model()
+        if self.config.lora is None:
+            raise WorkerError("exportPeft needs a LoRA run; this one trained every weight (--full)")
+        partial = path.rstrip("/") + ".partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        model.save_pretrained(partial)
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        os.replace(partial, path)
+        files = sorted(os.listdir(path))
+        return {"path": path, "files": files, "rank": self.config.lora.rank, "alpha": self.config.lora.alpha}
 
 
 def on_cpu(value):

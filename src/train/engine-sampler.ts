@@ -1,0 +1,125 @@
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { loadEmbeddedModel, type EmbeddedModel } from "../models/embedded.js";
+import type { GenerateResult } from "../models/language-model.js";
+import { hash32 } from "../util/hash.js";
+import { checkVersion, type RolloutParams, type RolloutSampler, type SampledReply } from "./rollout-sampler.js";
+import type { TrainerBackend } from "./types.js";
+
+export interface EngineSamplerOptions {
+  /** The learner: writes each new version of the adapter (`exportLora`, GGUF LoRA, f16). */
+  learner: Pick<TrainerBackend, "exportLora">;
+  /** The run's base GGUF, the file the learner loaded. */
+  modelPath: string;
+  /** Where the adapter files go; made on open, removed with everything in it on close. */
+  dir: string;
+  /** Context tokens per sequence (prompt + reply); default 2048. */
+  contextSize?: number;
+  /** CPU threads of the engine; default: the machine's. */
+  threads?: number;
+  /** Name in `modelId`. */
+  name?: string;
+}
+
+/**
+ * Rollouts on reflectkit's own inference engine: the embedded node-llama-cpp model on the run's base GGUF, with the
+ * learner's LoRA adapter hot-swapped after each update. Each version is written to a new file (node-llama-cpp caches
+ * adapters by path, so a file rewritten in place would be served stale), the engine switches to it (clearing every
+ * sequence's KV cache), and the file of the version before is removed and its adapter freed. Version 0 is the base with
+ * no adapter.
+ * Sampling matches the worker's: softmax(logits / T) over the whole vocabulary — top-k 0 and top-p 1 are passed, as
+ * node-llama-cpp otherwise applies top-k 40 and top-p 0.95 — and the log-probs it reports are of that distribution
+ * (`logprobsAt: "sampling"`; embedded.ts, `recordConfidence`).
+ */
+export async function openEngineSampler(options: EngineSamplerOptions): Promise<RolloutSampler & { readonly engine: EmbeddedModel }> {
+  await rm(options.dir, { recursive: true, force: true });
+  await mkdir(options.dir, { recursive: true });
+  const engine = await loadEmbeddedModel({
+    modelPath: options.modelPath,
+    ...(options.name === undefined ? {} : { name: options.name }),
+    // One sequence: node-llama-cpp 3.21.1 mixes the tokens of sequences decoded together, intermittently, seeded or not
+    // (a sequence continues with another's sampled token and reports its probability: bench/engine-crosstalk.mjs,
+    // dev/LOG.md session 17) — training on such rollouts would be training on text the policy did not sample. The
+    // requests of a step queue for the one sequence in order.
+    sequences: 1,
+    contextSize: options.contextSize ?? 2048,
+    ...(options.threads === undefined ? {} : { threads: options.threads }),
+    // Every request is a fresh conversation on a clean sequence: its output does not depend on what ran before.
+    prefixReuse: false,
+  });
+  let version = 0;
+  let file: string | undefined;
+  let serial = 0;
+  let closed = false;
+  let syncing: Promise<unknown> = Promise.resolve();
+  // Closing ends the requests in flight at once (an interrupted run), rather than after their last token.
+  const closing = new AbortController();
+
+  /** Writes the learner's weights of `next` for the engine or server, switches to them, and drops the version before. */
+  async function syncTo(next: number): Promise<void> {
+    const previous = file;
+    if (next === 0) {
+      await engine.setLora(undefined);
+      file = undefined;
+    } else {
+      // A new name for every version, even one served before (a resumed run in the same process).
+      const written = path.join(options.dir, `adapter-${++serial}-step-${next}.gguf`);
+      await options.learner.exportLora(written, "f16");
+      await engine.setLora({ path: written });
+      file = written;
+    }
+    version = next;
+    if (previous !== undefined) await rm(previous, { force: true });
+  }
+
+  return {
+    specificationVersion: "v1",
+    kind: "engine",
+    engine,
+    get version() {
+      return version;
+    },
+    logprobsAt: "sampling",
+    sync(next: number): Promise<void> {
+      if (next === version) return Promise.resolve();
+      const running = syncTo(next);
+      // Close waits for a sync in flight, so a file it is still writing is removed with the rest.
+      syncing = running.catch(() => undefined);
+      return running;
+    },
+    async generate(conversations, params, wanted) {
+      checkVersion({ kind: "engine", version }, wanted);
+      return Promise.all(
+        conversations.map((messages, i) =>
+          Promise.all(
+            Array.from({ length: params.n }, async (_, j) => {
+              const signal = params.signal === undefined ? closing.signal : AbortSignal.any([params.signal, closing.signal]);
+              const result = await engine.doGenerate({ messages, ...samplingFor(params, i, j), logprobs: params.temperature > 0, signal });
+              return reply(result);
+            }),
+          ),
+        ),
+      );
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      closing.abort(new Error("the engine sampler was closed"));
+      try {
+        await engine.close();
+      } finally {
+        await syncing;
+        await rm(options.dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** One request's sampling: its own seed (from the call's, the conversation's and the sample's index), no truncation. */
+export function samplingFor(params: RolloutParams, conversation: number, sample: number): { maxTokens: number; temperature: number; topK: number; topP: number; seed: number } {
+  return { maxTokens: params.maxTokens, temperature: params.temperature, topK: 0, topP: params.topP ?? 1, seed: hash32(`${params.seed}:${conversation}:${sample}`) };
+}
+
+export function reply(result: GenerateResult): SampledReply {
+  return { text: result.text, finishReason: result.finishReason === "length" ? "length" : "stop", ...(result.logprobs === undefined ? {} : { logprobs: result.logprobs }) };
+}
