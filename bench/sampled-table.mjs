@@ -2,7 +2,8 @@
 // a bootstrap over items (the seeds of one item are not independent, so items are the unit); then each model against
 // its control, paired by item. Usage:
 //   node bench/sampled-table.mjs OUT_DIR MODEL:CONTROL... [--exclude-sft D_PLUS_JSONL]
-// MODEL and CONTROL are folders under OUT_DIR holding seed-N runs (paths such as controls/model work too).
+// MODEL and CONTROL are folders under OUT_DIR holding seed-N runs (paths such as controls/model work too); a spec
+// A:B:C:D prints the difference of differences (A − B) − (C − D), paired by item.
 // --exclude-sft leaves out the items whose question is among the SFT file's (not held out from that training).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -68,4 +69,22 @@ for (const [model, control] of pairs) {
   const diff = (t) => ids.map((id) => a.get(id)[t] - b.get(id)[t]);
   const delta = ids.map((id) => a.get(id)[1] - a.get(id)[0] - (b.get(id)[1] - b.get(id)[0]));
   console.log(`| ${model} − ${control} | ${ids.length} | ${fmt(bootstrap(diff(0)), true)} | ${fmt(bootstrap(diff(1)), true)} | ${fmt(bootstrap(delta), true)} |`);
+}
+
+// A:B:C:D — a difference of differences, paired by item: (A − B) − (C − D) in Δ (for example a trained model's own
+// reflection against its placebo, less the same for the untrained model: what training added to the reflection's content).
+const quads = pairs.filter((p) => p.length === 4 && p.every((n) => data.has(n)));
+if (quads.length > 0) {
+  console.log();
+  console.log("| (A − B) − (C − D), paired by item | items | Acc@t2 [95% CI] | Δ [95% CI] |");
+  console.log("|---|---|---|---|");
+  for (const names of quads) {
+    const [a, b, c, d] = names.map((n) => data.get(n).byItem);
+    const ids = [...a.keys()].filter((id) => b.has(id) && c.has(id) && d.has(id));
+    const at = (m, id, t) => m.get(id)[t];
+    const dd = (f) => ids.map((id) => f(a, id) - f(b, id) - (f(c, id) - f(d, id)));
+    const t2 = dd((m, id) => at(m, id, 1));
+    const delta = dd((m, id) => at(m, id, 1) - at(m, id, 0));
+    console.log(`| (${names[0]} − ${names[1]}) − (${names[2]} − ${names[3]}) | ${ids.length} | ${fmt(bootstrap(t2), true)} | ${fmt(bootstrap(delta), true)} |`);
+  }
 }
