@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # RRR kept as a GGUF LoRA on the unchanged Q4_1 base (issues 17 and 18, BENCHMARKS.md): train Reflect, Retry, Reward
-# on SmolLM2-135M with bench/rrr.sh's recipe (arithmetic items held out from the 100 evaluation items), export the
+# on SmolLM2-135M with bench/rrr.sh's recipe (arithmetic items held out from the 100 evaluation items; rollouts sampled
+# in the worker, as the published run was — `--sampler engine` in TRAIN FLAGS for the engine), export the
 # adapter with `train export --lora`, then evaluate Q4_1 + LoRA sampled (T = 0.7, seeds 1–3, --confidence) on the 100 items of
 # bench/controls.sh with the model's own reflection and with the placebo reflection. The untrained side is
 # bench/runs/controls (the same items, modes and seeds on the Q4_1 file, which an untrained adapter reproduces).
@@ -17,7 +18,7 @@ lr=${4:-2e-4}
 shift $(($# < 4 ? $# : 4))
 mkdir -p "$out"
 if [ ! -f "$out/train-result.json" ] || [ ! -s "$out/train-result.json" ]; then
-  node bin/reflect.js train rrr --task arithmetic --limit 400 --exclude-run bench/runs/arithmetic-smollm2-135m-t2 --group 4 --batch-size 4 \
+  node bin/reflect.js train rrr --sampler worker --task arithmetic --limit 400 --exclude-run bench/runs/arithmetic-smollm2-135m-t2 --group 4 --batch-size 4 \
     --temperature 0.8 --retry-temperature 0.8 --steps "$steps" --checkpoint-every 5 --lr "$lr" --seed "$seed" --out "$out/train" --json "$@" > "$out/train-result.json.partial"
   mv "$out/train-result.json.partial" "$out/train-result.json"
 fi

@@ -12,7 +12,7 @@ steps=${2:-30}
 lr=${3:-2e-4}
 before=bench/runs/arithmetic-smollm2-135m-t2
 mkdir -p "$out"
-node bin/reflect.js train rrr --task arithmetic --limit 400 --exclude-run "$before" --group 4 --batch-size 4 --temperature 0.8 --retry-temperature 0.8 \
+node bin/reflect.js train rrr --sampler worker --task arithmetic --limit 400 --exclude-run "$before" --group 4 --batch-size 4 --temperature 0.8 --retry-temperature 0.8 \
   --steps "$steps" --checkpoint-every 5 --lr "$lr" --out "$out/train" --json > "$out/train-result.json"
 # Exported twice: re-quantised to the base file's Q4_1 (`base`: an untrained adapter gives the Q4_1 file back, so the
 # comparison with it is exact) and in f16.
