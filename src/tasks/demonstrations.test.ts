@@ -29,6 +29,10 @@ describe("few-shot demonstrations", () => {
     assert.equal(task.verify(record, "<answer>42</answer>").correct, true);
     assert.deepEqual(task.parseRecord({ a: 1, b: 2, op: "+" }), { a: 1, b: 2, op: "+" });
     assert.equal(withDemonstrations(arithmetic, []), arithmetic, "no shots: the task itself");
+    // The answer span is the task's own (answer confidence needs it; few-shot runs once had none).
+    const reply = "2 + 3 = 5. <answer>5</answer>";
+    assert.deepEqual(task.locateAnswer?.({ a: 2, b: 3, op: "+" }, reply), { start: 19, end: 20 });
+    assert.deepEqual(task.locateAnswer?.({ a: 2, b: 3, op: "+" }, reply), arithmetic.locateAnswer?.({ a: 2, b: 3, op: "+" }, reply));
   });
 
   it("in a reflect-retry episode: the retry restates only the item's question, and --stop-at-answer keeps the tag", async () => {

@@ -18,7 +18,9 @@ export function withDemonstrations<R, J extends Judgement>(task: Task<R, J>, dem
   return {
     name: task.name,
     prompt: (record) => [...prefix, ...task.prompt(record)],
-    verify: (record, output) => task.verify(record, output),
+    verify: (record, output, parts) => task.verify(record, output, parts),
+    // The answer's place in a reply does not depend on the prompt: without it, few-shot runs had no answer confidence.
+    ...(task.locateAnswer === undefined ? {} : { locateAnswer: (record: R, output: string) => task.locateAnswer?.(record, output) ?? null }),
     parseRecord: (value) => task.parseRecord(value),
   };
 }
