@@ -1,9 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { loadEmbeddedModel, type EmbeddedModel } from "../models/embedded.js";
-import type { GenerateResult } from "../models/language-model.js";
-import { hash32 } from "../util/hash.js";
-import { checkVersion, type RolloutParams, type RolloutSampler, type SampledReply } from "./rollout-sampler.js";
+import { versionedSampler, type RolloutSampler } from "./rollout-sampler.js";
 import type { TrainerBackend } from "./types.js";
 
 export interface EngineSamplerOptions {
@@ -47,79 +45,35 @@ export async function openEngineSampler(options: EngineSamplerOptions): Promise<
     // Every request is a fresh conversation on a clean sequence: its output does not depend on what ran before.
     prefixReuse: false,
   });
-  let version = 0;
   let file: string | undefined;
   let serial = 0;
-  let closed = false;
-  let syncing: Promise<unknown> = Promise.resolve();
-  // Closing ends the requests in flight at once (an interrupted run), rather than after their last token.
-  const closing = new AbortController();
-
-  /** Writes the learner's weights of `next` for the engine or server, switches to them, and drops the version before. */
-  async function syncTo(next: number): Promise<void> {
-    const previous = file;
-    if (next === 0) {
-      await engine.setLora(undefined);
-      file = undefined;
-    } else {
-      // A new name for every version, even one served before (a resumed run in the same process).
-      const written = path.join(options.dir, `adapter-${++serial}-step-${next}.gguf`);
-      await options.learner.exportLora(written, "f16");
-      await engine.setLora({ path: written });
-      file = written;
-    }
-    version = next;
-    if (previous !== undefined) await rm(previous, { force: true });
-  }
-
-  return {
-    specificationVersion: "v1",
+  const sampler = versionedSampler({
     kind: "engine",
-    engine,
-    get version() {
-      return version;
-    },
     logprobsAt: "sampling",
-    sync(next: number): Promise<void> {
-      if (next === version) return Promise.resolve();
-      const running = syncTo(next);
-      // Close waits for a sync in flight, so a file it is still writing is removed with the rest.
-      syncing = running.catch(() => undefined);
-      return running;
+    async switchTo(next: number) {
+      const previous = file;
+      if (next === 0) {
+        await engine.setLora(undefined);
+        file = undefined;
+      } else {
+        // A new name for every version, even one served before (a resumed run in the same process).
+        const written = path.join(options.dir, `adapter-${++serial}-step-${next}.gguf`);
+        await options.learner.exportLora(written, "f16");
+        await engine.setLora({ path: written });
+        file = written;
+      }
+      if (previous !== undefined) await rm(previous, { force: true });
     },
-    async generate(conversations, params, wanted) {
-      checkVersion({ kind: "engine", version }, wanted);
-      return Promise.all(
-        conversations.map((messages, i) =>
-          Promise.all(
-            Array.from({ length: params.n }, async (_, j) => {
-              const signal = params.signal === undefined ? closing.signal : AbortSignal.any([params.signal, closing.signal]);
-              const result = await engine.doGenerate({ messages, ...samplingFor(params, i, j), logprobs: params.temperature > 0, signal });
-              return reply(result);
-            }),
-          ),
-        ),
-      );
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      closing.abort(new Error("the engine sampler was closed"));
+    model: () => engine,
+    async release(switching) {
       try {
         await engine.close();
       } finally {
-        await syncing;
+        // A file a switch in flight is still writing is removed with the rest.
+        await switching;
         await rm(options.dir, { recursive: true, force: true });
       }
     },
-  };
-}
-
-/** One request's sampling: its own seed (from the call's, the conversation's and the sample's index), no truncation. */
-export function samplingFor(params: RolloutParams, conversation: number, sample: number): { maxTokens: number; temperature: number; topK: number; topP: number; seed: number } {
-  return { maxTokens: params.maxTokens, temperature: params.temperature, topK: 0, topP: params.topP ?? 1, seed: hash32(`${params.seed}:${conversation}:${sample}`) };
-}
-
-export function reply(result: GenerateResult): SampledReply {
-  return { text: result.text, finishReason: result.finishReason === "length" ? "length" : "stop", ...(result.logprobs === undefined ? {} : { logprobs: result.logprobs }) };
+  });
+  return Object.assign(sampler, { engine });
 }

@@ -1,5 +1,6 @@
 import { ReflectkitError } from "../errors.js";
-import type { ChatMessage, TokenLogprob } from "../models/language-model.js";
+import type { ChatMessage, GenerateResult, LanguageModel, TokenLogprob } from "../models/language-model.js";
+import { hash32 } from "../util/hash.js";
 import type { TrainerBackend } from "./types.js";
 
 /** Where `train rrr` samples its rollouts: the embedded engine, the worker (Hugging Face generate), or a server. */
@@ -98,4 +99,72 @@ export function workerSampler(backend: TrainerBackend): RolloutSampler {
     },
     async close() {},
   };
+}
+
+/**
+ * What a sampler that holds its own copy of the weights does differently (the engine, a server): how a version is put
+ * in place and freed, and the model that samples the version in place. `versionedSampler` does the rest.
+ */
+export interface WeightsHolder {
+  readonly kind: SamplerKind;
+  readonly logprobsAt: RolloutSampler["logprobsAt"];
+  /** Puts the learner's weights after `next` optimizer steps in place (0: the base) and drops the version before. */
+  switchTo(next: number): Promise<void>;
+  /** The model that samples the version in place now. */
+  model(): LanguageModel;
+  /** Frees what it holds and removes its files, once; `switching` settles when a switch in flight has ended. */
+  release(switching: Promise<unknown>): Promise<void>;
+}
+
+/**
+ * A `RolloutSampler` over a `WeightsHolder`: versions checked on every call (stale weights are an error), one request
+ * per reply with its own seed (`samplingFor`), and close ending the requests in flight at once (an interrupted run)
+ * rather than after their last token, then releasing the holder once any switch in flight has ended.
+ */
+export function versionedSampler(holder: WeightsHolder): RolloutSampler {
+  let version = 0;
+  let closed = false;
+  let switching: Promise<unknown> = Promise.resolve();
+  const closing = new AbortController();
+  return {
+    specificationVersion: "v1",
+    kind: holder.kind,
+    logprobsAt: holder.logprobsAt,
+    get version() {
+      return version;
+    },
+    sync(next: number): Promise<void> {
+      if (next === version) return Promise.resolve();
+      const running = holder.switchTo(next).then(() => {
+        version = next;
+      });
+      switching = running.catch(() => undefined);
+      return running;
+    },
+    async generate(conversations, params, wanted) {
+      checkVersion({ kind: holder.kind, version }, wanted);
+      const model = holder.model();
+      const signal = params.signal === undefined ? closing.signal : AbortSignal.any([params.signal, closing.signal]);
+      return Promise.all(
+        conversations.map((messages, i) =>
+          Promise.all(Array.from({ length: params.n }, async (_, j) => reply(await model.doGenerate({ messages, ...samplingFor(params, i, j), logprobs: params.temperature > 0, signal })))),
+        ),
+      );
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      closing.abort(new Error(`the ${holder.kind} sampler was closed`));
+      await holder.release(switching);
+    },
+  };
+}
+
+/** One request's sampling: its own seed (from the call's, the conversation's and the sample's index), no truncation. */
+export function samplingFor(params: RolloutParams, conversation: number, sample: number): { maxTokens: number; temperature: number; topK: number; topP: number; seed: number } {
+  return { maxTokens: params.maxTokens, temperature: params.temperature, topK: 0, topP: params.topP ?? 1, seed: hash32(`${params.seed}:${conversation}:${sample}`) };
+}
+
+export function reply(result: GenerateResult): SampledReply {
+  return { text: result.text, finishReason: result.finishReason === "length" ? "length" : "stop", ...(result.logprobs === undefined ? {} : { logprobs: result.logprobs }) };
 }

@@ -3,8 +3,7 @@ import path from "node:path";
 import { ModelCallError, UsageError } from "../errors.js";
 import { createHttpModel } from "../models/http.js";
 import type { LanguageModel } from "../models/language-model.js";
-import { reply, samplingFor } from "./engine-sampler.js";
-import { checkVersion, type RolloutSampler } from "./rollout-sampler.js";
+import { versionedSampler, type RolloutSampler } from "./rollout-sampler.js";
 import type { TrainerBackend } from "./types.js";
 
 export interface ServerSamplerOptions {
@@ -42,13 +41,9 @@ export async function openServerSampler(options: ServerSamplerOptions): Promise<
     createHttpModel({ baseUrl: root, model, concurrency: options.concurrency, ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), ...(options.apiKeyEnv === undefined ? {} : { apiKeyEnv: options.apiKeyEnv }) });
   await rm(options.dir, { recursive: true, force: true });
   await mkdir(options.dir, { recursive: true });
-  let version = 0;
   let model = http(options.baseModel);
   let adapter: { name: string; folder: string } | undefined;
   let serial = 0;
-  let closed = false;
-  let syncing: Promise<unknown> = Promise.resolve();
-  const closing = new AbortController();
 
   /** One adapter call; anything but a 2xx answer is a `ModelCallError` naming the endpoint. */
   async function post(endpoint: "load_lora_adapter" | "unload_lora_adapter", body: Record<string, string>): Promise<void> {
@@ -73,66 +68,36 @@ export async function openServerSampler(options: ServerSamplerOptions): Promise<
     }
   }
 
-  /** Writes the learner's weights of `next` for the engine or server, switches to them, and drops the version before. */
-  async function syncTo(next: number): Promise<void> {
-    const previous = adapter;
-    if (next === 0) {
-      adapter = undefined;
-      model = http(options.baseModel);
-    } else {
-      const name = `${options.prefix}-step-${next}-${++serial}`;
-      const folder = path.join(path.resolve(options.dir), name);
-      await options.learner.exportPeft(folder);
-      await post("load_lora_adapter", { lora_name: name, lora_path: folder });
-      adapter = { name, folder };
-      model = http(name);
-    }
-    version = next;
-    if (previous !== undefined) {
-      await post("unload_lora_adapter", { lora_name: previous.name });
-      await rm(previous.folder, { recursive: true, force: true });
-    }
-  }
-
-  return {
-    specificationVersion: "v1",
+  return versionedSampler({
     kind: "server",
-    get version() {
-      return version;
-    },
     logprobsAt: "raw",
-    sync(next: number): Promise<void> {
-      if (next === version) return Promise.resolve();
-      const running = syncTo(next);
-      // Close waits for a sync in flight, so a file it is still writing is removed with the rest.
-      syncing = running.catch(() => undefined);
-      return running;
+    async switchTo(next: number) {
+      const previous = adapter;
+      if (next === 0) {
+        adapter = undefined;
+        model = http(options.baseModel);
+      } else {
+        const name = `${options.prefix}-step-${next}-${++serial}`;
+        const folder = path.join(path.resolve(options.dir), name);
+        await options.learner.exportPeft(folder);
+        await post("load_lora_adapter", { lora_name: name, lora_path: folder });
+        adapter = { name, folder };
+        model = http(name);
+      }
+      if (previous !== undefined) {
+        await post("unload_lora_adapter", { lora_name: previous.name });
+        await rm(previous.folder, { recursive: true, force: true });
+      }
     },
-    async generate(conversations, params, wanted) {
-      checkVersion({ kind: "server", version }, wanted);
-      const current = model;
-      return Promise.all(
-        conversations.map((messages, i) =>
-          Promise.all(
-            Array.from({ length: params.n }, async (_, j) => {
-              const signal = params.signal === undefined ? closing.signal : AbortSignal.any([params.signal, closing.signal]);
-              return reply(await current.doGenerate({ messages, ...samplingFor(params, i, j), logprobs: params.temperature > 0, signal }));
-            }),
-          ),
-        ),
-      );
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      closing.abort(new Error("the server sampler was closed"));
+    model: () => model,
+    async release(switching) {
       try {
-        await syncing;
+        await switching;
         if (adapter !== undefined) await post("unload_lora_adapter", { lora_name: adapter.name });
       } finally {
         adapter = undefined;
         await rm(options.dir, { recursive: true, force: true });
       }
     },
-  };
+  });
 }
