@@ -14,12 +14,14 @@ rounds=${2:-3}
 steps=${3:-4}
 shift $(($# < 3 ? $# : 3))
 mkdir -p "$out"
-run() { # side round
-  local dir="$out/$1-$2"
+run() { # side round [TRAIN FLAGS...]
+  local side=$1 round=$2
+  shift 2
+  local dir="$out/$side-$round"
   [ -s "$dir/result.json" ] && return 0
   rm -rf "$dir/train"
   mkdir -p "$dir"
-  node bin/reflect.js train rrr --sampler "$1" --model smollm2-135m --task arithmetic --limit 64 --group 4 --batch-size 4 \
+  node bin/reflect.js train rrr --sampler "$side" --model smollm2-135m --task arithmetic --limit 64 --group 4 --batch-size 4 \
     --temperature 0.8 --retry-temperature 0.8 --attempt-max-tokens 96 --reflection-max-tokens 64 --steps "$steps" \
     --checkpoint-every "$steps" --lr 2e-4 --seed 0 --out "$dir/train" --json "$@" > "$dir/result.json.partial" 2> "$dir/stderr.log"
   mv "$dir/result.json.partial" "$dir/result.json"
