@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The evidence table of issue 18 (BENCHMARKS.md "RRR over training seeds"): RRR on SmolLM2-135M with
+# bench/rrr-lora.sh's recipe, one run per training seed, each exported as a GGUF LoRA on the unchanged Q4_1 base and
+# evaluated sampled (T = 0.7, seeds 1–3) on the 100 held-out items of bench/controls.sh with its own reflection; then
+# few-shot Gemma 3 270M (3 demonstrations, --stop-at-answer) under the same protocol (2 turns, own reflection, the
+# same items and sampling seeds); then the placebo reflection for every trained seed. The untrained control is
+# bench/runs/controls (run it first: `bash bench/controls.sh`). Stages run in that order, one model process at a time;
+# each is skipped when its output exists, so the script resumes where it was stopped.
+# Usage: bash bench/rrr-evidence.sh [TRAINING SEEDS...]   (default 0 1 2)
+# Then: node bench/sampled-table.mjs bench/runs rrr-lora/seed-0/eval/model+rrr-lora/seed-1/eval/model+…:controls/model …
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seeds=("$@")
+[ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+items=bench/runs/sampled/items.jsonl
+for s in "${seeds[@]}"; do MODES=model bash bench/rrr-lora.sh "bench/runs/rrr-lora/seed-$s" "$s" > /dev/null; done
+for seed in 1 2 3; do
+  run=bench/runs/rrr-lora/gemma-shots3/seed-$seed
+  [ -f "$run/summary.json" ] || node bin/reflect.js eval --task arithmetic --data "$items" --turns 2 --temperature 0.7 --seed "$seed" \
+    --model gemma-3-270m --shots 3 --stop-at-answer --out "$run" > /dev/null
+done
+for s in "${seeds[@]}"; do MODES="model placebo" bash bench/rrr-lora.sh "bench/runs/rrr-lora/seed-$s" "$s" > /dev/null; done
