@@ -105,7 +105,7 @@ describe("reflect train checks its data and flags before it starts anything", ()
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "server", "--sampler-url", "http://127.0.0.1:9/v1", ...out], /--sampler server needs --sampler-model, the base model's name as the server serves it/);
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler-url", "http://127.0.0.1:9/v1", ...out], /--sampler-url and --sampler-model belong to --sampler server/);
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "engine", "--full", ...out], /--sampler engine hot-swaps a LoRA adapter, and --full trains every weight: drop --full, or pass --sampler worker/);
-    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "engine", "--sampler-sequences", "4", ...out], /--sampler-sequences sets the requests in flight of --sampler server; the engine decodes one sequence at a time/);
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "worker", "--sampler-sequences", "4", ...out], /--sampler-sequences sets the sequences of --sampler engine or the requests in flight of --sampler server; the worker samples a whole batch at once/);
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--sampler", "fast", ...out], /--sampler <kind>' argument 'fast' is invalid\. expected one of engine, worker, server/);
     // A Hugging Face folder (and a tiny model on its tokenizer): resolving either reads nothing but config.json.
     const model = path.join(dir, "model");

@@ -236,15 +236,21 @@ function checkSamplerFlags(flags: SamplerFlags & { full: boolean; dryRun: boolea
   } else if (flags.samplerUrl !== undefined || flags.samplerModel !== undefined) {
     throw new UsageError("--sampler-url and --sampler-model belong to --sampler server; add --sampler server or drop them");
   }
-  if (flags.samplerSequences !== undefined && flags.samplerSequences > 1 && flags.sampler !== "server") {
-    throw new UsageError("--sampler-sequences sets the requests in flight of --sampler server; the engine decodes one sequence at a time (node-llama-cpp 3.21.1 mixes the tokens of sequences decoded together: bench/engine-crosstalk.mjs, dev/LOG.md) — drop --sampler-sequences or pass --sampler server");
+  if (flags.samplerSequences !== undefined && flags.sampler === "worker") {
+    throw new UsageError("--sampler-sequences sets the sequences of --sampler engine or the requests in flight of --sampler server; the worker samples a whole batch at once — drop --sampler-sequences or pass --sampler engine");
   }
   if (flags.full && (flags.sampler === "engine" || flags.sampler === "server")) throw new UsageError(`--sampler ${flags.sampler} hot-swaps a LoRA adapter, and --full trains every weight: drop --full, or pass --sampler worker`);
 }
 
 /** The sampler a run uses: the one asked for, checked against the model; by default the engine for GGUF LoRA runs. */
 function samplerKind(flags: SamplerFlags & { full: boolean; model: string }, load: LoadParams): SamplerKind {
-  if (flags.sampler === undefined) return load.source.kind === "gguf" && load.lora !== null ? "engine" : "worker";
+  if (flags.sampler === undefined) {
+    const kind = load.source.kind === "gguf" && load.lora !== null ? "engine" : "worker";
+    if (kind === "worker" && flags.samplerSequences !== undefined) {
+      throw new UsageError(`--sampler-sequences sets the sequences of --sampler engine, and this run samples in the worker (the engine needs a .gguf base and LoRA training; ${flags.model} with these flags has not both) — drop --sampler-sequences`);
+    }
+    return kind;
+  }
   if (flags.sampler === "engine" && load.source.kind !== "gguf") {
     throw new UsageError(`--sampler engine samples with node-llama-cpp on the run's base .gguf file, and ${flags.model} is ${load.source.kind === "tiny" ? "a tiny random model" : "a Hugging Face folder"} — train from a .gguf (a registered name such as smollm2-135m, or a file), or pass --sampler worker`);
   }
@@ -256,8 +262,9 @@ async function openSampler(kind: SamplerKind, flags: SamplerFlags & { out: strin
   const dir = path.join(flags.out, "sampler");
   const sequences = flags.samplerSequences ?? flags.group;
   if (kind === "engine" && load.source.kind === "gguf") {
-    const sampler = await openEngineSampler({ learner: worker, modelPath: load.source.path, dir, contextSize: 4096, name: path.basename(load.source.path), ...(flags.threads === undefined ? {} : { threads: flags.threads }) });
-    process.stderr.write(`sampler: engine (node-llama-cpp) on ${load.source.path}, one sequence, the adapter hot-swapped after each update\n`);
+    const engineSequences = flags.samplerSequences ?? 1;
+    const sampler = await openEngineSampler({ learner: worker, modelPath: load.source.path, dir, contextSize: 4096, name: path.basename(load.source.path), sequences: engineSequences, ...(flags.threads === undefined ? {} : { threads: flags.threads }) });
+    process.stderr.write(`sampler: engine (node-llama-cpp) on ${load.source.path}, ${engineSequences === 1 ? "one sequence" : `${engineSequences} sequences`}, the adapter hot-swapped after each update\n`);
     return sampler;
   }
   if (kind === "server") {
@@ -425,7 +432,7 @@ export function registerTrain(program: Command): void {
     .option("--sampler <kind>", "where rollouts are sampled: engine (node-llama-cpp on the base GGUF with the adapter hot-swapped after each update; the default for GGUF LoRA runs), worker (Hugging Face generate in the worker; the default otherwise) or server (an OpenAI-compatible server that loads LoRA adapters at run time, vLLM's API)", choice(SAMPLER_KINDS))
     .option("--sampler-url <url>", "--sampler server: the server's API root, e.g. http://127.0.0.1:8000/v1")
     .option("--sampler-model <name>", "--sampler server: the base model's name as the server serves it")
-    .option("--sampler-sequences <n>", "--sampler server: requests in flight (default: G, one group's reflections at once); the engine decodes one sequence at a time", int(1))
+    .option("--sampler-sequences <n>", "--sampler engine: sequences decoded together (default 1); --sampler server: requests in flight (default: G, one group's reflections at once)", int(1))
     .option("--dry-run", "build the first batch and stop; with --dump-batch, write it", false)
     .option("--dump-batch <file>", "with --dry-run: write the first batch as JSON lines {tokens, weights, advantages, reward, reflection}")
     .action(async (flags: CommonFlags & SamplerFlags & { task: string; data?: string; limit?: number; itemSeed: number; mode: "strict" | "lenient"; group: number; resampleTies: number; feedback: FeedbackMode; attemptMaxTokens: number; reflectionMaxTokens: number; temperature: number; retryTemperature: number; kl: number; clip: number; dryRun: boolean; dumpBatch?: string; excludeRun?: string[] }) => {

@@ -149,7 +149,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
   async function switchLora(adapter: LoraAdapter | undefined): Promise<void> {
     if (adapter !== undefined) await checkLoraAdapter(options.modelPath, adapter);
     if (typeof (context as unknown as Partial<InternalContext>)._setLoras !== "function") {
-      throw new ModelCallError("this node-llama-cpp has no LlamaContext._setLoras (3.21.1 has): the adapter cannot be switched in place — pin node-llama-cpp 3.21.1 or sample with --sampler worker", undefined, false);
+      throw new ModelCallError("this node-llama-cpp has no LlamaContext._setLoras (3.21.1 and 3.22.1 have): the adapter cannot be switched in place — pin node-llama-cpp 3.22.1 or sample with --sampler worker", undefined, false);
     }
     await acquireAll();
     try {
@@ -244,7 +244,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
   };
 }
 
-/** node-llama-cpp's internals the adapter switch uses (3.21; `_setLoras` is what `createContext({ lora })` calls). */
+/** node-llama-cpp's internals the adapter switch uses (3.21–3.22; `_setLoras` is what `createContext({ lora })` calls). */
 interface InternalContext {
   _setLoras(loras: { filePath: string; scale?: number }[]): Promise<void>;
   _loraAdapters: Set<unknown>;

@@ -17,6 +17,8 @@ export interface EngineSamplerOptions {
   threads?: number;
   /** Name in `modelId`. */
   name?: string;
+  /** Sequences decoded together on the engine's one context (a step's requests queue for them); default 1. */
+  sequences?: number;
 }
 
 /**
@@ -35,11 +37,10 @@ export async function openEngineSampler(options: EngineSamplerOptions): Promise<
   const engine = await loadEmbeddedModel({
     modelPath: options.modelPath,
     ...(options.name === undefined ? {} : { name: options.name }),
-    // One sequence: node-llama-cpp 3.21.1 mixes the tokens of sequences decoded together, intermittently, seeded or not
-    // (a sequence continues with another's sampled token and reports its probability: bench/engine-crosstalk.mjs,
-    // dev/LOG.md session 17) — training on such rollouts would be training on text the policy did not sample. The
-    // requests of a step queue for the one sequence in order.
-    sequences: 1,
+    // One sequence unless asked. node-llama-cpp 3.21.1 mixed the tokens of sequences decoded together (a sequence went
+    // on with another's sampled token and reported its probability — training on text the policy did not sample);
+    // 3.22.1 keeps them apart (bench/engine-crosstalk.mjs; the embedded model test "each as if it ran alone").
+    sequences: options.sequences ?? 1,
     contextSize: options.contextSize ?? 2048,
     ...(options.threads === undefined ? {} : { threads: options.threads }),
     // Every request is a fresh conversation on a clean sequence: its output does not depend on what ran before.
