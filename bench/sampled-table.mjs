@@ -2,8 +2,9 @@
 // a bootstrap over items (the seeds of one item are not independent, so items are the unit); then each model against
 // its control, paired by item. Usage:
 //   node bench/sampled-table.mjs OUT_DIR MODEL:CONTROL... [--exclude-sft D_PLUS_JSONL]
-// MODEL and CONTROL are folders under OUT_DIR holding seed-N runs (paths such as controls/model work too); a spec
-// A:B:C:D prints the difference of differences (A − B) − (C − D), paired by item.
+// MODEL and CONTROL are folders under OUT_DIR holding seed-N runs (paths such as controls/model work too); a name
+// a+b+c pools the runs of several folders (several training seeds), each run weighted alike; a spec A:B:C:D prints
+// the difference of differences (A − B) − (C − D), paired by item.
 // --exclude-sft leaves out the items whose question is among the SFT file's (not held out from that training).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -24,12 +25,14 @@ const question = (r) => `What is ${r.a} ${r.op} ${r.b}?`;
 
 /** item id → [rate right at t1, rate right by t2] over the model's seeds. */
 function rates(name) {
-  const folder = path.join(dir, name);
   // Sampled runs only: a controls folder (bench/controls.sh) keeps its greedy run beside seed-1…3.
-  const seeds = readdirSync(folder).filter((s) => s.startsWith("seed-") && existsSync(path.join(folder, s, "summary.json")));
+  const seeds = name.split("+").flatMap((part) => {
+    const folder = path.join(dir, part);
+    return existsSync(folder) ? readdirSync(folder).filter((s) => s.startsWith("seed-") && existsSync(path.join(folder, s, "summary.json"))).map((s) => path.join(folder, s)) : [];
+  });
   const byItem = new Map();
   for (const seed of seeds) {
-    for (const e of lines(path.join(folder, seed, "episodes.jsonl"))) {
+    for (const e of lines(path.join(seed, "episodes.jsonl"))) {
       if (exclude.has(question(e.record))) continue;
       const r = byItem.get(e.id) ?? [0, 0];
       r[0] += e.attempts[0]?.verdict.correct === true ? 1 / seeds.length : 0;
@@ -48,7 +51,7 @@ function bootstrap(values) {
 const pct = (x) => (100 * x).toFixed(1).replace(/^-0\.0$/, "0.0");
 const fmt = ([m, lo, hi], sign = false) => `${sign && Number(pct(m)) >= 0 ? "+" : ""}${pct(m)} [${pct(lo)}, ${pct(hi)}]`;
 
-const names = [...new Set(pairs.flat())].filter((n) => existsSync(path.join(dir, n)));
+const names = [...new Set(pairs.flat())].filter((n) => n.split("+").some((part) => existsSync(path.join(dir, part))));
 const data = new Map(names.map((n) => [n, rates(n)]).filter(([, r]) => r.seeds > 0));
 const missing = [...new Set(pairs.flat())].filter((n) => !data.has(n));
 if (missing.length > 0) console.log(`(no finished run yet: ${missing.join(", ")})\n`);
