@@ -7,7 +7,8 @@
 # bench/runs/controls (run it first: `bash bench/controls.sh`). Stages run in that order, one model process at a time;
 # each is skipped when its output exists, so the script resumes where it was stopped.
 # Usage: bash bench/rrr-evidence.sh [TRAINING SEEDS...]   (default 0 1 2)
-# Then: node bench/sampled-table.mjs bench/runs rrr-lora/seed-0/eval/model+rrr-lora/seed-1/eval/model+…:controls/model …
+# Then it prints the tables (bench/sampled-table.mjs): each trained seed and the three pooled against the untrained
+# model and against few-shot Gemma, paired by item.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=("$@")
@@ -20,3 +21,8 @@ for seed in 1 2 3; do
     --model gemma-3-270m --shots 3 --stop-at-answer --out "$run" > /dev/null
 done
 for s in "${seeds[@]}"; do MODES="model placebo" bash bench/rrr-lora.sh "bench/runs/rrr-lora/seed-$s" "$s" > /dev/null; done
+pooled=$(printf 'rrr-lora/seed-%s/eval/model+' "${seeds[@]}")
+pooled=${pooled%+}
+pairs=("$pooled:controls/model" "$pooled:rrr-lora/gemma-shots3")
+for s in "${seeds[@]}"; do pairs+=("rrr-lora/seed-$s/eval/model:controls/model" "rrr-lora/seed-$s/eval/placebo:controls/placebo"); done
+node bench/sampled-table.mjs bench/runs "${pairs[@]}"
