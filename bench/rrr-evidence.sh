@@ -7,22 +7,27 @@
 # bench/runs/controls (run it first: `bash bench/controls.sh`). Stages run in that order, one model process at a time;
 # each is skipped when its output exists, so the script resumes where it was stopped.
 # Usage: bash bench/rrr-evidence.sh [TRAINING SEEDS...]   (default 0 1 2)
+#   NAME (environment, default rrr-lora) names the runs' folder under bench/runs; TRAIN_FLAGS go to every `train rrr`,
+#   e.g. NAME=rrr-strong TRAIN_FLAGS="--resample-ties 2 --kl 0.05" for the stronger recipe. Few-shot Gemma's runs are
+#   shared (bench/runs/rrr-lora/gemma-shots3).
 # Then it prints the tables (bench/sampled-table.mjs): each trained seed and the three pooled against the untrained
 # model and against few-shot Gemma, paired by item.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=("$@")
 [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+name=${NAME:-rrr-lora}
+read -r -a flags <<< "${TRAIN_FLAGS:-}"
 items=bench/runs/sampled/items.jsonl
-for s in "${seeds[@]}"; do MODES=model bash bench/rrr-lora.sh "bench/runs/rrr-lora/seed-$s" "$s" > /dev/null; done
+for s in "${seeds[@]}"; do MODES=model bash bench/rrr-lora.sh "bench/runs/$name/seed-$s" "$s" 30 2e-4 "${flags[@]}" > /dev/null; done
 for seed in 1 2 3; do
   run=bench/runs/rrr-lora/gemma-shots3/seed-$seed
   [ -f "$run/summary.json" ] || node bin/reflect.js eval --task arithmetic --data "$items" --turns 2 --temperature 0.7 --seed "$seed" \
     --model gemma-3-270m --shots 3 --stop-at-answer --out "$run" > /dev/null
 done
-for s in "${seeds[@]}"; do MODES="model placebo" bash bench/rrr-lora.sh "bench/runs/rrr-lora/seed-$s" "$s" > /dev/null; done
-pooled=$(printf 'rrr-lora/seed-%s/eval/model+' "${seeds[@]}")
+for s in "${seeds[@]}"; do MODES="model placebo" bash bench/rrr-lora.sh "bench/runs/$name/seed-$s" "$s" 30 2e-4 "${flags[@]}" > /dev/null; done
+pooled=$(printf "$name/seed-%s/eval/model+" "${seeds[@]}")
 pooled=${pooled%+}
 pairs=("$pooled:controls/model" "$pooled:rrr-lora/gemma-shots3")
-for s in "${seeds[@]}"; do pairs+=("rrr-lora/seed-$s/eval/model:controls/model" "rrr-lora/seed-$s/eval/placebo:controls/placebo"); done
+for s in "${seeds[@]}"; do pairs+=("$name/seed-$s/eval/model:controls/model" "$name/seed-$s/eval/placebo:controls/placebo"); done
 node bench/sampled-table.mjs bench/runs "${pairs[@]}"
