@@ -113,6 +113,8 @@ describe("reflect train checks its data and flags before it starts anything", ()
     writeFileSync(path.join(model, "config.json"), "{}\n");
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--model", model, "--sampler", "engine", ...out], /--sampler engine samples with node-llama-cpp on the run's base \.gguf file, and .* is a Hugging Face folder — train from a \.gguf .*, or pass --sampler worker/);
     await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--model", `tiny:${model}`, "--sampler", "engine", ...out], /is a tiny random model — train from a \.gguf/);
+    // No --sampler: a Hugging Face folder samples in the worker, where --sampler-sequences means nothing.
+    await trainFails(t, dir, ["rrr", "--task", "arithmetic", "--model", model, "--sampler-sequences", "2", ...out], /--sampler-sequences sets the sequences of --sampler engine, and this run samples in the worker/);
   });
 
   it("a run folder of another configuration is refused before the worker starts", async (t) => {
