@@ -20,7 +20,7 @@ await prepareTestWorker();
 describe("reflect train rrr --sampler engine on SmolLM2-135M", { timeout: 600_000 }, () => {
   it("SIGTERM after step 1 ends the run at once and leaves no adapter file; the rerun resumes and resyncs; mismatch and times in metrics and result", async (t) => {
     const out = path.join(await tempDir(t), "rrr");
-    const args = ["train", "rrr", "--model", model, "--sampler", "engine", "--task", "arithmetic", "--limit", "6", "--batch-size", "2", "--group", "4", "--steps", "2", "--checkpoint-every", "1",
+    const args = ["train", "rrr", "--model", model, "--sampler", "engine", "--sampler-sequences", "4", "--task", "arithmetic", "--limit", "6", "--batch-size", "2", "--group", "4", "--steps", "2", "--checkpoint-every", "1",
       "--attempt-max-tokens", "24", "--reflection-max-tokens", "24", "--temperature", "1", "--retry-temperature", "1", "--lora-rank", "4", "--lora-alpha", "8", "--threads", "2", "--lr", "1e-3", "--out", out, "--json"];
     const started = performance.now();
     const run = await startCli(args, { limitMs: 400_000 });
@@ -35,7 +35,8 @@ describe("reflect train rrr --sampler engine on SmolLM2-135M", { timeout: 600_00
     t.diagnostic(`first run: ${((signalled - started) / 1000).toFixed(1)} s to step 1, ended ${stopSeconds.toFixed(1)} s after SIGTERM (exit ${killed.code})`);
     assert.notEqual(killed.code, 0, killed.stderr);
     assert.ok(stopSeconds < 15, `ended ${stopSeconds} s after SIGTERM`);
-    assert.match(killed.stderr, /sampler: engine \(node-llama-cpp\) on .*SmolLM2.*, one sequence/);
+    // Four sequences on one context: on node-llama-cpp 3.21.1 they exchanged tokens (mismatch 0.50–0.61, asserted < 0.5 below).
+    assert.match(killed.stderr, /sampler: engine \(node-llama-cpp\) on .*SmolLM2.*, 4 sequences/);
     assert.ok(!existsSync(path.join(out, "sampler")), "the engine's adapter files are removed");
     assert.equal(JSON.parse(readFileSync(path.join(out, "config.json"), "utf8")).sampler, "engine");
     assert.equal(JSON.parse(readFileSync(path.join(out, "config.json"), "utf8")).fingerprint.sampler, "engine");
