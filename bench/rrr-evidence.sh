@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The evidence table of issue 18 (BENCHMARKS.md "RRR over training seeds"): RRR on SmolLM2-135M with
+# The evidence table of issue 18 (BENCHMARKS.md "The evidence: RRR over three training seeds"): RRR on SmolLM2-135M with
 # bench/rrr-lora.sh's recipe, one run per training seed, each exported as a GGUF LoRA on the unchanged Q4_1 base and
 # evaluated sampled (T = 0.7, seeds 1–3) on the 100 held-out items of bench/controls.sh with its own reflection; then
 # few-shot Gemma 3 270M (3 demonstrations, --stop-at-answer) under the same protocol (2 turns, own reflection, the
@@ -10,8 +10,9 @@
 #   NAME (environment, default rrr-lora) names the runs' folder under bench/runs; TRAIN_FLAGS go to every `train rrr`,
 #   e.g. NAME=rrr-strong TRAIN_FLAGS="--resample-ties 2 --kl 0.05" for the stronger recipe. Few-shot Gemma's runs are
 #   shared (bench/runs/rrr-lora/gemma-shots3).
-# Then it prints the tables (bench/sampled-table.mjs): each trained seed and the three pooled against the untrained
-# model and against few-shot Gemma, paired by item.
+# Then it prints the tables (bench/sampled-table.mjs): each trained seed and the seeds pooled against the untrained
+# model and against few-shot Gemma, the placebo against the untrained placebo, and what training added to the
+# reflection's content ((own − placebo) trained − (own − placebo) untrained), paired by item.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=("$@")
@@ -28,6 +29,7 @@ done
 for s in "${seeds[@]}"; do MODES="model placebo" bash bench/rrr-lora.sh "bench/runs/$name/seed-$s" "$s" 30 2e-4 "${flags[@]}" > /dev/null; done
 pooled=$(printf "$name/seed-%s/eval/model+" "${seeds[@]}")
 pooled=${pooled%+}
-pairs=("$pooled:controls/model" "$pooled:rrr-lora/gemma-shots3")
+placebo=${pooled//\/eval\/model/\/eval\/placebo}
+pairs=("$pooled:controls/model" "$pooled:rrr-lora/gemma-shots3" "$placebo:controls/placebo" "$pooled:$placebo:controls/model:controls/placebo")
 for s in "${seeds[@]}"; do pairs+=("$name/seed-$s/eval/model:controls/model" "$name/seed-$s/eval/placebo:controls/placebo"); done
 node bench/sampled-table.mjs bench/runs "${pairs[@]}"
