@@ -411,6 +411,19 @@ describe("bad input names the file and the line", { timeout: TEST_TIMEOUT_MS }, 
     assert.equal(server.requests.length, 0);
   });
 
+  it("--lora-on retry needs --lora and a strategy whose first attempt is one call, refused before any model loads", async (t) => {
+    const out = path.join(await tempDir(t), "run");
+    const noAdapter = await cli(["eval", "--task", "arithmetic", "--limit", "1", "--model", "http://127.0.0.1:9/v1#fake", "--lora-on", "retry", "--out", out]);
+    assertExit(noAdapter, 2);
+    assert.match(noAdapter.stderr, /--lora-on retry says which calls a --lora adapter serves; pass --lora FILE or drop --lora-on/);
+    const debate = await cli(["eval", "--task", "arithmetic", "--limit", "1", "--model", "smollm2-135m", "--lora", "a.gguf", "--lora-on", "retry", "--strategy", "self-refine", "--out", out]);
+    assertExit(debate, 2);
+    assert.match(debate.stderr, /--lora-on retry applies to reflect-retry and cascade, .* not self-refine/);
+    const unknown = await cli(["eval", "--task", "arithmetic", "--limit", "1", "--model", "smollm2-135m", "--lora", "a.gguf", "--lora-on", "reflection", "--out", out]);
+    assertExit(unknown, 2);
+    assert.match(unknown.stderr, /--lora-on <calls>.*expected one of all, retry, got "reflection"/);
+  });
+
   it("an unknown task → exit 2 listing the known tasks", async (t) => {
     const result = await cli(["eval", "--task", "sudoku", "--model", "http://127.0.0.1:9/v1#fake", "--out", path.join(await tempDir(t), "run")]);
     assertExit(result, 2);

@@ -68,7 +68,12 @@ interface EvalFlags extends TaskRunFlags {
   json: boolean;
   lora?: string;
   loraScale?: number;
+  loraOn: LoraCalls;
 }
+
+/** Which calls a --lora adapter serves: every call, or the reflection and the retries (`retry`). */
+const loraCallKinds = ["all", "retry"] as const;
+type LoraCalls = (typeof loraCallKinds)[number];
 
 export function registerEval(program: Command): void {
   const command = taskFlags(program.command("eval").description("run a verifier-anchored reflection loop over a task and measure it"), "seed for generated items and sampling")
@@ -90,6 +95,7 @@ export function registerEval(program: Command): void {
   modelFlags(command, "episodes")
     .option("--lora <file>", "a GGUF LoRA adapter applied on top of --model (an embedded GGUF; `reflect train export --lora` writes one)")
     .option("--lora-scale <x>", "multiplies the adapter's update (1: as trained)", Number)
+    .option("--lora-on <calls>", "reflect-retry, cascade: the calls the adapter serves — all (default), or retry: the reflections and the retries, the first attempt on the unchanged base (RRR samples its first attempts from the untrained model, so its adapter was never trained on them)", choice(loraCallKinds), "all")
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
     .option("--max-tokens <n>", "token limit of an attempt", int(1), 256)
@@ -144,6 +150,7 @@ export function registerEval(program: Command): void {
         seed: flags.seed,
         model: flags.model,
         ...(lora === undefined ? {} : { lora }),
+        ...(flags.loraOn === "all" ? {} : { lora_on: flags.loraOn }),
         turns,
         feedback,
         attempt,
@@ -181,6 +188,12 @@ export function registerEval(program: Command): void {
       let bar: EpisodeProgress | undefined;
       try {
         const model = await open(flags.model);
+        // --lora-on retry: the first attempt on the base alone, a second instance of the model without the adapter.
+        let firstAttemptModel: LanguageModel | undefined;
+        if (flags.loraOn === "retry") {
+          firstAttemptModel = await openModel(flags.model, openOptions);
+          opened.set(`${flags.model} (no adapter)`, firstAttemptModel);
+        }
         const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: Math.max(160, reflection.maxTokens) } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
         const agents: LanguageModel[] = [];
@@ -189,6 +202,7 @@ export function registerEval(program: Command): void {
           command: "eval",
           reflectkit: reflectkitVersion,
           model_id: model.modelId,
+          ...(firstAttemptModel === undefined ? {} : { first_attempt_model_id: firstAttemptModel.modelId }),
           ...fingerprint,
           strategy: flags.strategy,
           ...(flags.strategy === "reflect-retry" || flags.strategy === "cascade" ? { reflection_mode: reflectionMode } : {}),
@@ -206,9 +220,9 @@ export function registerEval(program: Command): void {
           const common = { model, task: task as Task<unknown, Judgement>, item, turns, stopWhen, budget, attempt, reflection, seed: flags.seed, tracer, ...context };
           switch (flags.strategy) {
             case "reflect-retry":
-              return reflectRetry({ ...common, feedback, reflectionMode });
+              return reflectRetry({ ...common, feedback, reflectionMode, ...(firstAttemptModel === undefined ? {} : { firstAttemptModel }) });
             case "cascade":
-              return cascade({ ...common, feedback, critics, reflectionMode });
+              return cascade({ ...common, feedback, critics, reflectionMode, ...(firstAttemptModel === undefined ? {} : { firstAttemptModel }) });
             case "self-refine":
               return selfRefine({ ...common, critic: critics[0] as Critic<unknown>, ...(refiner === undefined ? {} : { refiner }) });
             case "reflexion":
@@ -237,7 +251,7 @@ export function registerEval(program: Command): void {
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         } else {
-          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${strategyHeading(flags, turns, agents, feedback)}${reflectionMode === "model" ? "" : ` · ${reflectionMode} reflection`}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
+          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${firstAttemptModel === undefined ? "" : ` (first attempt: ${firstAttemptModel.modelId})`}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${strategyHeading(flags, turns, agents, feedback)}${reflectionMode === "model" ? "" : ` · ${reflectionMode} reflection`}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
           process.stdout.write(`${formatSummary(summary, heading)}\n${notRun > 0 ? `${notRun} items not run: ${notRunReason ?? "the run budget is spent"}\n` : ""}run folder: ${outDir}\n`);
         }
       } finally {
@@ -264,6 +278,10 @@ function strategyHeading(flags: EvalFlags, turns: number, agents: readonly Langu
  */
 export function checkStrategyFlags(flags: EvalFlags, given: (option: string) => boolean): void {
   const { strategy } = flags;
+  if (flags.loraOn !== "all") {
+    if (flags.lora === undefined) throw new UsageError(`--lora-on ${flags.loraOn} says which calls a --lora adapter serves; pass --lora FILE or drop --lora-on`);
+    if (strategy !== "reflect-retry" && strategy !== "cascade") throw new UsageError(`--lora-on ${flags.loraOn} applies to reflect-retry and cascade, whose first attempt is one call; not ${strategy}`);
+  }
   if (strategy !== "debate" && (flags.agent.length > 0 || flags.rounds !== undefined)) throw new UsageError(`${flags.agent.length > 0 ? "--agent" : "--rounds"} applies to --strategy debate only, not ${strategy}`);
   if (strategy !== "alternatives" && (flags.candidates !== undefined || flags.candidateTemperature !== undefined)) throw new UsageError(`${flags.candidates !== undefined ? "--candidates" : "--candidate-temperature"} applies to --strategy alternatives only, not ${strategy}`);
   if (strategy === "debate" && flags.agent.length === 0) throw new UsageError("--strategy debate needs at least one --agent SPEC besides the generator (--model), e.g. --agent gemma-3-270m");

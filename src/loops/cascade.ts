@@ -1,4 +1,5 @@
 import type { Critic } from "../critics/critic.js";
+import type { LanguageModel } from "../models/language-model.js";
 import { runEpisode, type LoopOptions } from "./episode-run.js";
 import type { FeedbackMode } from "./feedback.js";
 import { retryLoop, withMode } from "./reflect-retry.js";
@@ -12,6 +13,8 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
   feedback?: FeedbackMode;
   /** What stands between a failed check and the retry: `model` (default), `none` or `placebo` (see reflect-retry). */
   reflectionMode?: ReflectionMode;
+  /** The model of the first attempt (default: `model`): a cheap first try, `model` reflecting and retrying on failure. */
+  firstAttemptModel?: LanguageModel;
 }
 
 /**
@@ -21,5 +24,5 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
  */
 export function cascade<R>(options: CascadeOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "detailed", options.critics ?? [], mode)), mode);
+  return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "detailed", options.critics ?? [], mode, options.firstAttemptModel)), mode);
 }

@@ -20,6 +20,25 @@ describe("reflectRetry", () => {
     assert.equal(episode.attempts[0]?.reflection, undefined);
   });
 
+  it("firstAttemptModel makes the first attempt; the model reflects and retries, and each call names its model", async () => {
+    const base = scriptedModel(["<answer>41</answer>"], { modelId: "base" });
+    const adapted = scriptedModel(["I multiplied wrong.", "<answer>42</answer>"], { modelId: "base+lora" });
+    const episode = await reflectRetry({ model: adapted, firstAttemptModel: base, task, item, turns: 3, seed: 7 });
+    assert.deepEqual([base.calls.length, adapted.calls.length], [1, 2]);
+    assert.deepEqual(episode.attempts.map((a) => [a.call.model, a.reflection?.call?.model]), [["base", "base+lora"], ["base+lora", undefined]]);
+    assert.equal(episode.solvedAt, 2);
+    // The same first attempt, seed included, as a run on the base alone: Acc@t1 is the base's by construction.
+    const alone = scriptedModel(["<answer>41</answer>", "r", "<answer>40</answer>"], { modelId: "base" });
+    await reflectRetry({ model: alone, task, item, turns: 2, seed: 7 });
+    assert.deepEqual(base.calls[0], alone.calls[0]);
+    // A retry after a failed retry stays on the model.
+    const base2 = scriptedModel(["<answer>1</answer>"], { modelId: "base" });
+    const adapted2 = scriptedModel(["r1", "<answer>2</answer>", "r2", "<answer>42</answer>"], { modelId: "base+lora" });
+    const three = await reflectRetry({ model: adapted2, firstAttemptModel: base2, task, item, turns: 3 });
+    assert.deepEqual(three.attempts.map((a) => [a.call.model, a.reflection?.call?.model]), [["base", "base+lora"], ["base+lora", "base+lora"], ["base+lora", undefined]]);
+    assert.equal(three.solvedAt, 3);
+  });
+
   it("reflects on a failure and retries in one growing conversation (binary feedback hides the verifier's words)", async () => {
     const model = scriptedModel(["<answer>41</answer>", "I multiplied wrong.", "<answer>42</answer>"]);
     const episode = await reflectRetry({ model, task, item, turns: 2, seed: 7 });

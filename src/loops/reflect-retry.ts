@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../models/language-model.js";
+import type { ChatMessage, LanguageModel } from "../models/language-model.js";
 import { checkFromVerdict } from "../critics/verifier-critic.js";
 import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
@@ -19,6 +19,12 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
    * (`reflection` is the reflections' sampling.)
    */
   reflectionMode?: ReflectionMode;
+  /**
+   * The model of the first attempt (default: `model`, which then reflects and retries). The cascade's cheap first
+   * try with a stronger model on failure; or a reflection adapter kept off the first attempt it was never trained on
+   * (RRR samples its first attempts from the untrained model).
+   */
+  firstAttemptModel?: LanguageModel;
 }
 
 /**
@@ -29,7 +35,7 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
  */
 export function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "binary", [], mode)), mode);
+  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "binary", [], mode, options.firstAttemptModel)), mode);
 }
 
 /** The episode with the reflection mode it ran under, so runs that differ only in it can be paired. */
@@ -41,13 +47,13 @@ export async function withMode<R>(episode: Promise<Episode<R>>, mode: Reflection
  * The loop reflect-retry and cascade share: checks run cheapest first, each only if the ones before passed — the
  * task's verifier, then the given critics (an LLM judge) — and the model reflects only when one fails.
  */
-export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model"): Promise<string> {
+export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model", firstAttemptModel?: LanguageModel): Promise<string> {
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   const conversation: ChatMessage[] = [...taskPrompt];
   for (let turn = 1; ; turn++) {
     run.beginAttempt(turn);
-    const call = await run.call(model, "attempt", conversation, run.options.attempt ?? defaultAttemptSampling, "main", turn === 1 ? "generate" : "refine");
+    const call = await run.call(turn === 1 ? (firstAttemptModel ?? model) : model, "attempt", conversation, run.options.attempt ?? defaultAttemptSampling, "main", turn === 1 ? "generate" : "refine");
     const verdict = await run.verify(call.output, call.toolCalls === undefined ? undefined : { toolCalls: call.toolCalls });
     // A verdict composed of several checks (a gateway request's) lists them; any other is one verifier check.
     const checks: Check[] = verdict.checks ?? [checkFromVerdict(verdict)];

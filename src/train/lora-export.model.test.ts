@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import { getLlama, readGgufFileInfo } from "node-llama-cpp";
 import { InputError } from "../errors.js";
+import type { Episode } from "../loops/types.js";
 import { loadEmbeddedModel } from "../models/embedded.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { checkExport, llamaCppLogprobs } from "./export-check.js";
@@ -17,6 +21,8 @@ await prepareTestWorker();
 // on top of the unchanged Q4_1 base.
 
 const LAYERS = 30;
+const BIN = path.resolve(import.meta.dirname, "..", "..", "bin", "reflect.js");
+const execFileAsync = promisify(execFile);
 const TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"];
 
 describe("GGUF LoRA export of a SmolLM2 adapter", { timeout: 900_000 }, () => {
@@ -88,6 +94,36 @@ describe("GGUF LoRA export of a SmolLM2 adapter", { timeout: 900_000 }, () => {
     const probe = await worker.renderChat([[{ role: "user", content: "Say the secret word." }, { role: "assistant", content: "pomegranate-zebra" }]], false);
     const tokens = probe.map((r) => r.tokens);
     assert.deepEqual(await llamaCppLogprobs(base, tokens, 2, { path: adapter, scale: 0 }), await llamaCppLogprobs(base, tokens));
+  });
+
+  test("`reflect eval --lora-on retry`: the first attempt on the base alone, the reflection and the retry on base + adapter", async () => {
+    const adapter = path.join(dir, "trained.gguf");
+    const common = ["eval", "--task", "arithmetic", "--limit", "6", "--turns", "2", "--temperature", "0.7", "--seed", "3", "--max-tokens", "32", "--reflection-max-tokens", "24", "--threads", "2", "--json"];
+    const env = { ...process.env };
+    delete env.NODE_TEST_CONTEXT;
+    const runCli = (out: string, extra: string[]) => execFileAsync(process.execPath, [BIN, ...common, "--out", out, ...extra], { timeout: 600_000, env });
+    await runCli(path.join(dir, "eval-base"), []);
+    await runCli(path.join(dir, "eval-retry"), ["--lora", adapter, "--lora-on", "retry"]);
+    const episodes = (run: string) => readFileSync(path.join(dir, run, "episodes.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Episode<unknown>).sort((a, b) => a.id.localeCompare(b.id));
+    const base = episodes("eval-base");
+    const retry = episodes("eval-retry");
+    assert.equal(retry.length, 6);
+    const adapted = "embedded:smollm2-135m+lora:trained.gguf";
+    let reflected = 0;
+    for (const [i, episode] of retry.entries()) {
+      // The first attempt is the base run's, reply for reply (the same derived seed on the same weights).
+      assert.equal(episode.attempts[0]?.call.model, "embedded:smollm2-135m");
+      assert.equal(episode.attempts[0]?.call.output, base[i]?.attempts[0]?.call.output, episode.id);
+      for (const attempt of episode.attempts.slice(1)) assert.equal(attempt.call.model, adapted);
+      const reflection = episode.attempts[0]?.reflection?.call;
+      if (reflection !== undefined) {
+        reflected++;
+        assert.equal(reflection.model, adapted);
+      }
+    }
+    assert.ok(reflected > 0, "some first attempt failed, so the adapter reflected and retried");
+    const config = JSON.parse(readFileSync(path.join(dir, "eval-retry", "config.json"), "utf8")) as Record<string, unknown>;
+    assert.deepEqual([config.model_id, config.first_attempt_model_id, config.lora_on], [adapted, "embedded:smollm2-135m", "retry"]);
   });
 
   test("an adapter for another base is refused before llama.cpp sees it, naming the file and the mismatch", async () => {
