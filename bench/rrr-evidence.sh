@@ -9,7 +9,9 @@
 # Usage: bash bench/rrr-evidence.sh [TRAINING SEEDS...]   (default 0 1 2)
 #   NAME (environment, default rrr-lora) names the runs' folder under bench/runs; TRAIN_FLAGS go to every `train rrr`,
 #   e.g. NAME=rrr-strong TRAIN_FLAGS="--resample-ties 2 --kl 0.05" for the stronger recipe. Few-shot Gemma's runs are
-#   shared (bench/runs/rrr-lora/gemma-shots3).
+#   shared (bench/runs/rrr-lora/gemma-shots3). CONTROL (default controls) names the untrained runs under bench/runs:
+#   controls-3.22.1 for evaluations on node-llama-cpp 3.22.1, whose sampled replies differ from 3.21.1's at the same
+#   seed (bench/runs/controls ran on 3.21.1; BENCHMARKS.md "The adapter on the retry only").
 # Then it prints the tables (bench/sampled-table.mjs): each trained seed and the seeds pooled against the untrained
 # model and against few-shot Gemma, the placebo against the untrained placebo, and what training added to the
 # reflection's content ((own − placebo) trained − (own − placebo) untrained), paired by item.
@@ -18,6 +20,7 @@ cd "$(dirname "$0")/.."
 seeds=("$@")
 [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
 name=${NAME:-rrr-lora}
+control=${CONTROL:-controls}
 read -r -a flags <<< "${TRAIN_FLAGS:-}"
 items=bench/runs/sampled/items.jsonl
 for s in "${seeds[@]}"; do MODES=model bash bench/rrr-lora.sh "bench/runs/$name/seed-$s" "$s" 30 2e-4 "${flags[@]}" > /dev/null; done
@@ -30,6 +33,6 @@ for s in "${seeds[@]}"; do MODES="model placebo" bash bench/rrr-lora.sh "bench/r
 pooled=$(printf "$name/seed-%s/eval/model+" "${seeds[@]}")
 pooled=${pooled%+}
 placebo=${pooled//\/eval\/model/\/eval\/placebo}
-pairs=("$pooled:controls/model" "$pooled:rrr-lora/gemma-shots3" "$placebo:controls/placebo" "$pooled:$placebo:controls/model:controls/placebo")
-for s in "${seeds[@]}"; do pairs+=("$name/seed-$s/eval/model:controls/model" "$name/seed-$s/eval/placebo:controls/placebo"); done
+pairs=("$pooled:$control/model" "$pooled:rrr-lora/gemma-shots3" "$placebo:$control/placebo" "$pooled:$placebo:$control/model:$control/placebo")
+for s in "${seeds[@]}"; do pairs+=("$name/seed-$s/eval/model:$control/model" "$name/seed-$s/eval/placebo:$control/placebo"); done
 node bench/sampled-table.mjs bench/runs "${pairs[@]}"

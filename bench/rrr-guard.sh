@@ -5,9 +5,11 @@
 # its own reflection, 2 turns, T = 0.7, sampling seeds 1–3, --confidence). Needs each run's adapter.gguf (written by
 # bench/rrr-lora.sh). Runs go to RUN_DIR/eval-guard/model/seed-N; resumable.
 # Usage: bash bench/rrr-guard.sh RUN_DIR...   e.g. bench/runs/rrr-lora/seed-{0,1,2}
-# Then it prints each run and the runs pooled against the untrained model (bench/runs/controls/model; the guard
-# reproduces its first attempts, so the Acc@t1 difference is 0 by construction) and against few-shot Gemma
-# (bench/runs/rrr-lora/gemma-shots3), paired by item (bench/sampled-table.mjs).
+# Then it prints each run and the runs pooled against the untrained model (bench/runs/$CONTROL/model, default
+# controls-3.22.1: on the same node-llama-cpp build the guard reproduces its first attempts reply for reply, so the
+# Acc@t1 difference is 0 by construction; `MODES=model RUNS="seed-1 seed-2 seed-3" bash bench/controls.sh
+# bench/runs/controls-3.22.1 smollm2-135m --confidence` makes it), against the same adapter on every call
+# (RUN_DIR/eval/model) and against few-shot Gemma (bench/runs/rrr-lora/gemma-shots3), paired by item.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: bash bench/rrr-guard.sh RUN_DIR... (each with adapter.gguf)" >&2; exit 2; }
@@ -15,13 +17,14 @@ for run in "$@"; do
   [ -f "$run/adapter.gguf" ] || { echo "$run/adapter.gguf: not found — bench/rrr-lora.sh writes it" >&2; exit 2; }
   MODES=model RUNS="seed-1 seed-2 seed-3" bash bench/controls.sh "$run/eval-guard" smollm2-135m --lora "$run/adapter.gguf" --lora-on retry --confidence > /dev/null
 done
+control=${CONTROL:-controls-3.22.1}
 rel() { echo "${1#bench/runs/}"; }
 pooled=""
 pairs=()
 for run in "$@"; do
   r=$(rel "$run")/eval-guard/model
   pooled+="${pooled:++}$r"
-  pairs+=("$r:controls/model" "$r:$(rel "$run")/eval/model")
+  pairs+=("$r:$control/model" "$r:$(rel "$run")/eval/model")
 done
-pairs+=("$pooled:controls/model" "$pooled:rrr-lora/gemma-shots3")
+pairs+=("$pooled:$control/model" "$pooled:rrr-lora/gemma-shots3")
 node bench/sampled-table.mjs bench/runs "${pairs[@]}"
