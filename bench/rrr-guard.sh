@@ -14,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: bash bench/rrr-guard.sh RUN_DIR... (each with adapter.gguf)" >&2; exit 2; }
 for run in "$@"; do
+  done_runs=$(ls "$run"/eval-guard/model/seed-{1,2,3}/summary.json 2> /dev/null | wc -l)
+  [ "$done_runs" -lt 3 ] || continue
   [ -f "$run/adapter.gguf" ] || { echo "$run/adapter.gguf: not found — bench/rrr-lora.sh writes it" >&2; exit 2; }
   MODES=model RUNS="seed-1 seed-2 seed-3" bash bench/controls.sh "$run/eval-guard" smollm2-135m --lora "$run/adapter.gguf" --lora-on retry --confidence > /dev/null
 done
