@@ -95,7 +95,7 @@ export function registerEval(program: Command): void {
   modelFlags(command, "episodes")
     .option("--lora <file>", "a GGUF LoRA adapter applied on top of --model (an embedded GGUF; `reflect train export --lora` writes one)")
     .option("--lora-scale <x>", "multiplies the adapter's update (1: as trained)", Number)
-    .option("--lora-on <calls>", "reflect-retry, cascade: the calls the adapter serves — all (default), or retry: the reflections and the retries, the first attempt on the unchanged base (RRR samples its first attempts from the untrained model, so its adapter was never trained on them)", choice(loraCallKinds), "all")
+    .option("--lora-on <calls>", "reflect-retry, cascade: the calls the adapter serves — all, or retry: the reflections and the retries, the first attempt on the unchanged base (RRR samples its first attempts from the untrained model, so its adapter was never trained on them)", choice(loraCallKinds), "all")
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
     .option("--max-tokens <n>", "token limit of an attempt", int(1), 256)
