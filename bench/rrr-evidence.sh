@@ -11,7 +11,9 @@
 #   e.g. NAME=rrr-strong TRAIN_FLAGS="--resample-ties 2 --kl 0.05" for the stronger recipe. Few-shot Gemma's runs are
 #   shared (bench/runs/rrr-lora/gemma-shots3). CONTROL (default controls) names the untrained runs under bench/runs:
 #   controls-3.22.1 for evaluations on node-llama-cpp 3.22.1, whose sampled replies differ from 3.21.1's at the same
-#   seed (bench/runs/controls ran on 3.21.1; BENCHMARKS.md "The adapter on the retry only").
+#   seed (bench/runs/controls ran on 3.21.1; BENCHMARKS.md "The adapter on the retry only"). controls-3.22.1 holds
+#   model runs only so far: make its placebo first (MODES=placebo RUNS="seed-1 seed-2 seed-3" bash bench/controls.sh
+#   bench/runs/controls-3.22.1 smollm2-135m --confidence).
 # Then it prints the tables (bench/sampled-table.mjs): each trained seed and the seeds pooled against the untrained
 # model and against few-shot Gemma, the placebo against the untrained placebo, and what training added to the
 # reflection's content ((own − placebo) trained − (own − placebo) untrained), paired by item.
