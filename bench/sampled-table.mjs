@@ -26,10 +26,13 @@ const question = (r) => `What is ${r.a} ${r.op} ${r.b}?`;
 /** item id → [rate right at t1, rate right by t2] over the model's seeds. */
 function rates(name) {
   // Sampled runs only: a controls folder (bench/controls.sh) keeps its greedy run beside seed-1…3.
-  const seeds = name.split("+").flatMap((part) => {
+  const parts = name.split("+").map((part) => {
     const folder = path.join(dir, part);
     return existsSync(folder) ? readdirSync(folder).filter((s) => s.startsWith("seed-") && existsSync(path.join(folder, s, "summary.json"))).map((s) => path.join(folder, s)) : [];
   });
+  // A pool is finished only when each of its folders has a finished run: never a pool of fewer folders under its name.
+  if (parts.some((runs) => runs.length === 0)) return { seeds: 0, byItem: new Map() };
+  const seeds = parts.flat();
   const byItem = new Map();
   for (const seed of seeds) {
     for (const e of lines(path.join(seed, "episodes.jsonl"))) {
