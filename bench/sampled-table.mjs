@@ -54,7 +54,7 @@ function bootstrap(values) {
 const pct = (x) => (100 * x).toFixed(1).replace(/^-0\.0$/, "0.0");
 const fmt = ([m, lo, hi], sign = false) => `${sign && Number(pct(m)) >= 0 ? "+" : ""}${pct(m)} [${pct(lo)}, ${pct(hi)}]`;
 
-const names = [...new Set(pairs.flat())].filter((n) => n.split("+").some((part) => existsSync(path.join(dir, part))));
+const names = [...new Set(pairs.flat())];
 const data = new Map(names.map((n) => [n, rates(n)]).filter(([, r]) => r.seeds > 0));
 const missing = [...new Set(pairs.flat())].filter((n) => !data.has(n));
 if (missing.length > 0) console.log(`(no finished run yet: ${missing.join(", ")})\n`);
