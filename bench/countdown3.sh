@@ -18,8 +18,12 @@ data=${REFLECTKIT_DATA:-../shared/data}/countdown/tinyzero_countdown_test.jsonl
 items=$(mktemp --suffix=.jsonl)
 trap 'rm -f "$items"' EXIT
 node -e '
-const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter((l) => l.trim() !== "");
-const three = lines.filter((l) => JSON.parse(l).nums.length === 3).slice(0, Number(process.argv[2]));
+const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n");
+const nums = (l, i) => {
+  try { const n = JSON.parse(l).nums; if (Array.isArray(n)) return n; } catch {}
+  console.error(`${process.argv[1]}:${i + 1}: not a Countdown row (a JSON object with a "nums" array)`); process.exit(2);
+};
+const three = lines.filter((l, i) => l.trim() !== "" && nums(l, i).length === 3).slice(0, Number(process.argv[2]));
 if (three.length < Number(process.argv[2])) { console.error(`${process.argv[1]}: only ${three.length} three-number rows`); process.exit(2); }
 process.stdout.write(three.join("\n") + "\n");' "$data" "${LIMIT:-100}" > "$items"
 common=(--task countdown --data "$items" --turns 2 --shots 3 --stop-at-answer --confidence)
