@@ -141,7 +141,7 @@ describe("bad requests over HTTP", () => {
     assert.equal(chunked.status, 413);
     assert.equal(upstream.requests.length, 0);
 
-    assert.equal((await fetch(`${gateway.url}/v1/completions`, { method: "POST" })).status, 404);
+    assert.equal((await fetch(`${gateway.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" } })).status, 404);
     const models = await client(gateway.url).models.list();
     assert.deepEqual(models.data.map((m) => [m.id, m.owned_by]), [[UPSTREAM_MODEL, "reflectkit-upstream"], ["judge-spec", "reflectkit-judge"]]);
     assert.equal((await fetch(`${gateway.url}/metrics`)).status, 404, "no metrics unless the gateway is given them");

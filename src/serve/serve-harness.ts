@@ -152,3 +152,19 @@ export async function startTestGateway(t: TestContext, options: Omit<GatewayOpti
 export function client(url: string, apiKey = "unused"): OpenAI {
   return new OpenAI({ baseURL: `${url}/v1`, apiKey, maxRetries: 0 });
 }
+
+/**
+ * One request with the headers as given, Host included (`fetch` sets Host itself): what a browser tricked by DNS
+ * rebinding, or a page of another site, would send.
+ */
+export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: options.method ?? "GET", headers: options.headers ?? {} }, (res) => {
+      let body = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    request.on("error", reject);
+    request.end(options.body);
+  });
+}

@@ -22,6 +22,7 @@ import type { LanguageModel } from "../models/language-model.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { raceAbort } from "../util/abortable.js";
 import { Admission } from "./admission.js";
+import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { generateOnce, openRelay, redactText, upstreamError, type UpstreamHttp } from "./pass-through.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
@@ -78,6 +79,13 @@ export interface GatewayOptions {
   tracer?: Tracer;
   /** When set, every route but `/healthz` needs `Authorization: Bearer <apiKey>` (401 otherwise). */
   apiKey?: string;
+  /**
+   * Without `apiKey`: names besides the bound address's that a request's Host (and Origin) may carry, e.g. a DNS name
+   * in front of the gateway. Other names are answered 403, and a POST that is not JSON 415 (src/serve/host-guard.ts).
+   */
+  allowedHosts?: readonly string[];
+  /** The address the gateway listens on, whose names a keyless gateway answers (`startGateway` sets it; default 127.0.0.1). */
+  boundHost?: string;
   limits?: Partial<GatewayLimits>;
   /** `GET /metrics` (404 without it). */
   metricsText?: () => Promise<{ contentType: string; body: string }>;
@@ -137,6 +145,16 @@ export function createGateway(options: GatewayOptions): GatewayApp {
 
   const relay = options.upstreamHttp === undefined ? undefined : openRelay(options.upstreamHttp, limits.requestTimeoutMs);
   const app = new Hono<Env>();
+  // A keyless gateway is open to any web page the user visits (DNS rebinding, cross-site POSTs): refuse what no
+  // client program sends. A keyed one is not: the page does not know the key. `/healthz` reveals nothing, and load
+  // balancers probe it by IP.
+  const guard = options.apiKey === undefined || options.apiKey === "" ? hostGuard({ boundHost: options.boundHost ?? "127.0.0.1", allowedHosts: options.allowedHosts ?? [], remedy: (name) => `start the gateway with --allowed-host ${name}` }) : undefined;
+  app.use("*", async (c, next) => {
+    const refusal = guard === undefined || c.req.path === "/healthz" ? null : guard({ host: c.req.header("host"), origin: c.req.header("origin"), "sec-fetch-site": c.req.header("sec-fetch-site"), "sec-fetch-mode": c.req.header("sec-fetch-mode"), "content-type": c.req.header("content-type") }, c.req.method);
+    if (refusal === null) return next();
+    if (c.req.path === "/v1/chat/completions") observer.request({ kind: "rejected", status: refusal.status, ms: 0, stream: false });
+    return errorResponse(refusal.status, refusal.message, { type: "invalid_request_error", code: refusal.code });
+  });
   app.use("*", async (c, next) => {
     if (c.req.path === "/healthz" || authorized(options.apiKey, c.req.header("authorization"))) return next();
     // A rejected chat request is still a request the observer hears of.
@@ -355,8 +373,8 @@ export interface RunningGateway {
 
 /** Serves `createGateway(options)` on `host:port` (default 127.0.0.1, and port 8787; 0 picks a free one). */
 export async function startGateway(options: GatewayOptions & { host?: string; port?: number }): Promise<RunningGateway> {
-  const app = createGateway(options);
   const host = options.host ?? "127.0.0.1";
+  const app = createGateway({ ...options, boundHost: host });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787 }, () => resolve(s));
     s.once("error", (error: NodeJS.ErrnoException) => {
