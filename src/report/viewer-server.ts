@@ -2,6 +2,7 @@ import http from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { UsageError } from "../errors.js";
+import { hostGuard } from "../serve/host-guard.js";
 import { readRunFolders, type RunFolder } from "./run-folder.js";
 import { viewData } from "./view-model.js";
 import { viewerPage } from "./viewer-client.js";
@@ -22,12 +23,16 @@ export interface RunningViewer {
 
 /**
  * Serves the episode browser of the run folders on 127.0.0.1 only: `/` the page, `/api/data` the episodes (with the
- * diffs between attempts computed here). The folders are read once, at start; nothing is written to them.
+ * diffs between attempts computed here). The folders are read once, at start; nothing is written to them. A request
+ * whose Host or Origin is not the server's own is refused (403): a page elsewhere must not read recorded prompts
+ * through DNS rebinding.
  */
 export async function startViewer(options: ViewerOptions): Promise<RunningViewer> {
   const runs = await readRunFolders(options.runDirs);
   const body = Buffer.from(JSON.stringify(viewData(runs)));
   const page = Buffer.from(viewerPage(`reflect view · ${runs.map((r) => r.label).join(" · ")}`));
+  const pageUrl = (): string => `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const guard = hostGuard({ boundHost: "127.0.0.1", remedy: () => `open the page at ${pageUrl()} instead` });
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const send = (status: number, type: string, content: Buffer | string) => {
@@ -35,6 +40,8 @@ export async function startViewer(options: ViewerOptions): Promise<RunningViewer
       res.end(req.method === "HEAD" ? undefined : content);
     };
     if (req.method !== "GET" && req.method !== "HEAD") return send(405, "text/plain; charset=utf-8", "only GET\n");
+    const refusal = guard({ host: req.headers.host, origin: req.headers.origin, "sec-fetch-site": header(req, "sec-fetch-site"), "sec-fetch-mode": header(req, "sec-fetch-mode") }, req.method);
+    if (refusal !== null) return send(refusal.status, "text/plain; charset=utf-8", `${refusal.message}\n`);
     if (url.pathname === "/" || url.pathname === "/index.html") return send(200, "text/html; charset=utf-8", page);
     if (url.pathname === "/api/data") return send(200, "application/json; charset=utf-8", body);
     return send(404, "text/plain; charset=utf-8", "not found\n");
@@ -58,4 +65,10 @@ export async function startViewer(options: ViewerOptions): Promise<RunningViewer
       await once(server, "close");
     },
   };
+}
+
+/** A request header Node may give as a list: its first value. */
+function header(req: http.IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
