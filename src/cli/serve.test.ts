@@ -3,8 +3,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
-import { reply, startUpstream, UPSTREAM_MODEL } from "../serve/serve-harness.js";
-import { assertExit, describeRun, jsonLines, removeCacheDir, startCli, tempDir, type CliRun } from "./cli-harness.js";
+import { rawRequest, reply, startUpstream, UPSTREAM_MODEL } from "../serve/serve-harness.js";
+import { assertExit, cli, describeRun, jsonLines, removeCacheDir, startCli, tempDir, type CliRun } from "./cli-harness.js";
 
 const KEY = "sk-planted-cli-DO-NOT-LEAK-77aa01";
 
@@ -78,5 +78,29 @@ describe("reflect serve", () => {
     assert.ok(acknowledged.length > 0, "some requests were answered before the kill");
     assert.ok(acknowledged.length < 40, "the kill came before every request was answered");
     for (const id of acknowledged) assert.ok(recorded.has(id), `acknowledged ${id} is not in the record`);
+  });
+
+  it("refuses to start on a non-loopback --host without REFLECT_GATEWAY_KEY, or with an --allowed-host that is a URL", async () => {
+    const upstream = `http://127.0.0.1:9/v1#${UPSTREAM_MODEL}`;
+    const exposed = await cli(["serve", "--upstream", upstream, "--host", "0.0.0.0", "--port", "0"], { env: { REFLECT_GATEWAY_KEY: undefined } });
+    assertExit(exposed, 2);
+    assert.match(exposed.stderr, /--host 0\.0\.0\.0 exposes the gateway, and REFLECT_GATEWAY_KEY is not set .*--allow-no-key/u);
+    const url = await cli(["serve", "--upstream", upstream, "--port", "0", "--allowed-host", "http://gateway.internal/"], { env: { REFLECT_GATEWAY_KEY: undefined } });
+    assertExit(url, 2);
+    assert.match(url.stderr, /--allowed-host http:\/\/gateway\.internal\/ is not a host name/u);
+  });
+
+  it("starts on 0.0.0.0 without a key with --allow-no-key, warns, and answers only its own names and --allowed-host", async (t) => {
+    const upstream = await startUpstream(t, reply("ok"));
+    const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--host", "0.0.0.0", "--port", "0", "--allow-no-key", "--allowed-host", "gateway.internal"], { env: { REFLECT_GATEWAY_KEY: undefined } });
+    const port = new URL(await baseUrlOf(run)).port;
+    const models = (host: string) => rawRequest(`http://127.0.0.1:${port}/v1/models`, { headers: { host } }).then((r) => r.status);
+    assert.equal(await models(`127.0.0.1:${port}`), 200);
+    assert.equal(await models(`gateway.internal:${port}`), 200);
+    assert.equal(await models(`evil.example:${port}`), 403);
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    assertExit(result, 0);
+    assert.match(result.stderr, /listening on 0\.0\.0\.0 with no REFLECT_GATEWAY_KEY/u);
   });
 });

@@ -1,10 +1,12 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { buildRequestChecks } from "../critics/request/build.js";
+import { UsageError } from "../errors.js";
 import { openRecordWriter, type RecordWriter } from "../eval/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel, type OpenModelOptions } from "../models/open.js";
 import { parseModelSpec } from "../models/spec.js";
+import { hostName, isLoopbackHost } from "../serve/host-guard.js";
 import { createGatewayMetrics } from "../serve/metrics.js";
 import { defaultGatewayLimits, startGateway, type GatewayLimits, type RunningGateway } from "../serve/server.js";
 import { createOtelTracer, otlpEndpointFromEnv } from "../telemetry/otel.js";
@@ -17,6 +19,8 @@ interface ServeFlags {
   upstream: string;
   port: number;
   host: string;
+  allowNoKey: boolean;
+  allowedHost: string[];
   record?: string;
   recordContent: boolean;
   judge: string[];
@@ -37,7 +41,9 @@ export function registerServe(program: Command): void {
     .description("an OpenAI-compatible gateway: requests with a `reflect` object run the cascade (verify, reflect, retry); the rest pass through unchanged")
     .requiredOption("--upstream <spec>", "required: the model behind the gateway — a registered name, a .gguf path, or http(s)://host/v1#model")
     .option("--port <n>", "port to listen on (0: any free port)", int(0), 8787)
-    .option("--host <host>", "address to bind; anything but loopback exposes the gateway (set REFLECT_GATEWAY_KEY)", "127.0.0.1")
+    .option("--host <host>", "address to bind; anything but loopback exposes the gateway and needs REFLECT_GATEWAY_KEY (or --allow-no-key)", "127.0.0.1")
+    .option("--allow-no-key", "start on a non-loopback --host without REFLECT_GATEWAY_KEY: anyone who can reach the gateway can use the upstream", false)
+    .option("--allowed-host <name>", "a name clients reach a keyless gateway by, besides its address and localhost (repeatable); requests naming another Host or Origin are refused (403)", (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option("--record <dir>", "append every reflected request's episode to this record folder (synced before the response)")
     .option("--record-content", "keep request and reply text in the record (without it: counts and verdicts only)", false)
     .option("--judge <spec>", "a model a request may name in reflect.judge (repeatable); requests cannot name any other", (value: string, previous: string[]) => [...previous, value], [] as string[])
@@ -54,6 +60,9 @@ export function registerServe(program: Command): void {
 
 /** Opens the models, the record and the tracer, serves until SIGINT or SIGTERM, then closes everything in order. */
 async function serve(flags: ServeFlags): Promise<void> {
+  const apiKey = process.env.REFLECT_GATEWAY_KEY;
+  const keyless = apiKey === undefined || apiKey === "";
+  checkExposure(flags, keyless);
   const spec = parseModelSpec(flags.upstream);
   const parallel = flags.parallel ?? (spec.kind === "http" ? 4 : 1);
   const openOptions: OpenModelOptions = { parallel, offline: flags.offline, progress: fetchProgressBar(), apiKeyEnv: flags.upstreamKeyEnv };
@@ -82,7 +91,6 @@ async function serve(flags: ServeFlags): Promise<void> {
     if (flags.otelJsonl !== undefined || otlpEndpoint !== undefined) {
       tracer = createOtelTracer({ ...(flags.otelJsonl === undefined ? {} : { jsonlPath: path.resolve(flags.otelJsonl) }), ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }), serviceName: "reflectkit-gateway" });
     }
-    const apiKey = process.env.REFLECT_GATEWAY_KEY;
     let gateway: RunningGateway | undefined;
     const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0 });
     gateway = await startGateway({
@@ -94,13 +102,13 @@ async function serve(flags: ServeFlags): Promise<void> {
       metricsText: () => metrics.text(),
       ...(recorder === undefined ? {} : { recorder }),
       ...(tracer === undefined ? {} : { tracer }),
-      ...(apiKey === undefined || apiKey === "" ? {} : { apiKey }),
+      ...(keyless ? {} : { apiKey }),
+      allowedHosts: flags.allowedHost,
       limits,
       host: flags.host,
       port: flags.port,
     });
-    const loopback = flags.host === "127.0.0.1" || flags.host === "::1" || flags.host === "localhost";
-    if (!loopback && (apiKey === undefined || apiKey === "")) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
+    if (keyless && !isLoopbackHost(flags.host)) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
     process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}\n`);
     await stopSignal();
     process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");
@@ -109,6 +117,19 @@ async function serve(flags: ServeFlags): Promise<void> {
     await recorder?.close();
     await tracer?.shutdown();
     for (const model of models) await model.close();
+  }
+}
+
+/**
+ * Refuses, before any model is opened, a keyless gateway on an address others can reach (it would spend the
+ * upstream for anyone) unless `--allow-no-key` says so, and an `--allowed-host` that is not a host name.
+ */
+function checkExposure(flags: ServeFlags, keyless: boolean): void {
+  if (keyless && !isLoopbackHost(flags.host) && !flags.allowNoKey) {
+    throw new UsageError(`--host ${flags.host} exposes the gateway, and REFLECT_GATEWAY_KEY is not set — set it (clients then send it as their API key), bind loopback (--host 127.0.0.1), or pass --allow-no-key to let anyone who can reach ${flags.host} use the upstream`);
+  }
+  for (const name of flags.allowedHost) {
+    if (hostName(name) === undefined) throw new UsageError(`--allowed-host ${name} is not a host name — give the name alone, e.g. --allowed-host gateway.internal (no scheme, no path)`);
   }
 }
 
