@@ -37,6 +37,13 @@ export interface TaskFamily {
    * data, whose files are test splits.
    */
   demonstrations?(count: number, avoid: readonly unknown[]): Demonstration[];
+  /**
+   * Where its verifier runs when a request names the family (`reflect.task`): `"sandbox"` for families whose verifier
+   * executes the reply's code — asynchronous, bounded by the sandbox's own time and memory limits, so it runs on the
+   * caller's thread; absent for pure verifiers, which the gateway and the middleware run in a check worker under its
+   * deadlines.
+   */
+  verifier?: "sandbox";
 }
 
 /** Demonstrations come from their own seed, so they do not depend on the run's --seed. */

@@ -13,6 +13,8 @@ export interface BuildRequestChecksOptions {
   toolChoiceRequired?: boolean;
   /** Where `tests` run (default: the process-wide sandbox and its default limits). */
   code?: CodeJudgeOptions;
+  /** Most tool calls of one reply the tools check reads (`RequestCheckBounds.toolCallsChecked`). */
+  toolCallsChecked?: number;
 }
 
 /**
@@ -31,7 +33,7 @@ export function buildRequestChecks(spec: RequestCheckSpec, options: BuildRequest
   }
   const required = options.toolChoiceRequired === true || spec.toolsRequired === true;
   const offered = spec.tools !== undefined && (!Array.isArray(spec.tools) || spec.tools.length > 0);
-  if (offered) checks.push(toolCallsCheck(spec.tools as NonNullable<RequestCheckSpec["tools"]>, { required }));
+  if (offered) checks.push(toolCallsCheck(spec.tools as NonNullable<RequestCheckSpec["tools"]>, { required, ...(options.toolCallsChecked === undefined ? {} : { maxCalls: options.toolCallsChecked }) }));
   else if (required) throw new RequestFieldError("tool_choice", "a tool call is required but no tools are offered: give tools, or leave tool_choice out");
   if (spec.regex !== undefined) {
     // A bare pattern string is taken too (`"reflect": {"regex": "^\\d+$"}`).

@@ -6,10 +6,12 @@ import { runWithin } from "./time-limit.js";
 
 /**
  * The compiled schemas of requests (`response_format` schemas and tool parameter schemas), shared by every request
- * of the process: an application sends the same few schemas with every call, so each compiles once. The json task's
- * SchemaCache (ajv, `allErrors`, draft-07/2019-09/2020-12 by `$schema`, formats), bounded to the 256 most recent.
+ * of the thread (each check worker has its own): an application sends the same few schemas with every call, so each
+ * compiles once. The json task's SchemaCache (ajv, `allErrors`, draft-07/2019-09/2020-12 by `$schema`, formats),
+ * bounded to the 256 most recent and to {@link REQUEST_SCHEMA_CACHE_BYTES} of estimated size.
  */
-export const requestSchemas = new SchemaCache({ maxEntries: 256 });
+export const REQUEST_SCHEMA_CACHE_BYTES = 32 * 1024 * 1024;
+export const requestSchemas = new SchemaCache({ maxEntries: 256, maxBytes: REQUEST_SCHEMA_CACHE_BYTES });
 
 /** Wall time one validation may take before it is stopped: a client's schema may carry a catastrophic `pattern`. */
 export const VALIDATION_TIMEOUT_MS = 100;

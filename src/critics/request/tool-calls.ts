@@ -9,6 +9,8 @@ import { compileRequestSchema, type Validator } from "./request-schemas.js";
 export interface ToolCallsCheckOptions {
   /** The request forces a call (OpenAI `tool_choice: "required"` or a named function): a reply without one fails. */
   required?: boolean;
+  /** Most tool calls of one reply read (default 64); a reply with more cannot be judged, and says so. */
+  maxCalls?: number;
 }
 
 /** A function's arguments when it declares no `parameters`: an object with nothing in it. */
@@ -38,6 +40,7 @@ export function toolCallsCheck(tools: readonly ToolDefinition[], options: ToolCa
   }
   const offered = [...validators.keys()].map((name) => JSON.stringify(name)).join(", ");
   const required = options.required === true;
+  const maxCalls = options.maxCalls ?? 64;
   return {
     source: "tools",
     name: "tools",
@@ -49,6 +52,7 @@ export function toolCallsCheck(tools: readonly ToolDefinition[], options: ToolCa
         if (required) return { source: "tools", pass: false, score: 0, feedback: `A tool call was required, but the reply made none. Call one of the offered functions: ${offered}.` };
         return { source: "tools", pass: true, score: 1, feedback: "The reply made no tool call and answers in text." };
       }
+      if (calls.length > maxCalls) return { source: "tools", pass: null, score: 0, feedback: `Cannot judge: the reply made ${calls.length} tool calls; the tools check reads at most ${maxCalls} (toolCallsChecked).` };
       const problems: string[] = [];
       let good = 0;
       for (const [index, call] of calls.entries()) {

@@ -22,6 +22,7 @@ export function loadHumaneval(file: string) {
 }
 
 export const humanevalFamily: TaskFamily = {
+  verifier: "sandbox",
   name: "humaneval",
   description: "HumanEval (164 Python functions to complete from a signature and docstring), graded by the hidden check() in a bubblewrap sandbox",
   create: () => humanevalTask() as Task<unknown, Promise<Verdict>>,

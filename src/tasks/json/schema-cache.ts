@@ -20,7 +20,10 @@ import formats from "ajv-formats";
  *
  * Each schema is removed from its Ajv instance once compiled, so two items whose different schemas share an `$id`
  * do not collide ("schema with key or id already exists"); the compiled function does not need the registration.
- * The cache keeps the `maxEntries` most recently used schemas.
+ * The cache keeps the most recently used schemas, at most `maxEntries` of them and at most `maxBytes` of their
+ * estimated size: {@link estimateCompiledBytes}, from the schema's JSON length (ajv keeps about 17 bytes of heap per
+ * character of schema, measured on schemas of 100 to 20,000 properties). A schema larger than the whole budget is
+ * compiled and returned but not kept.
  */
 export type CompiledSchema = { ok: true; validate: (value: unknown) => ErrorObject[] } | { ok: false; problem: string };
 
@@ -36,14 +39,31 @@ const DIALECTS: ReadonlyMap<string, SchemaDialect> = new Map([
 
 const OPTIONS: Options = { allErrors: true, strict: false, logger: false };
 
+/** Heap bytes a compiled schema is taken to hold per character of its JSON, and per entry on top. */
+const BYTES_PER_CHAR = 20;
+const BYTES_PER_ENTRY = 8 * 1024;
+
+/** What a compiled schema is estimated to keep in memory, from its JSON text. */
+export function estimateCompiledBytes(json: string): number {
+  return BYTES_PER_ENTRY + BYTES_PER_CHAR * json.length;
+}
+
 export class SchemaCache {
   readonly maxEntries: number;
+  readonly maxBytes: number;
   #entries = new Map<string, CompiledSchema>();
+  #bytes = 0;
   #ajv = new Map<SchemaDialect, Ajv>();
   #compiles = 0;
 
-  constructor(options: { maxEntries?: number } = {}) {
+  constructor(options: { maxEntries?: number; maxBytes?: number } = {}) {
     this.maxEntries = options.maxEntries ?? 1000;
+    this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  }
+
+  /** The estimated bytes of the schemas kept. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   /** How many schemas this cache has compiled (or tried to): the seam tests use to see that it caches. */
@@ -70,8 +90,15 @@ export class SchemaCache {
       return cached;
     }
     const compiled = this.#compile(schema);
+    const size = estimateCompiledBytes(key);
+    if (size > this.maxBytes) return compiled;
     this.#entries.set(key, compiled);
-    if (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#bytes += size;
+    while (this.#entries.size > this.maxEntries || this.#bytes > this.maxBytes) {
+      const oldest = this.#entries.keys().next().value as string;
+      this.#entries.delete(oldest);
+      this.#bytes -= estimateCompiledBytes(oldest);
+    }
     return compiled;
   }
 
