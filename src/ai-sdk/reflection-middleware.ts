@@ -6,7 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { JSONObject, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4GenerateResult, LanguageModelV4Middleware, LanguageModelV4StreamPart } from "@ai-sdk/provider";
-import { buildRequestChecks } from "../critics/request/build.js";
+import type { CheckPool } from "../critics/request/check-pool.js";
+import { defaultCheckPool, prepareRequestChecks } from "../critics/request/isolated-checks.js";
 import type { Reply, RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
@@ -49,6 +50,12 @@ export interface ReflectionMiddlewareOptions {
    * before the result returns; a failed write fails the call (RecordWriteError), so nothing unrecorded is returned.
    */
   recorder?: RecordWriter;
+  /**
+   * Where the call's own checks (its schema, its tools' parameters) compile and run: worker threads under deadlines,
+   * so a catastrophic schema cannot hang the application — it is "cannot judge", naming the limit. Default: the
+   * process-wide pool (`defaultCheckPool`, limits `defaultCheckPoolLimits`); a caller's own checks run in process.
+   */
+  checkPool?: CheckPool;
 }
 
 /** Options of the call that the loop's own settings do not replace, passed on to every model call. */
@@ -60,7 +67,8 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
 
   async function reflect(params: LanguageModelV4CallOptions, model: LanguageModelV4): Promise<LanguageModelV4GenerateResult> {
     const spec = checkSpec(params);
-    const checks = [...buildRequestChecks(spec, { toolChoiceRequired: spec.toolsRequired === true }), ...custom];
+    const own = await prepareRequestChecks(spec, { pool: options.checkPool ?? defaultCheckPool(), toolChoiceRequired: spec.toolsRequired === true, client: "app", ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }) });
+    const checks = [...own, ...custom];
     const record: RequestRecord = { messages: chatMessages(params.prompt), checks: spec };
     const episode = await cascade({
       model: fromAISDK(withCallSettings(model, params)),

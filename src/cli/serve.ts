@@ -1,6 +1,5 @@
 import path from "node:path";
 import type { Command } from "commander";
-import { buildRequestChecks } from "../critics/request/build.js";
 import { UsageError } from "../errors.js";
 import { openRecordWriter, type RecordWriter } from "../eval/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -60,8 +59,9 @@ export function registerServe(program: Command): void {
 
 /** Opens the models, the record and the tracer, serves until SIGINT or SIGTERM, then closes everything in order. */
 async function serve(flags: ServeFlags): Promise<void> {
-  const apiKey = process.env.REFLECT_GATEWAY_KEY;
-  const keyless = apiKey === undefined || apiKey === "";
+  // Several keys, comma-separated, make several clients, each with its own share of the gateway.
+  const apiKeys = (process.env.REFLECT_GATEWAY_KEY ?? "").split(",").map((k) => k.trim()).filter((k) => k !== "");
+  const keyless = apiKeys.length === 0;
   checkExposure(flags, keyless);
   const spec = parseModelSpec(flags.upstream);
   const parallel = flags.parallel ?? (spec.kind === "http" ? 4 : 1);
@@ -96,13 +96,12 @@ async function serve(flags: ServeFlags): Promise<void> {
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: flags.upstreamKeyEnv } } : {}),
-      buildChecks: buildRequestChecks,
       judges,
       observer: metrics,
       metricsText: () => metrics.text(),
       ...(recorder === undefined ? {} : { recorder }),
       ...(tracer === undefined ? {} : { tracer }),
-      ...(keyless ? {} : { apiKey }),
+      ...(keyless ? {} : { apiKey: apiKeys }),
       allowedHosts: flags.allowedHost,
       limits,
       host: flags.host,

@@ -1,12 +1,11 @@
 /**
- * The gateway with the real request checks (`buildRequestChecks`): a JSON schema from `response_format` and tool calls
+ * The gateway with the real request checks, compiled and run in its check workers: a JSON schema from `response_format` and tool calls
  * from `tools`, each failing on the first draft and passing on the retry, over a real HTTP upstream; the tool calls come
  * back as OpenAI's `tool_calls`, streamed or not.
  */
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
 import type OpenAI from "openai";
-import { buildRequestChecks } from "../critics/request/build.js";
 import { createHttpModel } from "../models/http.js";
 import { client, completion, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
 import type { RunningGateway } from "./server.js";
@@ -16,7 +15,6 @@ async function setup(t: TestContext, script: Behaviour[]): Promise<{ upstream: F
   const gateway = await startTestGateway(t, {
     upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } }),
     upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: "REFLECT_TEST_NO_KEY" },
-    buildChecks: buildRequestChecks,
   });
   return { upstream, gateway };
 }

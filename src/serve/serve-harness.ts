@@ -8,7 +8,6 @@ import http from "node:http";
 import type { TestContext } from "node:test";
 import OpenAI from "openai";
 import { listenOnLoopback } from "../cli/cli-harness.js";
-import { buildRequestChecks } from "../critics/request/build.js";
 import { startGateway, type GatewayOptions, type RunningGateway } from "./server.js";
 
 export const UPSTREAM_MODEL = "fake-upstream";
@@ -142,8 +141,8 @@ export const echoHeaders: Behaviour = (res, seen) => {
 };
 
 /** The gateway on a free port of 127.0.0.1, closed when the test ends. */
-export async function startTestGateway(t: TestContext, options: Omit<GatewayOptions, "buildChecks"> & Partial<Pick<GatewayOptions, "buildChecks">>): Promise<RunningGateway> {
-  const gateway = await startGateway({ buildChecks: buildRequestChecks, ...options, port: 0 });
+export async function startTestGateway(t: TestContext, options: GatewayOptions): Promise<RunningGateway> {
+  const gateway = await startGateway({ ...options, port: 0 });
   t.after(() => gateway.close(100));
   return gateway;
 }

@@ -10,8 +10,11 @@ import { serve, type HttpBindings } from "@hono/node-server";
 // Imported before `serve` replaces the global Response: the marker must be a plain Response for the server library.
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono, type Context } from "hono";
+import { CheckPool, CheckPoolBusyError, defaultCheckPoolLimits, type CheckPoolLimits } from "../critics/request/check-pool.js";
+import { prepareRequestChecks } from "../critics/request/isolated-checks.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
+import { defaultRequestCheckBounds, measure, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../eval/record-writer.js";
@@ -47,6 +50,25 @@ export interface GatewayLimits {
   budget: { tokens: number; calls: number; seconds: number };
   /** `max_tokens` of a request that sets none. */
   defaultMaxTokens: number;
+  /** Deepest nesting of objects and arrays in a reflected request's body: 400 beyond, before anything else is read. */
+  bodyDepth: number;
+  /** Sizes of the checks a request carries (schemas, tools, tool calls read, `reflect.item`): 400 beyond, before any work. */
+  requestChecks: RequestCheckBounds;
+  /** The check workers that compile and run a request's checks off the event loop: threads, queue, deadlines, heap. */
+  checks: CheckPoolLimits;
+  /**
+   * Requests one client — a key of the gateway's, or a client address on a gateway without a key — may have running
+   * and waiting at once; beyond, 429. Undefined: `parallel − 1` running (at least 1) and half of `maxQueue` waiting, so
+   * one client cannot hold every slot. Its checks likewise hold at most `checks.perClient` workers.
+   */
+  perClient?: { running: number; queued: number };
+  /** Node's server: most time to receive a request's headers, and its whole body (408 and the connection closed). */
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept. */
+  keepAliveTimeoutMs: number;
+  /** Open connections at once; more are closed as they arrive. */
+  maxConnections: number;
 }
 
 export const defaultGatewayLimits: GatewayLimits = Object.freeze({
@@ -58,18 +80,35 @@ export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   maxTurns: 5,
   budget: Object.freeze({ tokens: 32_768, calls: 16, seconds: 240 }),
   defaultMaxTokens: 512,
+  bodyDepth: 64,
+  requestChecks: defaultRequestCheckBounds,
+  checks: defaultCheckPoolLimits,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
 });
 
-/** The request checks of a spec (`buildRequestChecks` of src/critics/request/build.ts); throws RequestFieldError. */
-export type BuildRequestChecks = (spec: RequestCheckSpec, options: { toolChoiceRequired: boolean }) => readonly RequestCheck[] | Promise<readonly RequestCheck[]>;
+/** What a request's checks are built with: its tool choice, the client whose share it counts against, its signal. */
+export interface BuildChecksContext {
+  toolChoiceRequired: boolean;
+  client: string;
+  signal: AbortSignal;
+}
+
+/**
+ * The request checks of a spec; throws RequestFieldError. The default compiles and runs them in the gateway's check
+ * workers (`prepareRequestChecks` of src/critics/request/isolated-checks.ts).
+ */
+export type BuildRequestChecks = (spec: RequestCheckSpec, context: BuildChecksContext) => readonly RequestCheck[] | Promise<readonly RequestCheck[]>;
 
 export interface GatewayOptions {
   /** The model every request runs on (opened with `openModel`). */
   upstream: LanguageModel;
   /** When the upstream is an OpenAI-compatible endpoint: where pass-through requests go, raw. */
   upstreamHttp?: UpstreamHttp;
-  /** Turns a request's check spec into checks. */
-  buildChecks: BuildRequestChecks;
+  /** Turns a request's check spec into checks (default: in the gateway's check workers, under `limits.checks`). */
+  buildChecks?: BuildRequestChecks;
   /** The judges a request may name in `reflect.judge`, by the spec given at start (an allowlist). */
   judges?: ReadonlyMap<string, LanguageModel>;
   /** Told of every chat-completion request once, however it ended. */
@@ -77,8 +116,11 @@ export interface GatewayOptions {
   /** Every reflected request's episode is appended, and synced, before its response is sent. */
   recorder?: RecordWriter;
   tracer?: Tracer;
-  /** When set, every route but `/healthz` needs `Authorization: Bearer <apiKey>` (401 otherwise). */
-  apiKey?: string;
+  /**
+   * When set, every route but `/healthz` needs `Authorization: Bearer <key>` with one of these keys (401 otherwise);
+   * each key is a client of its own for `limits.perClient`.
+   */
+  apiKey?: string | readonly string[];
   /**
    * Without `apiKey`: names besides the bound address's that a request's Host (and Origin) may carry, e.g. a DNS name
    * in front of the gateway. Other names are answered 403, and a POST that is not JSON 415 (src/serve/host-guard.ts).
@@ -118,8 +160,8 @@ export interface GatewayLoad {
   queued: number;
 }
 
-/** The Node request and response behind a Hono request (`@hono/node-server`). */
-type Env = { Bindings: HttpBindings };
+/** The Node request and response behind a Hono request (`@hono/node-server`), and who the client is. */
+type Env = { Bindings: HttpBindings; Variables: { client: string } };
 
 /**
  * The gateway's Hono app, served by `@hono/node-server` (pass-through relays on its Node request and response);
@@ -135,7 +177,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const tracer = options.tracer ?? noopTracer;
   const newId = options.newId ?? (() => `chatcmpl-${randomUUID().replaceAll("-", "")}`);
   const now = options.now ?? Date.now;
-  const admission = new Admission(limits.parallel, limits.maxQueue);
+  const perClient = limits.perClient ?? { running: Math.max(1, limits.parallel - 1), queued: Math.max(1, Math.ceil(limits.maxQueue / 2)) };
+  const admission = new Admission(limits.parallel, limits.maxQueue, perClient);
+  const keys = (typeof options.apiKey === "string" ? [options.apiKey] : (options.apiKey ?? [])).filter((k) => k !== "");
+  const keyDigests = keys.map(digest);
+  const pool = options.buildChecks === undefined ? new CheckPool(limits.checks) : undefined;
+  const buildChecks: BuildRequestChecks =
+    options.buildChecks ?? ((spec, context) => prepareRequestChecks(spec, { pool: pool as CheckPool, bounds: limits.requestChecks, toolChoiceRequired: context.toolChoiceRequired, client: context.client, signal: context.signal }));
   const modelName = options.upstreamHttp?.model ?? options.upstream.modelId;
   const secret = (): string | undefined => (options.upstreamHttp === undefined ? undefined : process.env[options.upstreamHttp.apiKeyEnv]);
   /** A JSON body with the upstream key blanked, should an upstream have echoed it into a reply. */
@@ -148,7 +196,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   // A keyless gateway is open to any web page the user visits (DNS rebinding, cross-site POSTs): refuse what no
   // client program sends. A keyed one is not: the page does not know the key. `/healthz` reveals nothing, and load
   // balancers probe it by IP.
-  const guard = options.apiKey === undefined || options.apiKey === "" ? hostGuard({ boundHost: options.boundHost ?? "127.0.0.1", allowedHosts: options.allowedHosts ?? [], remedy: (name) => `start the gateway with --allowed-host ${name}` }) : undefined;
+  const guard = keys.length === 0 ? hostGuard({ boundHost: options.boundHost ?? "127.0.0.1", allowedHosts: options.allowedHosts ?? [], remedy: (name) => `start the gateway with --allowed-host ${name}` }) : undefined;
   app.use("*", async (c, next) => {
     const refusal = guard === undefined || c.req.path === "/healthz" ? null : guard({ host: c.req.header("host"), origin: c.req.header("origin"), "sec-fetch-site": c.req.header("sec-fetch-site"), "sec-fetch-mode": c.req.header("sec-fetch-mode"), "content-type": c.req.header("content-type") }, c.req.method);
     if (refusal === null) return next();
@@ -156,7 +204,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     return errorResponse(refusal.status, refusal.message, { type: "invalid_request_error", code: refusal.code });
   });
   app.use("*", async (c, next) => {
-    if (c.req.path === "/healthz" || authorized(options.apiKey, c.req.header("authorization"))) return next();
+    if (c.req.path === "/healthz") return next();
+    const key = keys.length === 0 ? -1 : keyIndex(keyDigests, c.req.header("authorization"));
+    if (keys.length === 0 || key >= 0) {
+      // The client a share counts against: the key's digest (never the key), or the address of a keyless caller.
+      c.set("client", key >= 0 ? `key:${(keyDigests[key] as Buffer).toString("hex").slice(0, 12)}` : `addr:${c.env?.incoming?.socket.remoteAddress ?? "unknown"}`);
+      return next();
+    }
     // A rejected chat request is still a request the observer hears of.
     if (c.req.path === "/v1/chat/completions") observer.request({ kind: "rejected", status: 401, ms: 0, stream: false });
     return errorResponse(401, "missing or wrong API key — send Authorization: Bearer <the gateway's REFLECT_GATEWAY_KEY>", { type: "authentication_error", code: "invalid_api_key" });
@@ -213,13 +267,17 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       }
       const client = c.req.raw.signal;
       deadline = AbortSignal.timeout(Math.max(0, Math.round(limits.requestTimeoutMs - (performance.now() - started))));
+      // A reflected body is nested at most `bodyDepth` deep before anything reads it: records and checks recurse.
+      if (asksForReflection(body) && measure(body, limits.bodyDepth).depth > limits.bodyDepth) throw new RequestFieldError("body", `is nested deeper than ${limits.bodyDepth} levels`);
       const chat = parseChatRequest(body, limits);
       const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
-      const checks = chat.reflect === undefined ? [] : await options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired });
-      const slot = admission.enter(client);
-      if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
+      const who = c.get("client") ?? "unknown";
       const signal = AbortSignal.any([client, deadline]);
+      const checks = chat.reflect === undefined ? [] : await buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: who, signal });
+      const slot = admission.enter(client, who);
+      if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
+      if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });
       const meta: CompletionMeta = { id: newId(), created: Math.floor(now() / 1000), model: modelName };
       try {
         await raceAbort(slot.ready, signal);
@@ -296,6 +354,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
 
   function answerError(error: unknown, timedOut: boolean, clientGone: boolean): Response {
     if (error instanceof Refusal) return refuse(error);
+    if (error instanceof CheckPoolBusyError) return refuse(new Refusal(429, `${error.message} — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "checks_busy", { "retry-after": String(limits.retryAfterSeconds) }));
     if (error instanceof RequestFieldError) return refuse(new Refusal(400, error.message, "invalid_request_error", error.field, "invalid_value"));
     // The client is gone: nobody reads this answer (499 for the observer, as nginx logs it).
     if (clientGone && !timedOut) return errorResponse(499, "the client closed the request", { type: "invalid_request_error", code: "client_closed" });
@@ -304,16 +363,26 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
   }
 
-  return Object.assign(app, { load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount }), close: () => relay?.close() });
+  return Object.assign(app, {
+    load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount }),
+    close: () => {
+      relay?.close();
+      void pool?.close();
+    },
+  });
 }
 
-/** Whether `header` carries the key: `Bearer <key>`, compared in constant time. */
-function authorized(apiKey: string | undefined, header: string | undefined): boolean {
-  if (apiKey === undefined || apiKey === "") return true;
-  const given = /^Bearer\s+(.+)$/iu.exec(header ?? "")?.[1]?.trim() ?? "";
-  // Hashing first makes the comparison constant-time whatever the lengths.
-  const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
-  return timingSafeEqual(digest(given), digest(apiKey));
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text, "utf8").digest();
+}
+
+/** Which key `header` carries (`Bearer <key>`), or −1: compared in constant time, every key every time. */
+function keyIndex(keyDigests: readonly Buffer[], header: string | undefined): number {
+  const given = digest(/^Bearer\s+(.+)$/iu.exec(header ?? "")?.[1]?.trim() ?? "");
+  // Hashing first makes each comparison constant-time whatever the lengths.
+  let found = -1;
+  for (const [i, key] of keyDigests.entries()) if (timingSafeEqual(given, key) && found < 0) found = i;
+  return found;
 }
 
 /** A client that closed its connection before its request body ended. */
@@ -374,10 +443,16 @@ export interface RunningGateway {
 /** Serves `createGateway(options)` on `host:port` (default 127.0.0.1, and port 8787; 0 picks a free one). */
 export async function startGateway(options: GatewayOptions & { host?: string; port?: number }): Promise<RunningGateway> {
   const host = options.host ?? "127.0.0.1";
+  const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const app = createGateway({ ...options, boundHost: host });
+  // Node's own limits on a connection: a client that trickles its headers or body, or holds a connection idle, is cut
+  // (408 for a request not received in time) instead of holding memory until Node's 300 s default.
+  const serverOptions = { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.bodyTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787 }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787, serverOptions }, () => resolve(s));
+    (s as import("node:http").Server).maxConnections = limits.maxConnections;
     s.once("error", (error: NodeJS.ErrnoException) => {
+      app.close();
       if (error.code === "EADDRINUSE") reject(new UsageError(`${host}:${options.port ?? 8787} is in use — pass another --port (0 picks a free one)`, { cause: error }));
       else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL") reject(new UsageError(`cannot listen on ${host}:${options.port ?? 8787} (${error.code}) — pass another --host or --port`, { cause: error }));
       else reject(error);
