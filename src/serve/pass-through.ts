@@ -7,6 +7,7 @@ import type { LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
 import type { ChatRequest } from "./request.js";
 import { chatCompletion, errorResponse, openAiUsage, type CompletionMeta } from "./response.js";
+import { StreamRedactor } from "./redact-stream.js";
 import { completionEvents, sseHeaders } from "./sse.js";
 
 /** An OpenAI-compatible upstream, for raw pass-through: where it is, the model it serves, where its key is. */
@@ -161,51 +162,7 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
   return { send, close: () => agent.destroy() };
 }
 
-/**
- * Blanks a secret in a byte stream split at arbitrary points: a chunk's end that could begin the secret is held back
- * until the next chunk shows whether it does, so nothing else is delayed (an SSE event's `\n\n` is never held).
- */
-export class StreamRedactor {
-  private held: Buffer<ArrayBufferLike> = Buffer.alloc(0);
-  private static readonly mask = Buffer.from("[redacted]", "utf8");
-  constructor(private readonly secret: Buffer) {}
-
-  push(chunk: Uint8Array): Uint8Array {
-    let data: Buffer = Buffer.concat([this.held, chunk]);
-    data = replaceAll(data, this.secret, StreamRedactor.mask);
-    const keep = this.partialSuffix(data);
-    this.held = Buffer.from(data.subarray(data.length - keep));
-    return data.subarray(0, data.length - keep);
-  }
-
-  flush(): Uint8Array {
-    const rest = this.held;
-    this.held = Buffer.alloc(0);
-    return rest;
-  }
-
-  /** The length of the longest end of `data` that is a proper start of the secret. */
-  private partialSuffix(data: Buffer): number {
-    for (let n = Math.min(this.secret.length - 1, data.length); n > 0; n--) {
-      if (data.subarray(data.length - n).equals(this.secret.subarray(0, n))) return n;
-    }
-    return 0;
-  }
-}
-
-function replaceAll(data: Buffer, secret: Buffer, mask: Buffer): Buffer {
-  let at = data.indexOf(secret);
-  if (at < 0) return data;
-  const parts: Buffer[] = [];
-  let from = 0;
-  while (at >= 0) {
-    parts.push(data.subarray(from, at), mask);
-    from = at + secret.length;
-    at = data.indexOf(secret, from);
-  }
-  parts.push(data.subarray(from));
-  return Buffer.concat(parts);
-}
+export { StreamRedactor } from "./redact-stream.js";
 
 export function redactText(text: string, secret: string | undefined): string {
   return secret === undefined || secret === "" ? text : text.replaceAll(secret, "[redacted]");
