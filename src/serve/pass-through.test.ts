@@ -31,7 +31,7 @@ function post(base: string, body: string | Uint8Array = BODY, headers: Record<st
   return fetch(`${base}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, ...(signal === undefined ? {} : { signal }) });
 }
 
-/** An SSE stream of chat completion chunks, one event per write: `deltas` (or raw event text), a finish, `data: [DONE]`. */
+/** An SSE stream of chat completion chunks, one event per write: `deltas` (or raw events), a finish, `data: [DONE]`. */
 function chunks(deltas: Array<Record<string, unknown> | string>, options: { finish?: string | null; done?: boolean } = {}): Behaviour {
   const event = (delta: Record<string, unknown>, finish: string | null): string =>
     `data: ${JSON.stringify({ id: "chatcmpl-r", object: "chat.completion.chunk", created: 1_700_000_000, model: UPSTREAM_MODEL, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;

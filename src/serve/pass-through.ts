@@ -108,9 +108,10 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
         else resolve(errorResponse(502, "the upstream could not be reached", { type: "server_error", code: "upstream_unreachable" }));
       });
       upstreamRequest.once("response", (response) => {
-        const layers = contentDecoders(response.headers["content-encoding"]);
+        // A 204 or 304 has no body to decode, whatever its content-encoding says.
+        const layers = response.statusCode === 204 || response.statusCode === 304 ? [] : contentDecoders(response.headers["content-encoding"]);
         if (layers === undefined) {
-          // Nothing is sent: a body the gateway cannot decode is one it cannot redact, so the client gets no part of it.
+          // Nothing is sent: a body the gateway cannot decode is one it cannot redact; the client gets none of it.
           status = 502;
           end("malformed");
           response.destroy();

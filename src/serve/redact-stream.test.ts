@@ -12,7 +12,7 @@ function event(delta: Record<string, unknown>, finish: string | null = null): st
   return `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
 }
 
-/** What a client decodes from an SSE body, as the openai client does: per choice, the text and the tool calls' arguments concatenated. */
+/** What a client decodes from an SSE body, as the openai client does: the text and each tool call's arguments, concatenated. */
 function decode(body: string): { content: string; reasoning: string; calls: string[]; names: string[]; chunks: number } {
   const out = { content: "", reasoning: "", calls: [] as string[], names: [] as string[], chunks: 0 };
   let data: string[] = [];
@@ -143,6 +143,14 @@ describe("SseRedactor", () => {
     const stream = event({ content: 'a sk-"quo' }) + event({ content: 'ted" b' }) + "data: [DONE]\n\n";
     const out = redact(stream, [10], awkward);
     assert.equal(decode(out).content, "a [redacted] b");
+  });
+
+  it("matches tool calls that carry no index by their position", () => {
+    const call = (args: string) => ({ tool_calls: [{ function: { arguments: args } }] });
+    const out = redact(event(call('{"k":"sk-abc')) + event(call('def-123"}')) + event({}, "tool_calls") + "data: [DONE]\n\n", []);
+    assert.ok(!out.includes(KEY), out);
+    const args = [...out.matchAll(/"arguments":"((?:[^"\\]|\\.)*)"/gu)].map((m) => JSON.parse(`"${m[1]}"`) as string).join("");
+    assert.equal(args, '{"k":"[redacted]"}');
   });
 
   it("cuts a body whose event outgrows what can be held", () => {

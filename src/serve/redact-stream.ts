@@ -115,7 +115,7 @@ export function redactJsonBody(body: Buffer, secret: Secret): Buffer {
   }
   const redacted = redactValue(value, secret.text);
   const out = redacted === value ? body : Buffer.from(JSON.stringify(redacted), "utf8");
-  // The key may still stand outside any decoded string (the shadowed value of a repeated object key): not in bytes either.
+  // The key may stand outside any decoded string (a repeated object key's shadowed value): blanked in the bytes too.
   return replaceBytes(out, secret.bytes);
 }
 
@@ -141,7 +141,7 @@ const empty = Buffer.alloc(0);
 
 /**
  * `value` with the secret blanked in every string and object key, so that `JSON.stringify` of it cannot carry the key
- * in a string, escaped or not. What holds no secret is returned as the same object, so an unchanged value costs no copy.
+ * in a string, escaped or not. What holds no secret is returned as the same object: an unchanged value costs no copy.
  */
 export function redactJsonValue<T>(value: T, secret: string | undefined): T {
   return secret === undefined || secret === "" ? value : (redactValue(value, secret) as T);
@@ -271,7 +271,7 @@ function partialSuffix(text: string, secret: string): number {
   return 0;
 }
 
-/** One step of a JSON path: an object key, or the array element whose `index` field is that number. */
+/** One step of a JSON path: an object key, or the array element whose `index` field (else position) is that number. */
 type Step = string | { index: number };
 
 /** The end of a string a client concatenates across events, held back because it could begin the key. */
@@ -303,12 +303,12 @@ const chunkIdentity = ["id", "object", "created", "model", "system_fingerprint",
  * Without these the event's decoded strings neither hold the key nor end with a start of it (see `bytesShowKey`), so
  * parsing could change nothing. Otherwise its `data:` JSON is parsed and walked. Strings within a choice, at paths a
  * client concatenates (`delta.content`, `delta.reasoning_content`, `delta.tool_calls[index].function.arguments`, and
- * any string in a choice but the replaced fields and `logprobs`; array elements keyed by their `index` field) are
- * redacted with what is held at that path prepended, and an end that could begin the key is held back from them; every
- * other string, and object keys, has a whole key blanked. Held text is given back when its choice finishes (a non-null
- * `finish_reason`), at `data: [DONE]`, and at the body's end: appended to that event's string at the same path, or
- * else in a chunk added just before. An event that changed is written anew (one `data:` line); non-JSON data is
- * redacted as bytes.
+ * any string in a choice but the replaced fields and `logprobs`; array elements matched by their `index` field, else
+ * their position) are redacted with what is held at that path prepended, and an end that could begin the key is held
+ * back from them; every other string, and object keys, has a whole key blanked. Held text is given back when its
+ * choice finishes (a non-null `finish_reason`), at `data: [DONE]`, and at the body's end: appended to that event's
+ * string at the same path, or else in a chunk added just before. An event that changed is written anew (one `data:`
+ * line); non-JSON data is redacted as bytes.
  */
 export class SseRedactor implements BodyRedactor {
   /** The bytes of the event under way (and any line end not yet known to be whole). */
@@ -413,7 +413,7 @@ export class SseRedactor implements BodyRedactor {
     return this.withHeld(giveBack, body);
   }
 
-  /** The checks of the fast path (see the class comment): true when the event's decoded strings cannot need a change. */
+  /** The fast path's checks (see the class comment): true when the event's decoded strings cannot need a change. */
   private cannotCarryKey(raw: Buffer): boolean {
     return bytesShowKey(raw, this.secret) && raw.indexOf(this.secret.bytes) < 0 && !mayEndWithKeyStart(raw, this.secret.bytes);
   }
@@ -482,10 +482,11 @@ export class SseRedactor implements BodyRedactor {
       else this.holdBack(parent, field, choice, path, walk);
     } else if (Array.isArray(value)) {
       value.forEach((item: unknown, i) => {
-        // Only elements keyed by `index` (tool calls) are matched across events; others are checked whole.
-        if (!isRecord(item) || typeof item.index !== "number") return whole(value, i, this.secret.text, walk);
+        // An object element (a tool call) is matched across events by its `index` field, else by its position.
+        if (!isRecord(item)) return whole(value, i, this.secret.text, walk);
+        const step = { index: typeof item.index === "number" ? item.index : i };
         redactKeys(item, this.secret.text, walk);
-        for (const key of Object.keys(item)) this.walkConcatenated(item, key, choice, [...path, { index: item.index }, key], walk);
+        for (const key of Object.keys(item)) this.walkConcatenated(item, key, choice, [...path, step, key], walk);
       });
     } else if (isRecord(value)) {
       redactKeys(value, this.secret.text, walk);
@@ -493,7 +494,7 @@ export class SseRedactor implements BodyRedactor {
     }
   }
 
-  /** Redacts one concatenated string with what is held at its path before it, and holds back an end that could begin the key. */
+  /** Redacts a concatenated string with what is held at its path before it; holds back an end that could begin the key. */
   private holdBack(parent: Record<string, unknown>, field: string, choice: number, path: Step[], walk: Walk): void {
     const id = key(choice, path);
     const original = parent[field] as string;
