@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import { APIError } from "openai";
 import { createHttpModel } from "../models/http.js";
 import { StreamRedactor } from "./pass-through.js";
@@ -30,6 +30,48 @@ async function setup(t: TestContext, script: Behaviour | Behaviour[], limits: { 
 function post(base: string, body: string | Uint8Array = BODY, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
   return fetch(`${base}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, ...(signal === undefined ? {} : { signal }) });
 }
+
+/** An SSE stream of chat completion chunks, one event per write: `deltas` (or raw events), a finish, `data: [DONE]`. */
+function chunks(deltas: Array<Record<string, unknown> | string>, options: { finish?: string | null; done?: boolean } = {}): Behaviour {
+  const event = (delta: Record<string, unknown>, finish: string | null): string =>
+    `data: ${JSON.stringify({ id: "chatcmpl-r", object: "chat.completion.chunk", created: 1_700_000_000, model: UPSTREAM_MODEL, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  const events = deltas.map((d) => (typeof d === "string" ? d : event(d, null)));
+  if (options.finish !== null) events.push(event({}, options.finish ?? "stop"));
+  if (options.done !== false) events.push("data: [DONE]\n\n");
+  return (res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let i = 0;
+    const next = (): void => {
+      if (res.destroyed) return;
+      if (i === events.length) return void res.end();
+      res.write(events[i++]);
+      setTimeout(next, 5);
+    };
+    next();
+  };
+}
+
+/** What the official client makes of a streamed reply: the text and each tool call's arguments, concatenated. */
+async function streamed(gateway: RunningGateway): Promise<{ content: string; calls: string[] }> {
+  const stream = await client(gateway.url).chat.completions.create({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "x" }], stream: true });
+  let content = "";
+  const calls: string[] = [];
+  for await (const chunk of stream) {
+    for (const choice of chunk.choices) {
+      content += choice.delta.content ?? "";
+      for (const call of choice.delta.tool_calls ?? []) calls[call.index] = (calls[call.index] ?? "") + (call.function?.arguments ?? "");
+    }
+  }
+  return { content, calls };
+}
+
+/** The relayed body's text, for a check that the key is in none of its bytes either. */
+async function relayedText(gateway: RunningGateway): Promise<string> {
+  return (await post(`${gateway.url}/v1`)).text();
+}
+
+/** The key with its first character written as a JSON `\u` escape, as JSON.parse reads it back. */
+const escapedKey = `\\u0073${KEY.slice(1)}`;
 
 /** Resolves once the observer has heard of `n` requests (a streamed pass-through is told when its body ends). */
 async function told(outcomes: RequestOutcome[], n: number): Promise<void> {
@@ -167,6 +209,110 @@ describe("pass-through to an HTTP upstream", () => {
     const response = await post(`${gateway.url}/v1`);
     assert.equal(response.headers.get("content-encoding"), null);
     assert.deepEqual(await response.json(), completion("the key is [redacted]"));
+  });
+
+  it("blanks a key split across two SSE events, as the client concatenates them, keeping the text around it", async (t) => {
+    const { gateway } = await setup(t, chunks([{ role: "assistant", content: "" }, { content: `before ${KEY.slice(0, 12)}` }, { content: `${KEY.slice(12)} after` }]));
+    assert.deepEqual(await streamed(gateway), { content: "before [redacted] after", calls: [] });
+    assert.ok(!(await relayedText(gateway)).includes(KEY));
+  });
+
+  it("blanks a key split across three SSE events, in the text and in a tool call's arguments", async (t) => {
+    const call = (args: string, first = false) => ({ tool_calls: [{ index: 0, ...(first ? { id: "call_1", type: "function" } : {}), function: { ...(first ? { name: "lookup" } : {}), arguments: args } }] });
+    const { gateway } = await setup(
+      t,
+      chunks([{ content: `a ${KEY.slice(0, 5)}` }, { content: KEY.slice(5, 20) }, { content: `${KEY.slice(20)} b` }, call(`{"key":"${KEY.slice(0, 3)}`, true), call(KEY.slice(3, 15)), call(`${KEY.slice(15)}"}`)], { finish: "tool_calls" }),
+    );
+    assert.deepEqual(await streamed(gateway), { content: "a [redacted] b", calls: ['{"key":"[redacted]"}'] });
+    assert.ok(!(await relayedText(gateway)).includes(KEY));
+  });
+
+  it("blanks a key escaped as \\u in a JSON reply", async (t) => {
+    const escaped: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(completion(`before ${KEY} after`)).replace(KEY, escapedKey));
+    };
+    const { gateway } = await setup(t, escaped);
+    const reply = await client(gateway.url).chat.completions.create({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "x" }] });
+    assert.equal(reply.choices[0]?.message.content, "before [redacted] after");
+    assert.deepEqual(reply, completion("before [redacted] after"));
+  });
+
+  it("blanks a key escaped as \\u in an SSE event", async (t) => {
+    const event = `data: {"id":"chatcmpl-r","object":"chat.completion.chunk","created":1,"model":"${UPSTREAM_MODEL}","choices":[{"index":0,"delta":{"content":"before ${escapedKey} after"},"finish_reason":null}]}\n\n`;
+    const { gateway } = await setup(t, chunks([{ role: "assistant", content: "" }, event]));
+    assert.deepEqual(await streamed(gateway), { content: "before [redacted] after", calls: [] });
+  });
+
+  it("undoes a gzip inside a gzip, and blanks the key in it", async (t) => {
+    const twice: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip, gzip" });
+      res.end(gzipSync(gzipSync(JSON.stringify(completion(`before ${KEY} after`)))));
+    };
+    const { gateway } = await setup(t, twice);
+    const response = await post(`${gateway.url}/v1`);
+    assert.equal(response.headers.get("content-encoding"), null);
+    assert.deepEqual(await response.json(), completion("before [redacted] after"));
+  });
+
+  it("undoes br inside gzip, and blanks the key in it", async (t) => {
+    const stacked: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "br, gzip" });
+      res.end(gzipSync(brotliCompressSync(JSON.stringify(completion(`before ${KEY} after`)))));
+    };
+    const { gateway } = await setup(t, stacked);
+    const reply = await client(gateway.url).chat.completions.create({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "x" }] });
+    assert.deepEqual(reply, completion("before [redacted] after"));
+  });
+
+  it("refuses a content-encoding it cannot undo with a 502 before any of the body, and closes the upstream connection", async (t) => {
+    const encoded =
+      (encoding: string): Behaviour =>
+      (res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-encoding": encoding });
+        res.write(`(${encoding} bytes that hold ${KEY})`);
+      };
+    const { upstream, gateway, outcomes } = await setup(t, [encoded("zstd"), encoded("gzip, gzip, gzip, gzip")]);
+    const refused = await client(gateway.url).chat.completions.create({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "x" }] }).then(() => assert.fail("expected 502"), (e: unknown) => e);
+    assert.ok(refused instanceof APIError);
+    assert.equal(refused.status, 502);
+    assert.equal((refused.error as { code?: string }).code, "upstream_encoding");
+    await upstream.closed(0);
+    assert.equal(upstream.requests[0]?.closedEarly, true);
+    const layered = await post(`${gateway.url}/v1`);
+    assert.equal(layered.status, 502);
+    assert.ok(!(await layered.text()).includes(KEY));
+    await told(outcomes, 2);
+    assert.deepEqual(outcomes.map((o) => [o.status, o.upstreamFailure]), [[502, "malformed"], [502, "malformed"]]);
+  });
+
+  it("replaces a header value that holds the key percent-encoded", async (t) => {
+    const encoded = [...KEY].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join("");
+    const { gateway } = await setup(t, status(200, completion("ok"), { "x-echo-url": `https://upstream/?key=${encoded}`, "x-echo-bearer": `Bearer ${KEY}`, "x-request-id": "req-9" }));
+    const response = await post(`${gateway.url}/v1`);
+    assert.equal(response.headers.get("x-echo-url"), "[redacted]");
+    assert.equal(response.headers.get("x-echo-bearer"), "Bearer [redacted]");
+    assert.equal(response.headers.get("x-request-id"), "req-9");
+    for (const [, value] of response.headers) assert.ok(!decodeURIComponent(value).includes(KEY), value);
+  });
+
+  it("does not forward the upstream's Server, Via and X-Powered-By headers", async (t) => {
+    const { gateway } = await setup(t, status(200, completion("ok"), { server: "uvicorn", via: "1.1 internal-proxy", "x-powered-by": "vllm/0.9", "x-request-id": "req-3" }));
+    const response = await post(`${gateway.url}/v1`);
+    assert.deepEqual([response.headers.get("server"), response.headers.get("via"), response.headers.get("x-powered-by")], [null, null, null]);
+    assert.equal(response.headers.get("x-request-id"), "req-3");
+    assert.deepEqual(await response.json(), completion("ok"));
+  });
+
+  it("never loses streamed text that ends in a start of the key", async (t) => {
+    const { gateway } = await setup(t, [
+      chunks([{ content: "the prefix is sk-" }]),
+      chunks([{ content: "the prefix is sk-" }, { content: "pla" }], { finish: null, done: false }),
+      chunks([{ content: "tokens and skates" }, { content: " and s" }], { finish: null }),
+    ]);
+    assert.equal((await streamed(gateway)).content, "the prefix is sk-");
+    assert.equal((await streamed(gateway)).content, "the prefix is sk-pla", "held to the body's end");
+    assert.equal((await streamed(gateway)).content, "tokens and skates and s", "held to [DONE]");
   });
 
   it("aborts the upstream request when the client disconnects", async (t) => {

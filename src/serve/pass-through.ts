@@ -1,10 +1,10 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
 import https from "node:https";
-import type { Readable, Transform } from "node:stream";
-import zlib from "node:zlib";
+import type { Readable } from "node:stream";
 import { ModelCallError } from "../errors.js";
 import type { LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
+import { bodyRedactor, contentDecoders, maxDecodedBytes, redactHeaderValue, Secret } from "./redact-stream.js";
 import type { ChatRequest } from "./request.js";
 import { chatCompletion, errorResponse, openAiUsage, type CompletionMeta } from "./response.js";
 import { completionEvents, sseHeaders } from "./sse.js";
@@ -25,8 +25,8 @@ export type PassThroughEnd = (status: number, failure: UpstreamFailure | undefin
 const droppedRequestHeaders = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "authorization", "proxy-authorization", "accept-encoding", "te", "upgrade", "expect", "trailer", "proxy-connection"]);
 /** Response headers never relayed: hop-by-hop ones, and the framing the relay sets anew (it decompresses, as fetch did). */
 const droppedResponseHeaders = new Set(["connection", "keep-alive", "transfer-encoding", "content-encoding", "content-length", "proxy-authenticate", "trailer", "upgrade"]);
-/** Content encodings the relay undoes (as fetch would), so that the key can be blanked in the bytes. */
-const decoders: Record<string, () => Transform> = { gzip: () => zlib.createGunzip(), "x-gzip": () => zlib.createGunzip(), deflate: () => zlib.createInflate(), br: () => zlib.createBrotliDecompress() };
+/** Response headers that name the upstream's software or its proxies: the gateway's clients need not know them. */
+const identifyingResponseHeaders = new Set(["server", "via", "x-powered-by"]);
 
 /** The connection pool's bound: at most this many sockets to the upstream at once; more requests wait for one. */
 export const upstreamMaxSockets = 256;
@@ -52,11 +52,13 @@ export interface UpstreamRelay {
 /**
  * A transparent relay to an HTTP upstream, on Node streams end to end: the raw body bytes, the client's headers with
  * only `Authorization` replaced by the upstream's key; and the upstream's status, headers and body back as they come
- * (SSE chunk by chunk, never buffered). The upstream's own errors (429 with Retry-After, 500) reach the client as
- * sent. The gateway answers only what the upstream could not: no connection → 502, no response headers within
- * `timeoutMs` → 504; no body bytes for `timeoutMs` once the body flows, or a body the upstream broke off, cuts the
- * client's connection (it must not see a complete reply). A client that disconnects aborts the upstream request. When
- * a key is set, it is blanked in every header and byte relayed, should the upstream echo it.
+ * (SSE chunk by chunk, never buffered), its content encodings undone as fetch would. The upstream's own errors (429
+ * with Retry-After, 500) reach the client as sent. The gateway answers only what the upstream could not: no
+ * connection → 502, no response headers within `timeoutMs` → 504, a content-encoding it cannot undo → 502; no body
+ * bytes for `timeoutMs` once the body flows, or a body the upstream broke off, cuts the client's connection (it must
+ * not see a complete reply). A client that disconnects aborts the upstream request. When a key is set, it is blanked
+ * in every header and in the body as the client will decode it (`redact-stream.ts`), should the upstream echo it: an
+ * SSE stream then goes out event by event, a JSON body once whole; without a key the bytes flow untouched.
  */
 export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRelay {
   const url = new URL(`${upstream.baseUrl.replace(/\/+$/u, "")}/chat/completions`);
@@ -106,50 +108,61 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
         else resolve(errorResponse(502, "the upstream could not be reached", { type: "server_error", code: "upstream_unreachable" }));
       });
       upstreamRequest.once("response", (response) => {
+        // A 204 or 304 has no body to decode, whatever its content-encoding says.
+        const layers = response.statusCode === 204 || response.statusCode === 304 ? [] : contentDecoders(response.headers["content-encoding"]);
+        if (layers === undefined) {
+          // Nothing is sent: a body the gateway cannot decode is one it cannot redact; the client gets none of it.
+          status = 502;
+          end("malformed");
+          response.destroy();
+          resolve(errorResponse(502, "the upstream answered in a content-encoding the gateway does not undo (it undoes up to 3 layers of gzip, deflate and br)", { type: "server_error", code: "upstream_encoding" }));
+          return;
+        }
         relaying = true;
         status = response.statusCode ?? 502;
         timer.refresh();
         const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
-        const encoding = response.headers["content-encoding"]?.trim().toLowerCase();
-        const decoder = encoding === undefined ? undefined : decoders[encoding]?.();
-        const redactor = secret === undefined ? undefined : new StreamRedactor(Buffer.from(secret, "utf8"));
-        // The body is relayed as it came, so its length stands, unless it is decoded or has a key blanked.
-        const keepLength = decoder === undefined && redactor === undefined;
-        const raw = response.rawHeaders;
-        const relayed: string[] = [];
-        for (let i = 0; i < raw.length; i += 2) {
-          const name = raw[i] as string;
-          const lower = name.toLowerCase();
-          if (droppedResponseHeaders.has(lower) && !(keepLength && lower === "content-length")) continue;
-          relayed.push(name, secret === undefined ? (raw[i + 1] as string) : redactText(raw[i + 1] as string, secret));
-        }
-        outgoing.writeHead(status, response.statusMessage, relayed);
+        const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, new Secret(secret));
+        // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
+        outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secret, layers.length === 0 && redactor === undefined));
         resolve(undefined);
         // Headers go out with the first body bytes; a body not under way by the next turn (a stream) gets them now.
         setImmediate(() => {
           if (!outgoing.headersSent && !outgoing.destroyed) outgoing.flushHeaders();
         });
+        const decoders = layers.map((make) => make());
         const cut = (): void => {
           end(timedOut ? "timeout" : "network");
+          response.destroy();
+          for (const decoder of decoders) decoder.destroy();
           outgoing.destroy();
         };
         response.once("close", () => {
           if (!response.complete) cut();
         });
-        const source: Readable = decoder === undefined ? response : response.pipe(decoder);
-        if (decoder !== undefined) decoder.once("error", () => {
-          response.destroy();
-          cut();
-        });
+        let source: Readable = response;
+        for (const decoder of decoders) {
+          // Each layer is bounded, so a decompression bomb is cut, neither relayed nor held.
+          let decoded = 0;
+          decoder.on("data", (chunk: Buffer) => {
+            decoded += chunk.byteLength;
+            if (decoded > maxDecodedBytes) cut();
+          });
+          decoder.on("error", cut);
+          source = source.pipe(decoder);
+        }
         source.on("data", (chunk: Buffer) => {
+          if (ended) return;
           timer.refresh();
           const out = redactor === undefined ? chunk : redactor.push(chunk);
+          if (out === null) return cut();
           if (out.byteLength > 0 && !outgoing.write(out)) source.pause();
         });
         outgoing.on("drain", () => source.resume());
         source.once("end", () => {
           if (ended) return;
-          const rest = redactor?.flush();
+          const rest = redactor === undefined ? undefined : redactor.end();
+          if (rest === null) return cut();
           end(failure);
           outgoing.end(rest !== undefined && rest.byteLength > 0 ? rest : undefined);
         });
@@ -161,50 +174,24 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
   return { send, close: () => agent.destroy() };
 }
 
+export { StreamRedactor } from "./redact-stream.js";
+
 /**
- * Blanks a secret in a byte stream split at arbitrary points: a chunk's end that could begin the secret is held back
- * until the next chunk shows whether it does, so nothing else is delayed (an SSE event's `\n\n` is never held).
+ * The upstream's response headers as relayed: without the hop-by-hop ones, the framing the relay sets anew (but the
+ * length of a body relayed as it came), and the ones that identify the upstream's software; with the key blanked in
+ * every value (`redactHeaderValue`), and a header whose name holds it left out.
  */
-export class StreamRedactor {
-  private held: Buffer<ArrayBufferLike> = Buffer.alloc(0);
-  private static readonly mask = Buffer.from("[redacted]", "utf8");
-  constructor(private readonly secret: Buffer) {}
-
-  push(chunk: Uint8Array): Uint8Array {
-    let data: Buffer = Buffer.concat([this.held, chunk]);
-    data = replaceAll(data, this.secret, StreamRedactor.mask);
-    const keep = this.partialSuffix(data);
-    this.held = Buffer.from(data.subarray(data.length - keep));
-    return data.subarray(0, data.length - keep);
+function relayedHeaders(raw: string[], secret: string | undefined, keepLength: boolean): string[] {
+  const relayed: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    const value = raw[i + 1] as string;
+    const lower = name.toLowerCase();
+    if ((droppedResponseHeaders.has(lower) && !(keepLength && lower === "content-length")) || identifyingResponseHeaders.has(lower)) continue;
+    if (secret === undefined) relayed.push(name, value);
+    else if (redactHeaderValue(name, secret) === name) relayed.push(name, redactHeaderValue(value, secret));
   }
-
-  flush(): Uint8Array {
-    const rest = this.held;
-    this.held = Buffer.alloc(0);
-    return rest;
-  }
-
-  /** The length of the longest end of `data` that is a proper start of the secret. */
-  private partialSuffix(data: Buffer): number {
-    for (let n = Math.min(this.secret.length - 1, data.length); n > 0; n--) {
-      if (data.subarray(data.length - n).equals(this.secret.subarray(0, n))) return n;
-    }
-    return 0;
-  }
-}
-
-function replaceAll(data: Buffer, secret: Buffer, mask: Buffer): Buffer {
-  let at = data.indexOf(secret);
-  if (at < 0) return data;
-  const parts: Buffer[] = [];
-  let from = 0;
-  while (at >= 0) {
-    parts.push(data.subarray(from, at), mask);
-    from = at + secret.length;
-    at = data.indexOf(secret, from);
-  }
-  parts.push(data.subarray(from));
-  return Buffer.concat(parts);
+  return relayed;
 }
 
 export function redactText(text: string, secret: string | undefined): string {

@@ -28,6 +28,7 @@ import { Admission } from "./admission.js";
 import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { generateOnce, openRelay, redactText, upstreamError, type UpstreamHttp } from "./pass-through.js";
+import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { asksForReflection, parseChatRequest, type ChatRequest } from "./request.js";
 import { errorResponse, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
@@ -186,9 +187,12 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     options.buildChecks ?? ((spec, context) => prepareRequestChecks(spec, { pool: pool as CheckPool, bounds: limits.requestChecks, toolChoiceRequired: context.toolChoiceRequired, client: context.client, signal: context.signal }));
   const modelName = options.upstreamHttp?.model ?? options.upstream.modelId;
   const secret = (): string | undefined => (options.upstreamHttp === undefined ? undefined : process.env[options.upstreamHttp.apiKeyEnv]);
-  /** A JSON body with the upstream key blanked, should an upstream have echoed it into a reply. */
+  /**
+   * A JSON body with the upstream key blanked, should an upstream have echoed it into a reply: in every string before
+   * it is written (a key with a character JSON escapes would not show in the text as itself), then in the text.
+   */
   const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
-    new Response(redactText(JSON.stringify(body), secret()), { status, headers: { "content-type": "application/json", ...headers } });
+    new Response(redactText(JSON.stringify(redactJsonValue(body, secret())), secret()), { status, headers: { "content-type": "application/json", ...headers } });
   const refuse = (r: Refusal): Response => errorResponse(r.status, redactText(r.message, secret()), { type: r.type, param: r.param, code: r.code, headers: r.headers });
 
   const relay = options.upstreamHttp === undefined ? undefined : openRelay(options.upstreamHttp, limits.requestTimeoutMs);
@@ -348,7 +352,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     }
     const { body, headers } = reflectedCompletion(meta, episode, call);
     if (!chat.stream) return json(200, body, headers);
-    const events = completionEvents(meta, { text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, chat.includeUsage ? (body.usage as never) : undefined, body.reflect as never);
+    const reply = redactJsonValue({ text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, secret());
+    const events = completionEvents(meta, reply, chat.includeUsage ? (body.usage as never) : undefined, redactJsonValue(body.reflect, secret()) as never);
     return new Response(redactText(events, secret()), { headers: { ...sseHeaders, ...headers } });
   }
 

@@ -1,0 +1,242 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { brotliCompressSync, gzipSync } from "node:zlib";
+import { Readable } from "node:stream";
+import { bodyRedactor, contentDecoders, redactHeaderValue, redactJsonBody, redactJsonValue, Secret, SseRedactor } from "./redact-stream.js";
+
+const KEY = "sk-abcdef-123";
+const secret = new Secret(KEY);
+
+/** A chat completion chunk event, as an OpenAI-compatible server writes it. */
+function event(delta: Record<string, unknown>, finish: string | null = null): string {
+  return `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+}
+
+/** What a client decodes from an SSE body, as the openai client does: the text and each tool call's arguments, concatenated. */
+function decode(body: string): { content: string; reasoning: string; calls: string[]; names: string[]; chunks: number } {
+  const out = { content: "", reasoning: "", calls: [] as string[], names: [] as string[], chunks: 0 };
+  let data: string[] = [];
+  let done = false;
+  for (const line of body.split(/\r\n|\r|\n/u)) {
+    if (line !== "") {
+      if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /u, ""));
+      continue;
+    }
+    if (data.length === 0 || done) continue;
+    const payload = data.join("\n");
+    data = [];
+    if (payload.startsWith("[DONE]")) {
+      done = true;
+      continue;
+    }
+    const chunk = JSON.parse(payload) as { choices: Array<{ delta: { content?: string; reasoning_content?: string; tool_calls?: Array<{ index: number; function?: { name?: string; arguments?: string } }> } }> };
+    out.chunks += 1;
+    for (const choice of chunk.choices) {
+      out.content += choice.delta.content ?? "";
+      out.reasoning += choice.delta.reasoning_content ?? "";
+      for (const call of choice.delta.tool_calls ?? []) {
+        out.calls[call.index] = (out.calls[call.index] ?? "") + (call.function?.arguments ?? "");
+        if (call.function?.name !== undefined) out.names[call.index] = call.function.name;
+      }
+    }
+  }
+  return out;
+}
+
+/** `body` through a fresh redactor, cut into pieces at `cuts`. */
+function redact(body: string, cuts: number[], key = secret): string {
+  const bytes = Buffer.from(body, "utf8");
+  const redactor = new SseRedactor(key);
+  const out: Buffer[] = [];
+  let from = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    out.push(Buffer.from(redactor.push(bytes.subarray(from, cut)) as Uint8Array));
+    from = cut;
+  }
+  out.push(Buffer.from(redactor.end() as Uint8Array));
+  return Buffer.concat(out).toString("utf8");
+}
+
+/** A recorded stream that hides the key every way a client would reassemble it, with comments and other fields. */
+const recorded = [
+  ": keep-alive\n\n",
+  event({ role: "assistant", content: "" }),
+  event({ reasoning_content: "thinks sk-abc" }),
+  event({ reasoning_content: "def-123 twice" }),
+  event({ content: "before sk-ab" }),
+  event({ content: "cdef-123 after, " }),
+  "id: 7\nevent: message\n" + event({ content: "then sk" }),
+  event({ content: "-abc" }),
+  event({ content: "def-123 done; héllo " }),
+  event({ content: "esc KEY end, " }).replace("KEY", "\\u0073k-abcdef-\\u0031\\u00323"),
+  event({ content: "tail sk-" }),
+  event({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "lookup", arguments: '{"k":"sk-abc' } }] }),
+  event({ tool_calls: [{ index: 0, function: { arguments: 'def-123"}' } }] }),
+  event({}, "tool_calls"),
+  "data: [DONE]\n\n",
+].join("");
+
+const plainDecoded = (body: string) => {
+  const d = decode(body);
+  return { ...d, content: d.content.replaceAll(KEY, "[redacted]"), reasoning: d.reasoning.replaceAll(KEY, "[redacted]"), calls: d.calls.map((c) => c.replaceAll(KEY, "[redacted]")) };
+};
+
+describe("SseRedactor", () => {
+  it("decodes, at every split of a recorded stream, to the stream's own text with only the key replaced", () => {
+    const expected = plainDecoded(recorded);
+    assert.equal(expected.content, "before [redacted] after, then [redacted] done; héllo esc [redacted] end, tail sk-");
+    assert.deepEqual(expected.calls, ['{"k":"[redacted]"}']);
+    const bytes = Buffer.byteLength(recorded);
+    for (let cut = 0; cut <= bytes; cut++) {
+      const out = redact(recorded, [cut]);
+      assert.ok(!out.includes(KEY), `cut at ${cut}`);
+      const { chunks: _, ...got } = decode(out);
+      const { chunks: __, ...want } = expected;
+      assert.deepEqual(got, want, `cut at ${cut}`);
+    }
+  });
+
+  it("does the same with \\r\\n line ends, at one cut and at two", () => {
+    const crlf = recorded.replaceAll("\n", "\r\n");
+    const expected = { ...plainDecoded(crlf), chunks: 0 };
+    const bytes = Buffer.byteLength(crlf);
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % (bytes + 1);
+    const cuts = [...Array.from({ length: bytes + 1 }, (_, i) => [i]), ...Array.from({ length: 300 }, () => [next(), next()].sort((x, y) => x - y))];
+    for (const at of cuts) {
+      const out = redact(crlf, at);
+      assert.ok(!out.includes(KEY), `cuts at ${at.join(", ")}`);
+      assert.deepEqual({ ...decode(out), chunks: 0 }, expected, `cuts at ${at.join(", ")}`);
+    }
+  });
+
+  it("passes a stream that cannot carry the key byte for byte, in any chunking", () => {
+    const stream = [event({ role: "assistant", content: "" }), event({ content: "tokens, " }), event({ content: "kites and sk" }).replace("sk", "skates,"), event({ content: " s-k" }), event({}, "stop"), "data: [DONE]\n\n"].join("");
+    for (let cut = 0; cut <= stream.length; cut++) assert.equal(redact(stream, [cut]), stream, `cut at ${cut}`);
+  });
+
+  it("gives held text back with its choice's finish, at [DONE], or at the body's end, never losing it", () => {
+    // In the finishing event's own string.
+    const finishing = event({ content: "ends with sk-" }, "stop") + "data: [DONE]\n\n";
+    assert.equal(decode(redact(finishing, [])).content, "ends with sk-");
+    // In a chunk added before a finishing event that carries no text.
+    const separate = event({ content: "ends with sk-" }) + event({}, "stop") + "data: [DONE]\n\n";
+    const out = redact(separate, []);
+    assert.equal(decode(out).content, "ends with sk-");
+    assert.equal(decode(out).chunks, 3);
+    // At [DONE], when no finish_reason came; at the body's end, when neither came.
+    assert.equal(decode(redact(event({ content: "x sk-abc" }) + "data: [DONE]\n\n", [])).content, "x sk-abc");
+    assert.equal(decode(redact(event({ content: "x sk-abc" }), [])).content, "x sk-abc");
+    // An unterminated last event is redacted whole with what was held (a lenient client might read it).
+    const tail = redact(event({ content: "a sk-abc" }) + event({ content: "def-123 b" }).trimEnd(), []);
+    assert.ok(!tail.includes(KEY), tail);
+    assert.ok(tail.includes('"[redacted] b"'), tail);
+  });
+
+  it("redacts the key in non-JSON data, other fields and object keys, and leaves [DONE] alone", () => {
+    const out = redact(`id: ${KEY}\ndata: not json ${KEY}\n\ndata: {"${KEY}":1,"x":"${KEY}"}\n\ndata: [DONE]\n\n`, []);
+    assert.equal(out, 'id: [redacted]\ndata: not json [redacted]\n\ndata: {"[redacted]":1,"x":"[redacted]"}\n\ndata: [DONE]\n\n');
+  });
+
+  it("checks every event when the key has a character JSON escapes", () => {
+    const awkward = new Secret('sk-"quoted"');
+    const stream = event({ content: 'a sk-"quo' }) + event({ content: 'ted" b' }) + "data: [DONE]\n\n";
+    const out = redact(stream, [10], awkward);
+    assert.equal(decode(out).content, "a [redacted] b");
+  });
+
+  it("matches tool calls that carry no index by their position", () => {
+    const call = (args: string) => ({ tool_calls: [{ function: { arguments: args } }] });
+    const out = redact(event(call('{"k":"sk-abc')) + event(call('def-123"}')) + event({}, "tool_calls") + "data: [DONE]\n\n", []);
+    assert.ok(!out.includes(KEY), out);
+    const args = [...out.matchAll(/"arguments":"((?:[^"\\]|\\.)*)"/gu)].map((m) => JSON.parse(`"${m[1]}"`) as string).join("");
+    assert.equal(args, '{"k":"[redacted]"}');
+  });
+
+  it("cuts a body whose event outgrows what can be held", () => {
+    const redactor = new SseRedactor(secret);
+    const big = Buffer.alloc(1024 * 1024, 0x61);
+    let result: Uint8Array | null = Buffer.alloc(0);
+    for (let i = 0; i < 17 && result !== null; i++) result = redactor.push(i === 0 ? Buffer.concat([Buffer.from("data: "), big]) : big);
+    assert.equal(result, null);
+  });
+});
+
+describe("redactJsonBody", () => {
+  it("returns a body whose bytes show no key unchanged, without copying it", () => {
+    const body = Buffer.from(JSON.stringify({ text: "tokens and sk-abc, no key", n: 1.0 }));
+    assert.equal(redactJsonBody(body, secret), body);
+  });
+
+  it("blanks a key in bytes, \\u-escaped, \\/-escaped, after a byte order mark, and in a shadowed repeated key", () => {
+    assert.equal(redactJsonBody(Buffer.from(`{"a":"x ${KEY} y"}`), secret).toString(), '{"a":"x [redacted] y"}');
+    assert.deepEqual(JSON.parse(redactJsonBody(Buffer.from('{"a":"x \\u0073k-abcdef-123 y"}'), secret).toString()), { a: "x [redacted] y" });
+    assert.deepEqual(JSON.parse(redactJsonBody(Buffer.from('{"a":"x sk\\/abc y"}'), new Secret("sk/abc")).toString()), { a: "x [redacted] y" });
+    const bom = redactJsonBody(Buffer.from('\ufeff{"a":"\\u0073k-abcdef-123"}'), secret).toString();
+    assert.deepEqual(JSON.parse(bom), { a: "[redacted]" });
+    const shadowed = redactJsonBody(Buffer.from(`{"a":"${KEY}","a":"\\u0078"}`), secret).toString();
+    assert.ok(!shadowed.includes(KEY), shadowed);
+    assert.equal(redactJsonBody(Buffer.from('not json \\u0073 sk-abcdef-123'), secret).toString(), "not json \\u0073 [redacted]");
+  });
+
+  it("finds a key with a quote in it, which JSON writes escaped", () => {
+    const awkward = new Secret('sk-"q"');
+    const out = redactJsonBody(Buffer.from(JSON.stringify({ a: 'x sk-"q" y' })), awkward).toString();
+    assert.deepEqual(JSON.parse(out), { a: "x [redacted] y" });
+  });
+
+  it("holds a JSON body whole, then relays it redacted, and refuses one too big to hold", () => {
+    const redactor = bodyRedactor("application/json; charset=utf-8", 200, secret);
+    const body = Buffer.from('{"a":"\\u0073k-abcdef-123"}');
+    assert.equal(redactor.push(body.subarray(0, 9))?.byteLength, 0);
+    assert.equal(redactor.push(body.subarray(9))?.byteLength, 0);
+    assert.equal(Buffer.from(redactor.end() as Uint8Array).toString(), '{"a":"[redacted]"}');
+    const big = bodyRedactor(undefined, 200, secret);
+    assert.equal(big.push(Buffer.alloc(17 * 1024 * 1024)), null);
+  });
+});
+
+describe("redactJsonValue", () => {
+  it("blanks the key in every string and object key, and returns what holds none as it was", () => {
+    const value = { a: [`x ${KEY}`, 1, null, { [`k ${KEY}`]: true }], b: { c: "fine" } };
+    const redacted = redactJsonValue(value, KEY);
+    assert.deepEqual(redacted, { a: ["x [redacted]", 1, null, { "k [redacted]": true }], b: { c: "fine" } });
+    assert.equal(redacted.b, value.b);
+    assert.equal(redactJsonValue(value.b, KEY), value.b);
+    assert.equal(redactJsonValue(value, undefined), value);
+    const awkward = 'sk-"q"\n';
+    assert.ok(!JSON.stringify(redactJsonValue({ m: `a ${awkward} b` }, awkward)).includes(JSON.stringify(awkward).slice(1, -1)));
+    assert.deepEqual(redactJsonValue({ d: { toJSON: () => KEY } }, KEY), { d: "[redacted]" });
+  });
+});
+
+describe("redactHeaderValue", () => {
+  const encoded = [...KEY].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("");
+  it("blanks the key in place, and replaces a value that holds it percent-encoded whole", () => {
+    assert.equal(redactHeaderValue(`Bearer ${KEY}`, KEY), "Bearer [redacted]");
+    assert.equal(redactHeaderValue(`https://h/?key=${encoded}`, KEY), "[redacted]");
+    assert.equal(redactHeaderValue(`100% sure, ${encoded.toUpperCase()} %zz`, KEY), "[redacted]");
+    assert.equal(redactHeaderValue(`https://h/?key=${encoded.replaceAll("%", "%25")}`, KEY), "[redacted]", "encoded twice");
+    assert.equal(redactHeaderValue("100% %E2%82%AC %ff fine", KEY), "100% %E2%82%AC %ff fine");
+  });
+});
+
+describe("contentDecoders", () => {
+  it("undoes every coding, last applied first, and refuses unknown ones and more than three", async () => {
+    const text = "hello, layers";
+    const decoded = async (header: string, body: Buffer): Promise<string> => {
+      let stream: NodeJS.ReadableStream = Readable.from([body]);
+      for (const make of contentDecoders(header) ?? assert.fail(header)) stream = stream.pipe(make());
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString();
+    };
+    assert.equal(await decoded("gzip, gzip", gzipSync(gzipSync(text))), text);
+    assert.equal(await decoded("br, GZIP", gzipSync(brotliCompressSync(text))), text);
+    assert.equal(await decoded("identity, x-gzip , identity", gzipSync(text)), text);
+    assert.deepEqual(contentDecoders(undefined), []);
+    assert.equal(contentDecoders("zstd"), undefined);
+    assert.equal(contentDecoders("gzip, compress"), undefined);
+    assert.equal(contentDecoders("gzip, gzip, gzip, gzip"), undefined);
+  });
+});
