@@ -11,7 +11,7 @@ import { serve, type HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono, type Context } from "hono";
 import { CheckPool, CheckPoolBusyError, defaultCheckPoolLimits, type CheckPoolLimits } from "../critics/request/check-pool.js";
-import { prepareRequestChecks } from "../critics/request/isolated-checks.js";
+import { compileRequestChecks, planRequestChecks, prepareRequestChecks, type RequestCheckPlan } from "../critics/request/isolated-checks.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
 import { defaultRequestCheckBounds, measure, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
@@ -24,6 +24,7 @@ import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { raceAbort } from "../util/abortable.js";
+import { SerialLane } from "../util/serial-lane.js";
 import { Admission } from "./admission.js";
 import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
@@ -68,7 +69,7 @@ export interface GatewayLimits {
   bodyTimeoutMs: number;
   /** How long an idle keep-alive connection is kept. */
   keepAliveTimeoutMs: number;
-  /** Open connections at once; more are closed as they arrive. */
+  /** Open connections at once; at the cap a new one closes the oldest idle one (or, if none is idle, itself). */
   maxConnections: number;
 }
 
@@ -153,6 +154,16 @@ class Refusal extends ReflectkitError {
   }
 }
 
+/** Bodies over this many bytes are parsed in the gateway's serial lane (see `SerialLane`). */
+const LANE_BYTES = 64 * 1024;
+
+/** A request body as read: parsed, and as a chat request with its planned checks past pass-through. */
+interface ReadRequest {
+  body: unknown;
+  chat?: ChatRequest;
+  plan?: RequestCheckPlan;
+}
+
 /** What the gateway is doing now, for metrics gauges. */
 export interface GatewayLoad {
   /** Chat-completion requests being answered (a streamed pass-through until its body ends). */
@@ -185,6 +196,22 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const pool = options.buildChecks === undefined ? new CheckPool(limits.checks) : undefined;
   const buildChecks: BuildRequestChecks =
     options.buildChecks ?? ((spec, context) => prepareRequestChecks(spec, { pool: pool as CheckPool, bounds: limits.requestChecks, toolChoiceRequired: context.toolChoiceRequired, client: context.client, signal: context.signal }));
+  const lane = new SerialLane();
+
+  /**
+   * The body parsed; when it asks for reflection (or no HTTP upstream takes pass-through), validated as a chat request
+   * (its depth bounded first: records and checks recurse), with its checks planned (bounded and split) unless
+   * `options.buildChecks` builds them. Synchronous, linear in the body: the lane's job for large bodies.
+   */
+  function readRequest(bytes: Buffer): ReadRequest {
+    const body = parseJson(bytes);
+    const reflected = asksForReflection(body);
+    if (!reflected && relay !== undefined) return { body };
+    if (reflected && measure(body, limits.bodyDepth).depth > limits.bodyDepth) throw new RequestFieldError("body", `is nested deeper than ${limits.bodyDepth} levels`);
+    const chat = parseChatRequest(body, limits);
+    const plan = chat.reflect === undefined || options.buildChecks !== undefined ? undefined : planRequestChecks(chat.checks, { bounds: limits.requestChecks, toolChoiceRequired: chat.toolChoiceRequired });
+    return { body, chat, ...(plan === undefined ? {} : { plan }) };
+  }
   const modelName = options.upstreamHttp?.model ?? options.upstream.modelId;
   const secret = (): string | undefined => (options.upstreamHttp === undefined ? undefined : process.env[options.upstreamHttp.apiKeyEnv]);
   /**
@@ -259,9 +286,12 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       // 1. Parse and validate.
       const { incoming, outgoing } = c.env;
       const bytes = await readBody(incoming, limits.bodyBytes);
-      const body = parseJson(bytes);
+      // A large body is read in the lane: one at a time, with a turn of the event loop between two, so a burst of
+      // them never holds /healthz and small requests for longer than one takes.
+      const read = (): ReadRequest => readRequest(bytes);
+      const { body, chat, plan } = bytes.byteLength > LANE_BYTES ? await lane.run(read) : read();
       stream = typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
-      if (!asksForReflection(body) && relay !== undefined) {
+      if (chat === undefined && relay !== undefined) {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
         kind = "pass-through";
         const answer = await relay.send({ body: bytes, incoming, outgoing }, (status, failure) =>
@@ -271,14 +301,17 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       }
       const client = c.req.raw.signal;
       deadline = AbortSignal.timeout(Math.max(0, Math.round(limits.requestTimeoutMs - (performance.now() - started))));
-      // A reflected body is nested at most `bodyDepth` deep before anything reads it: records and checks recurse.
-      if (asksForReflection(body) && measure(body, limits.bodyDepth).depth > limits.bodyDepth) throw new RequestFieldError("body", `is nested deeper than ${limits.bodyDepth} levels`);
-      const chat = parseChatRequest(body, limits);
+      if (chat === undefined) throw new Error("a request without a chat request past pass-through");
       const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
       const who = c.get("client") ?? "unknown";
       const signal = AbortSignal.any([client, deadline]);
-      const checks = chat.reflect === undefined ? [] : await buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: who, signal });
+      const checks =
+        chat.reflect === undefined
+          ? []
+          : plan === undefined
+            ? await buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: who, signal })
+            : await compileRequestChecks(plan, { pool: pool as CheckPool, client: who, signal });
       const slot = admission.enter(client, who);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });
@@ -377,6 +410,39 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   });
 }
 
+/**
+ * At most `max` connections open at once. At the cap, a new connection closes the oldest one with no request in
+ * flight — idle between keep-alive requests, or still sending its headers — and only when every connection has a
+ * request in flight is the new one closed instead. So a flood of idle connections cannot lock out a health probe or
+ * a real client, as Node's own `maxConnections` (which refuses the newcomer) would let it.
+ */
+function capConnections(server: import("node:http").Server, max: number): void {
+  const inFlight = new Map<import("node:net").Socket, number>();
+  server.on("connection", (socket: import("node:net").Socket) => {
+    inFlight.set(socket, 0);
+    socket.once("close", () => inFlight.delete(socket));
+    if (inFlight.size <= max) return;
+    for (const [open, requests] of inFlight) {
+      if (requests === 0 && open !== socket) {
+        open.destroy();
+        return;
+      }
+    }
+    socket.destroy();
+  });
+  server.on("request", (request: IncomingMessage, response: import("node:http").ServerResponse) => {
+    const socket = request.socket;
+    const requests = inFlight.get(socket);
+    if (requests === undefined) return;
+    // Moved to the end: the oldest entries are the connections that have been quiet longest.
+    inFlight.delete(socket);
+    inFlight.set(socket, requests + 1);
+    response.once("close", () => {
+      if (inFlight.has(socket)) inFlight.set(socket, Math.max(0, (inFlight.get(socket) ?? 1) - 1));
+    });
+  });
+}
+
 function digest(text: string): Buffer {
   return createHash("sha256").update(text, "utf8").digest();
 }
@@ -455,7 +521,7 @@ export async function startGateway(options: GatewayOptions & { host?: string; po
   const serverOptions = { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.bodyTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787, serverOptions }, () => resolve(s));
-    (s as import("node:http").Server).maxConnections = limits.maxConnections;
+    capConnections(s as import("node:http").Server, limits.maxConnections);
     s.once("error", (error: NodeJS.ErrnoException) => {
       app.close();
       if (error.code === "EADDRINUSE") reject(new UsageError(`${host}:${options.port ?? 8787} is in use — pass another --port (0 picks a free one)`, { cause: error }));

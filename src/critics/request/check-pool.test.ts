@@ -86,10 +86,10 @@ describe("the check pool", () => {
   });
 
   it("stops a request whose checks have used their budget (checks.requestMs)", async () => {
-    const checks = await prepareRequestChecks({ tools: [catastrophicTool] }, { pool: pool({ runMs: 5000, requestMs: 400 }), toolChoiceRequired: false });
+    const checks = await prepareRequestChecks({ tools: [catastrophicTool] }, { pool: pool({ runMs: 10_000, requestMs: 1500 }), toolChoiceRequired: false });
     const first = await checks[0]?.run(forty);
     assert.equal(first?.pass, null);
-    assert.match(first?.feedback ?? "", /checks\.requestMs limit \(400 ms\)/);
+    assert.match(first?.feedback ?? "", /checks\.requestMs limit \(1500 ms\)/);
     // Nothing is left: the next check of the same request is not even started.
     const started = performance.now();
     const second = await checks[0]?.run({ text: "", toolCalls: [{ id: "c", name: "lookup", arguments: '{"q": "aaa"}' }] });

@@ -8,6 +8,7 @@
  * Messages out: `{ id, compiled: true }` once compiled, then `{ id, ms, check? }` or `{ id, ms, field, detail }` for a
  * part that does not compile, or `{ id, ms, failure }` for anything else.
  */
+import os from "node:os";
 import { parentPort } from "node:worker_threads";
 import { RequestFieldError } from "../../errors.js";
 import { buildRequestChecks } from "./build.js";
@@ -35,6 +36,17 @@ export type CheckJobAnswer =
 
 const port = parentPort;
 if (port === null) throw new Error("check-worker.js runs as a worker thread of a check pool");
+
+// Below the event loop's priority: on Linux a nice value is the calling thread's own, so a client's compile or regex
+// that keeps this thread busy gives way to the thread that answers /healthz and every other request. Where the
+// system refuses (or a platform sets it process-wide), nothing changes: the deadlines still bound the work.
+if (process.platform === "linux") {
+  try {
+    os.setPriority(0, 10);
+  } catch {
+    // Not permitted here: the thread runs at the process's priority.
+  }
+}
 
 port.on("message", (job: CheckJob) => {
   const started = performance.now();

@@ -41,38 +41,71 @@ const NAMES: Readonly<Record<IsolatedPart, string>> = { schema: "schema", tools:
  * when the pool's queue is full.
  */
 export async function prepareRequestChecks(spec: RequestCheckSpec, options: PrepareChecksOptions): Promise<RequestCheck[]> {
+  return compileRequestChecks(planRequestChecks(spec, options), options);
+}
+
+/** A request's checks, bounded and split: the parts for the workers as JSON with their cache keys, and the rest. */
+export interface RequestCheckPlan {
+  jobs: ReadonlyArray<{ part: IsolatedPart; json: string; key: string }>;
+  /** A reply must make a tool call. */
+  required: boolean;
+  toolCallsChecked: number;
+  /** `tests`, and a code task: built and run on the caller's thread. */
+  inline: RequestCheckSpec;
+  /** The task's name, for the task check's name. */
+  taskName?: string;
+}
+
+/**
+ * The synchronous half of `prepareRequestChecks`: bounds the spec (RequestFieldError naming the field) and splits it.
+ * Linear in the spec's size; a server runs it in its lane for large bodies.
+ */
+export function planRequestChecks(spec: RequestCheckSpec, options: Pick<PrepareChecksOptions, "bounds" | "toolChoiceRequired">): RequestCheckPlan {
   const bounds = options.bounds ?? defaultRequestCheckBounds;
   boundRequestSpec(spec, bounds);
   const required = options.toolChoiceRequired || spec.toolsRequired === true;
   const offered = spec.tools !== undefined && (!Array.isArray(spec.tools) || spec.tools.length > 0);
   if (required && !offered) throw new RequestFieldError("tool_choice", "a tool call is required but no tools are offered: give tools, or leave tool_choice out");
-  const sandboxedTask = spec.task !== undefined && taskFamilies.find((f) => f.name === (spec.task as { name?: unknown } | null)?.name)?.verifier === "sandbox";
+  const taskName = (spec.task as { name?: unknown } | null | undefined)?.name;
+  const sandboxedTask = spec.task !== undefined && taskFamilies.find((f) => f.name === taskName)?.verifier === "sandbox";
   const parts: Partial<Record<IsolatedPart, RequestCheckSpec>> = {
     ...(spec.schema === undefined ? {} : { schema: { schema: spec.schema } }),
     ...(offered ? { tools: { tools: spec.tools as NonNullable<RequestCheckSpec["tools"]>, ...(required ? { toolsRequired: true } : {}) } } : {}),
     ...(spec.regex === undefined ? {} : { regex: { regex: spec.regex } }),
     ...(spec.task === undefined || sandboxedTask ? {} : { task: { task: spec.task } }),
   };
-  const budget = new CheckBudget(options.pool.limits.requestMs);
-  const client = options.client ?? "local";
   const jobs = ORDER.filter((part) => parts[part] !== undefined).map((part) => {
     const json = JSON.stringify(parts[part]);
     return { part, json, key: createHash("sha256").update(part).update("\0").update(json).digest("hex") };
   });
+  return {
+    jobs,
+    required,
+    toolCallsChecked: bounds.toolCallsChecked,
+    inline: { ...(spec.tests === undefined ? {} : { tests: spec.tests }), ...(sandboxedTask ? { task: spec.task } : {}) },
+    ...(typeof taskName === "string" ? { taskName } : {}),
+  };
+}
+
+/**
+ * The asynchronous half of `prepareRequestChecks`: compiles a plan's parts in the pool (throwing what a part that does
+ * not compile means) and returns the checks, cheapest first.
+ */
+export async function compileRequestChecks(plan: RequestCheckPlan, options: Omit<PrepareChecksOptions, "bounds" | "toolChoiceRequired">): Promise<RequestCheck[]> {
+  const budget = new CheckBudget(options.pool.limits.requestMs);
+  const client = options.client ?? "local";
+  const context = { client, budget, ...(options.signal === undefined ? {} : { signal: options.signal }) };
+  const job = (part: IsolatedPart, json: string, reply?: Reply) => ({ part, spec: json, toolChoiceRequired: plan.required, toolCallsChecked: plan.toolCallsChecked, ...(reply === undefined ? {} : { reply: plainReply(reply) }) });
   // Compile every part now (in parallel, within the client's share), so a bad one fails the request before any call.
-  const compiled = await Promise.all(
-    jobs.map(({ part, json, key }) =>
-      options.pool.submit({ part, spec: json, toolChoiceRequired: required, toolCallsChecked: bounds.toolCallsChecked }, key, { client, budget, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
-    ),
-  );
-  for (const [i, outcome] of compiled.entries()) refuseUncompiled((jobs[i] as { part: IsolatedPart }).part, outcome);
-  const isolated = jobs.map(({ part, json, key }): RequestCheck => ({
+  const compiled = await Promise.all(plan.jobs.map(({ part, json, key }) => options.pool.submit(job(part, json), key, context)));
+  for (const [i, outcome] of compiled.entries()) refuseUncompiled((plan.jobs[i] as { part: IsolatedPart }).part, outcome);
+  const isolated = plan.jobs.map(({ part, json, key }): RequestCheck => ({
     source: part === "task" ? "task" : part,
-    name: part === "task" ? `task:${String((spec.task as { name: unknown }).name)}` : NAMES[part],
+    name: part === "task" ? `task:${plan.taskName ?? "unknown"}` : NAMES[part],
     async run(reply: Reply): Promise<Check> {
       let outcome: JobOutcome;
       try {
-        outcome = await options.pool.submit({ part, spec: json, toolChoiceRequired: required, toolCallsChecked: bounds.toolCallsChecked, reply: plainReply(reply) }, key, { client, budget, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+        outcome = await options.pool.submit(job(part, json, reply), key, context);
       } catch (error) {
         if (error instanceof CheckPoolBusyError) return cannotJudge(part, error.message);
         throw error;
@@ -80,10 +113,9 @@ export async function prepareRequestChecks(spec: RequestCheckSpec, options: Prep
       return checkOf(part, outcome);
     },
   }));
-  const inline = buildRequestChecks({ ...(spec.tests === undefined ? {} : { tests: spec.tests }), ...(sandboxedTask ? { task: spec.task } : {}) }, options.code === undefined ? {} : { code: options.code });
+  const inline = buildRequestChecks(plan.inline, options.code === undefined ? {} : { code: options.code });
   // Cheapest first, as buildRequestChecks orders them: schema, tools, regex, task, tests.
-  const task = inline.filter((c) => c.source === "task");
-  return [...isolated, ...task, ...inline.filter((c) => c.source !== "task")];
+  return [...isolated, ...inline.filter((c) => c.source === "task"), ...inline.filter((c) => c.source !== "task")];
 }
 
 /** Throws what a part that did not compile means for the request. */

@@ -72,9 +72,13 @@ describe("toolCallsCheck", () => {
     const deep = await run([call("get_weather", "[".repeat(100_000))]);
     assert.match(deep.feedback, /nested more than 256 deep/);
     assert.equal((await run([call("get_weather", JSON.stringify({ city: "x".repeat(1_000_000) }))])).pass, true);
-    const many = await run(Array.from({ length: 1000 }, (_, i) => call("nope", "{}", `c${i}`)));
+    const many = await run(Array.from({ length: 64 }, (_, i) => call("nope", "{}", `c${i}`)));
     assert.equal(many.score, 0);
-    assert.match(many.feedback, /… and 995 more$/);
+    assert.match(many.feedback, /… and 59 more$/);
+    // Past the calls it reads (64 by default), a reply cannot be judged, and the feedback names the limit.
+    const tooMany = await run(Array.from({ length: 1000 }, (_, i) => call("get_weather", '{"city": "Paris"}', `c${i}`)));
+    assert.equal(tooMany.pass, null);
+    assert.match(tooMany.feedback, /made 1000 tool calls; the tools check reads at most 64 \(toolCallsChecked\)/);
     assert.ok(performance.now() - t0 < 5000);
   });
 
