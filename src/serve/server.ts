@@ -10,11 +10,11 @@ import { serve, type HttpBindings } from "@hono/node-server";
 // Imported before `serve` replaces the global Response: the marker must be a plain Response for the server library.
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono, type Context } from "hono";
-import { CheckPool, CheckPoolBusyError, defaultCheckPoolLimits, type CheckPoolLimits } from "../critics/request/check-pool.js";
-import { compileRequestChecks, planRequestChecks, prepareRequestChecks, type RequestCheckPlan } from "../critics/request/isolated-checks.js";
+import { CheckBudget, CheckPool, CheckPoolBusyError, defaultCheckPoolLimits, type CheckPoolLimits, type JobOutcome } from "../critics/request/check-pool.js";
+import { compileRequestChecks, prepareRequestChecks } from "../critics/request/isolated-checks.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
-import { defaultRequestCheckBounds, measure, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
+import { defaultRequestCheckBounds, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../eval/record-writer.js";
@@ -31,7 +31,8 @@ import { noopObserver, type GatewayObserver, type RequestOutcome } from "./obser
 import { generateOnce, openRelay, redactText, upstreamError, type UpstreamHttp } from "./pass-through.js";
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
-import { asksForReflection, parseChatRequest, type ChatRequest } from "./request.js";
+import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
+import type { ChatRequest } from "./request.js";
 import { errorResponse, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
 import { completionEvents, sseHeaders } from "./sse.js";
 
@@ -54,6 +55,8 @@ export interface GatewayLimits {
   defaultMaxTokens: number;
   /** Deepest nesting of objects and arrays in a reflected request's body: 400 beyond, before anything else is read. */
   bodyDepth: number;
+  /** Most values (array elements and object members) in a reflected request's body: 400 beyond. */
+  bodyNodes: number;
   /** Sizes of the checks a request carries (schemas, tools, tool calls read, `reflect.item`): 400 beyond, before any work. */
   requestChecks: RequestCheckBounds;
   /** The check workers that compile and run a request's checks off the event loop: threads, queue, deadlines, heap. */
@@ -83,6 +86,7 @@ export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   budget: Object.freeze({ tokens: 32_768, calls: 16, seconds: 240 }),
   defaultMaxTokens: 512,
   bodyDepth: 64,
+  bodyNodes: 100_000,
   requestChecks: defaultRequestCheckBounds,
   checks: defaultCheckPoolLimits,
   headersTimeoutMs: 10_000,
@@ -154,15 +158,8 @@ class Refusal extends ReflectkitError {
   }
 }
 
-/** Bodies over this many bytes are parsed in the gateway's serial lane (see `SerialLane`). */
+/** Bodies over this many bytes are read by a worker first, then (past pass-through) in the gateway's serial lane. */
 const LANE_BYTES = 64 * 1024;
-
-/** A request body as read: parsed, and as a chat request with its planned checks past pass-through. */
-interface ReadRequest {
-  body: unknown;
-  chat?: ChatRequest;
-  plan?: RequestCheckPlan;
-}
 
 /** What the gateway is doing now, for metrics gauges. */
 export interface GatewayLoad {
@@ -193,24 +190,33 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const admission = new Admission(limits.parallel, limits.maxQueue, perClient);
   const keys = (typeof options.apiKey === "string" ? [options.apiKey] : (options.apiKey ?? [])).filter((k) => k !== "");
   const keyDigests = keys.map(digest);
-  const pool = options.buildChecks === undefined ? new CheckPool(limits.checks) : undefined;
+  const pool = options.buildChecks === undefined ? new CheckPool(limits.checks, new URL("./gateway-worker.js", import.meta.url)) : undefined;
   const buildChecks: BuildRequestChecks =
     options.buildChecks ?? ((spec, context) => prepareRequestChecks(spec, { pool: pool as CheckPool, bounds: limits.requestChecks, toolChoiceRequired: context.toolChoiceRequired, client: context.client, signal: context.signal }));
   const lane = new SerialLane();
 
+
   /**
-   * The body parsed; when it asks for reflection (or no HTTP upstream takes pass-through), validated as a chat request
-   * (its depth bounded first: records and checks recurse), with its checks planned (bounded and split) unless
-   * `options.buildChecks` builds them. Synchronous, linear in the body: the lane's job for large bodies.
+   * The body read (`readRequest`). A large one is first read by a worker, where a hostile one is refused without this
+   * thread parsing it; then, if it is not passed through, parsed here in the lane (one at a time, with a turn of the
+   * event loop between two), its shape now known to be bounded.
    */
-  function readRequest(bytes: Buffer): ReadRequest {
-    const body = parseJson(bytes);
-    const reflected = asksForReflection(body);
-    if (!reflected && relay !== undefined) return { body };
-    if (reflected && measure(body, limits.bodyDepth).depth > limits.bodyDepth) throw new RequestFieldError("body", `is nested deeper than ${limits.bodyDepth} levels`);
-    const chat = parseChatRequest(body, limits);
-    const plan = chat.reflect === undefined || options.buildChecks !== undefined ? undefined : planRequestChecks(chat.checks, { bounds: limits.requestChecks, toolChoiceRequired: chat.toolChoiceRequired });
-    return { body, chat, ...(plan === undefined ? {} : { plan }) };
+  async function read(bytes: Buffer, client: string, signal: AbortSignal): Promise<ReadRequest> {
+    if (bytes.byteLength <= LANE_BYTES) return readRequest(bytes, reading);
+    if (pool === undefined) return lane.run(() => readRequest(bytes, reading));
+    let outcome: JobOutcome;
+    try {
+      outcome = await pool.submit({ screen: bytes, options: reading }, "", { client, budget: new CheckBudget(limits.checks.requestMs), signal });
+    } catch (error) {
+      if (error instanceof CheckPoolBusyError) throw error;
+      throw new ClientGone("the client closed the request", { cause: error });
+    }
+    if (outcome.kind === "invalid") throw new RequestFieldError(outcome.field, outcome.detail);
+    if (outcome.kind === "stopped") throw new RequestFieldError("body", `could not be read within the gateway's ${outcome.limit} (${outcome.limitValue} ${outcome.unit})`);
+    if (outcome.kind === "failed") throw new Error(`reading the body failed: ${outcome.message}`);
+    const screened = outcome.result as Screened;
+    if (screened.passThrough) return { body: undefined, stream: screened.stream };
+    return lane.run(() => readChat(parseJson(bytes), screened.stream, reading, screened.plan));
   }
   const modelName = options.upstreamHttp?.model ?? options.upstream.modelId;
   const secret = (): string | undefined => (options.upstreamHttp === undefined ? undefined : process.env[options.upstreamHttp.apiKeyEnv]);
@@ -223,6 +229,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const refuse = (r: Refusal): Response => errorResponse(r.status, redactText(r.message, secret()), { type: r.type, param: r.param, code: r.code, headers: r.headers });
 
   const relay = options.upstreamHttp === undefined ? undefined : openRelay(options.upstreamHttp, limits.requestTimeoutMs);
+  const reading: ReadOptions = { bounds: limits, relay: relay !== undefined, plan: options.buildChecks === undefined };
   const app = new Hono<Env>();
   // A keyless gateway is open to any web page the user visits (DNS rebinding, cross-site POSTs): refuse what no
   // client program sends. A keyed one is not: the page does not know the key. `/healthz` reveals nothing, and load
@@ -286,11 +293,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       // 1. Parse and validate.
       const { incoming, outgoing } = c.env;
       const bytes = await readBody(incoming, limits.bodyBytes);
-      // A large body is read in the lane: one at a time, with a turn of the event loop between two, so a burst of
-      // them never holds /healthz and small requests for longer than one takes.
-      const read = (): ReadRequest => readRequest(bytes);
-      const { body, chat, plan } = bytes.byteLength > LANE_BYTES ? await lane.run(read) : read();
-      stream = typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
+      const { body, chat, plan, stream: streamed } = await read(bytes, c.get("client") ?? "unknown", c.req.raw.signal);
+      stream = streamed;
       if (chat === undefined && relay !== undefined) {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
         kind = "pass-through";
@@ -489,14 +493,6 @@ function readBody(incoming: IncomingMessage, limit: number): Promise<Buffer> {
     };
     incoming.on("data", onData).on("end", onEnd).on("close", onClose).on("error", onClose);
   });
-}
-
-function parseJson(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString("utf8"));
-  } catch {
-    throw new RequestFieldError("body", "is not valid JSON");
-  }
 }
 
 export interface RunningGateway {

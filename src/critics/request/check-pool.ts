@@ -1,7 +1,10 @@
 import { Worker } from "node:worker_threads";
 import { ReflectkitError } from "../../errors.js";
 import type { Check } from "../../loops/types.js";
-import type { CheckJob, CheckJobAnswer, IsolatedPart } from "./check-worker.js";
+import type { IsolatedPart, JobAnswer } from "./check-job.js";
+
+/** A job as the pool sends it: any plain data its worker script reads (`CheckJob` for check-worker.js), less the id. */
+export type PoolJob = Record<string, unknown>;
 
 /**
  * What a request's checks may take of the check pool. Each limit is named in what a check that crossed it says, as
@@ -67,13 +70,13 @@ export interface JobContext {
 
 /** How a job ended: its answer, or which limit stopped it (`limit` as a client reads it, e.g. `checks.runMs`). */
 export type JobOutcome =
-  | { kind: "done"; check?: Check }
+  | { kind: "done"; check?: Check; result?: unknown }
   | { kind: "invalid"; field: string; detail: string }
   | { kind: "stopped"; phase: "compile" | "run"; limit: string; limitValue: number; unit: "ms" | "MB" }
   | { kind: "failed"; message: string };
 
 interface Pending {
-  job: Omit<CheckJob, "id">;
+  job: PoolJob;
   key: string;
   context: JobContext;
   resolve: (outcome: JobOutcome) => void;
@@ -131,7 +134,7 @@ export class CheckPool {
   }
 
   /** Runs one job; resolves with how it ended. Rejects with CheckPoolBusyError when the queue is full, or when `signal` aborts first. */
-  submit(job: Omit<CheckJob, "id">, key: string, context: JobContext): Promise<JobOutcome> {
+  submit(job: PoolJob, key: string, context: JobContext): Promise<JobOutcome> {
     if (this.#closed) return Promise.reject(new ReflectkitError("the check pool is closed"));
     if (context.signal?.aborted === true) return Promise.reject(context.signal.reason);
     if (this.#queue.length >= this.limits.maxQueue) return Promise.reject(new CheckPoolBusyError(`the check workers are busy (${this.#queue.length} checks waiting, checks.maxQueue)`));
@@ -180,7 +183,7 @@ export class CheckPool {
     worker.once("online", () => {
       if (this.#slots.find((s) => s.worker === worker)?.running === undefined) worker.unref();
     });
-    worker.on("message", (answer: CheckJobAnswer) => this.#answer(worker, answer));
+    worker.on("message", (answer: JobAnswer) => this.#answer(worker, answer));
     // A worker that dies (out of heap, or an error outside a job) fails its job and is replaced.
     worker.on("error", (error: Error & { code?: string }) => this.#died(worker, error.code === "ERR_WORKER_OUT_OF_MEMORY" ? "heap" : error.message));
     worker.on("exit", () => this.#died(worker, "exit"));
@@ -213,10 +216,10 @@ export class CheckPool {
     const limit = Math.min(this.limits.compileMs, left);
     slot.running = { id, pending, phase: "compile", phaseStarted: performance.now(), timer: setTimeout(() => this.#overrun(slot), limit), byBudget: left < this.limits.compileMs, compileMs: 0 };
     slot.worker.ref();
-    slot.worker.postMessage({ ...pending.job, id } satisfies CheckJob);
+    slot.worker.postMessage({ ...pending.job, id });
   }
 
-  #answer(worker: Worker, answer: CheckJobAnswer): void {
+  #answer(worker: Worker, answer: JobAnswer): void {
     const slot = this.#slots.find((s) => s.worker === worker);
     const running = slot?.running;
     if (slot === undefined || running === undefined || running.id !== answer.id) return;
@@ -233,7 +236,14 @@ export class CheckPool {
       return;
     }
     clearTimeout(running.timer);
-    const outcome: JobOutcome = "field" in answer ? { kind: "invalid", field: answer.field, detail: answer.detail } : "failure" in answer ? { kind: "failed", message: answer.failure } : { kind: "done", ...(answer.check === undefined ? {} : { check: answer.check }) };
+    const outcome: JobOutcome =
+      "field" in answer
+        ? { kind: "invalid", field: answer.field, detail: answer.detail }
+        : "failure" in answer
+          ? { kind: "failed", message: answer.failure }
+          : "result" in answer
+            ? { kind: "done", result: answer.result }
+            : { kind: "done", ...(answer.check === undefined ? {} : { check: answer.check }) };
     this.#finish(slot, running.pending, outcome, answer.ms, false);
   }
 

@@ -5,7 +5,7 @@ import type { CodeJudgeOptions } from "../../tasks/code/index.js";
 import { taskFamilies } from "../../tasks/registry.js";
 import { buildRequestChecks } from "./build.js";
 import { CheckBudget, CheckPool, CheckPoolBusyError, partField, type JobOutcome } from "./check-pool.js";
-import type { IsolatedPart } from "./check-worker.js";
+import type { IsolatedPart } from "./check-job.js";
 import type { Reply, RequestCheck } from "./request-check.js";
 import type { RequestCheckSpec } from "./request-task.js";
 import { boundRequestSpec, defaultRequestCheckBounds, type RequestCheckBounds } from "./spec-bounds.js";

@@ -77,12 +77,14 @@ function boundSchema(schema: unknown, field: string, bounds: RequestCheckBounds,
 }
 
 /**
- * The nesting depth of a parsed JSON value (a scalar is 0, `{}` is 1), stopping once past `maxDepth`, and the count of
- * property definitions in it. Iterative, so a value nested a million deep costs no stack; three parallel arrays and
- * `for…in` rather than an object per node, as it runs on the event loop over bodies of megabytes.
+ * The nesting depth of a parsed JSON value (a scalar is 0, `{}` is 1), the count of its values (every array element
+ * and object member), and the count of property definitions in it; stops once past `maxDepth` or `maxNodes`.
+ * Iterative, so a value nested a million deep costs no stack; three parallel arrays and `for…in` rather than an object
+ * per node, as it runs on the event loop over bodies of megabytes.
  */
-export function measure(value: unknown, maxDepth: number): { depth: number; properties: number } {
+export function measure(value: unknown, maxDepth: number, maxNodes = Number.POSITIVE_INFINITY): { depth: number; nodes: number; properties: number } {
   let deepest = 0;
+  let nodes = 0;
   let properties = 0;
   const values: unknown[] = [value];
   const depths: number[] = [0];
@@ -95,9 +97,11 @@ export function measure(value: unknown, maxDepth: number): { depth: number; prop
     const level = depth + 1;
     if (level > deepest) {
       deepest = level;
-      if (level > maxDepth) return { depth: level, properties };
+      if (level > maxDepth) return { depth: level, nodes, properties };
     }
     if (Array.isArray(node)) {
+      nodes += node.length;
+      if (nodes > maxNodes) return { depth: deepest, nodes, properties };
       for (let i = 0; i < node.length; i++) {
         const child: unknown = node[i];
         if (typeof child !== "object" || child === null) continue;
@@ -109,6 +113,7 @@ export function measure(value: unknown, maxDepth: number): { depth: number; prop
     }
     const record = node as Record<string, unknown>;
     for (const key in record) {
+      nodes++;
       if (counts) properties++;
       const child = record[key];
       if (typeof child !== "object" || child === null) continue;
@@ -116,6 +121,7 @@ export function measure(value: unknown, maxDepth: number): { depth: number; prop
       depths.push(level);
       named.push(PROPERTY_KEYWORDS.has(key));
     }
+    if (nodes > maxNodes) return { depth: deepest, nodes, properties };
   }
-  return { depth: deepest, properties };
+  return { depth: deepest, nodes, properties };
 }
