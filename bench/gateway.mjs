@@ -3,6 +3,8 @@
 // Usage (after npm ci, or npm run build):
 //   node bench/gateway.mjs [--requests 1000] [--concurrency 1,16,64] [--stream] [--direct-only] [--seed 1]
 //                          [--gateway-command "node other/bin/reflect.js serve --upstream {upstream} --port {port}"]
+//                          [--baseline-command "node before/bin/reflect.js serve --upstream {upstream} --port {port}"]
+//                          [--upstream-key KEY]
 //
 // - The upstream is a fast local OpenAI-compatible server (node:http, its own process): a fixed small completion,
 //   or with --stream the same completion as SSE chunks.
@@ -13,6 +15,12 @@
 //   warm-up of 100, in two blocks run direct, gateway, gateway, direct (ABBA), so drift over the run hits both alike.
 // - Added latency = gateway − direct; its 95 % interval for the median difference is a percentile bootstrap
 //   (2,000 resamples of each side, seeded). p99 is the nearest-rank order statistic.
+// - --baseline-command adds a second gateway (another build, e.g. a worktree at an earlier commit) measured in the
+//   same run: blocks direct, gateway, baseline, baseline, gateway, direct; the table adds its figures and the
+//   difference of the two gateways' medians with its interval.
+// - --upstream-key sets the upstream's API key (env BENCH_UPSTREAM_KEY, passed with --upstream-key-env to the default
+//   command; write `--upstream-key-env BENCH_UPSTREAM_KEY` into a --baseline-command yourself), so that the gateway's
+//   key redaction is on the measured path, as in a deployment.
 // Prints a markdown table for BENCHMARKS.md. --direct-only (or a gateway that does not start) measures the direct
 // side alone.
 import { spawn } from "node:child_process";
@@ -76,7 +84,7 @@ function upstreamServer() {
 // ---- the benchmark ----
 
 function parseArgs(argv) {
-  const options = { requests: 1000, concurrency: [1, 16, 64], stream: false, directOnly: false, seed: 1, gatewayCommand: undefined };
+  const options = { requests: 1000, concurrency: [1, 16, 64], stream: false, directOnly: false, seed: 1, gatewayCommand: undefined, baselineCommand: undefined, upstreamKey: undefined };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -90,7 +98,9 @@ function parseArgs(argv) {
     else if (flag === "--direct-only") options.directOnly = true;
     else if (flag === "--seed") options.seed = Number(value());
     else if (flag === "--gateway-command") options.gatewayCommand = value();
-    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --stream, --direct-only, --seed S, --gateway-command CMD`);
+    else if (flag === "--baseline-command") options.baselineCommand = value();
+    else if (flag === "--upstream-key") options.upstreamKey = value();
+    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --stream, --direct-only, --seed S, --gateway-command CMD, --baseline-command CMD, --upstream-key KEY`);
   }
   if (!Number.isInteger(options.requests) || options.requests < 4) throw new Error("--requests must be an integer ≥ 4");
   if (!options.concurrency.every((c) => Number.isInteger(c) && c >= 1)) throw new Error("--concurrency must list integers ≥ 1");
@@ -143,18 +153,19 @@ function get(url) {
  * `reflect serve` in its own process, or `--gateway-command` (words split on spaces; `{upstream}` and `{port}` are
  * replaced) to measure another build or another gateway the same way. Ready when GET /healthz answers 200.
  */
-async function startGateway(upstreamPort, command) {
+async function startGateway(upstreamPort, command, upstreamKey) {
   const port = await freePort();
   const upstream = `http://127.0.0.1:${upstreamPort}/v1#fake`;
   let argv;
   if (command === undefined) {
     if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) return { error: "dist/ is missing — run npm run build" };
-    argv = [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port)];
+    argv = [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port), ...(upstreamKey === undefined ? [] : ["--upstream-key-env", "BENCH_UPSTREAM_KEY"])];
   } else {
     argv = command.split(" ").filter((w) => w !== "").map((w) => w.replaceAll("{upstream}", upstream).replaceAll("{port}", String(port)));
   }
   // No client key: the benchmark's requests carry none the gateway would accept.
-  const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
+  const { REFLECT_GATEWAY_KEY: _key, ...rest } = process.env;
+  const env = upstreamKey === undefined ? rest : { ...rest, BENCH_UPSTREAM_KEY: upstreamKey };
   const child = startChild(argv[0], argv.slice(1), env);
   child.stdout.resume();
   const deadline = Date.now() + 30_000;
@@ -231,7 +242,8 @@ function quantile(sorted, q) {
  */
 async function measure(options, targets, concurrency, sampler) {
   const first = Math.floor(options.requests / 2);
-  const blocks = [["direct", first], ["gateway", first], ["gateway", options.requests - first], ["direct", options.requests - first]].filter(([name]) => targets[name] !== undefined);
+  const second = options.requests - first;
+  const blocks = [["direct", first], ["gateway", first], ["baseline", first], ["baseline", second], ["gateway", second], ["direct", second]].filter(([name]) => targets[name] !== undefined);
   const result = Object.fromEntries(Object.keys(targets).map((name) => [name, { latencies: [], errors: 0, wallMs: 0, requests: 0 }]));
   for (const name of Object.keys(targets)) await block(targets[name], Math.min(100, options.requests), concurrency, options.stream);
   for (const [name, count] of blocks) {
@@ -274,11 +286,17 @@ async function main() {
   };
   process.once("SIGINT", () => cleanUp().then(() => process.exit(130)));
   try {
+    let baseline;
     if (!options.directOnly) {
-      gateway = await startGateway(upstream.port, options.gatewayCommand);
+      gateway = await startGateway(upstream.port, options.gatewayCommand, options.upstreamKey);
       if (gateway.child !== undefined) children.push(gateway.child);
+      if (options.baselineCommand !== undefined) {
+        baseline = await startGateway(upstream.port, options.baselineCommand, options.upstreamKey);
+        if (baseline.child !== undefined) children.push(baseline.child);
+        if (baseline.error !== undefined) throw new Error(`the baseline gateway did not start: ${baseline.error}`);
+      }
     }
-    const targets = { direct: upstream.port, ...(gateway?.port === undefined ? {} : { gateway: gateway.port }) };
+    const targets = { direct: upstream.port, ...(gateway?.port === undefined ? {} : { gateway: gateway.port }), ...(baseline?.port === undefined ? {} : { baseline: baseline.port }) };
     const idleRss = gateway?.child === undefined ? null : rssOf(gateway.child.pid);
     const rows = [];
     let throughput;
@@ -291,6 +309,7 @@ async function main() {
       if (concurrency === 64) throughput = result;
     }
     print(options, rows, throughput, gateway, idleRss, peakRss);
+    if (baseline !== undefined) printBaseline(options, rows);
   } finally {
     await cleanUp();
   }
@@ -326,6 +345,25 @@ function print(options, rows, throughput, gateway, idleRss, peakRss) {
     console.log(`At concurrency 64: direct ${rate(throughput.direct)}; gateway ${rate(throughput.gateway)}.`);
   }
   if (gateway?.child !== undefined) console.log(`Gateway RSS: ${mib(idleRss)} MiB idle after start${peakRss === null ? "" : `, ${mib(peakRss)} MiB peak under 64 concurrent requests`}.`);
+}
+
+/** The two gateways side by side: each one's added latency over direct, and after − before with its interval. */
+function printBaseline(options, rows) {
+  console.log("");
+  console.log("| concurrency | before p50 / p99 ms | after p50 / p99 ms | added before p50 / p99 ms | added after p50 / p99 ms | after − before p50 ms [95% CI] | after / before added p50 | errors before / after |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  rows.forEach(({ concurrency, result }, index) => {
+    const d = result.direct;
+    const a = result.gateway;
+    const b = result.baseline;
+    if (a === undefined || b === undefined) return;
+    const dp50 = median(d.latencies);
+    const dp99 = quantile(d.latencies, 0.99);
+    const [ap50, ap99, bp50, bp99] = [median(a.latencies), quantile(a.latencies, 0.99), median(b.latencies), quantile(b.latencies, 0.99)];
+    const [lo, hi] = medianDifferenceInterval(b.latencies, a.latencies, options.seed + 100 + index);
+    const ratio = (ap50 - dp50) / (bp50 - dp50);
+    console.log(`| ${concurrency} | ${ms(bp50)} / ${ms(bp99)} | ${ms(ap50)} / ${ms(ap99)} | ${ms(bp50 - dp50)} / ${ms(bp99 - dp99)} | ${ms(ap50 - dp50)} / ${ms(ap99 - dp99)} | ${ms(ap50 - bp50)} [${ms(lo)}, ${ms(hi)}] | ${Number.isFinite(ratio) ? ratio.toFixed(2) : "—"} | ${b.errors} / ${a.errors} |`);
+  });
 }
 
 if (process.argv[2] === "--upstream-server") {

@@ -116,6 +116,42 @@ describe("reflectionMiddleware", () => {
     assert.deepEqual(meta.attempts.map((a) => a.checks.map((c) => `${c.source}:${c.pass}`)), [["tools:false"], ["tools:true"]]);
   });
 
+  it("checks a catastrophic parameter pattern off the application's event loop: cannot judge at checks.runMs, never a hang", async () => {
+    const usage = { promptTokens: 1, evaluatedPromptTokens: 1, completionTokens: 1 };
+    const forty = Array.from({ length: 40 }, (_, i) => ({ id: `call_${i}`, name: "lookup", arguments: JSON.stringify({ q: `${"a".repeat(30)}!` }) }));
+    const model: LanguageModel = {
+      specificationVersion: "v1",
+      modelId: "catastrophic",
+      maxConcurrency: 1,
+      doGenerate: async () => ({ text: "", toolCalls: forty, finishReason: "stop", usage }),
+      async close() {},
+    };
+    const parameters = { type: "object", properties: { q: { type: "string", pattern: "^(a+)+$" } }, required: ["q"] } as const;
+    let last = performance.now();
+    let worstGap = 0;
+    const ticker = setInterval(() => {
+      worstGap = Math.max(worstGap, performance.now() - last);
+      last = performance.now();
+    }, 10);
+    const started = performance.now();
+    let result;
+    try {
+      result = await generateText({
+        model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ maxTurns: 1 }) }),
+        prompt: "look it up",
+        tools: { lookup: tool({ inputSchema: jsonSchema<{ q: string }>(parameters) }) },
+      });
+    } finally {
+      clearInterval(ticker);
+    }
+    const meta = result.providerMetadata?.reflectkit as { attempts: { checks: { source: string; pass: boolean | null; feedback: string }[] }[] };
+    const check = meta.attempts[0]?.checks[0];
+    assert.equal(check?.pass, null);
+    assert.match(check?.feedback ?? "", /checks\.runMs limit \(1000 ms\)/);
+    assert.ok(worstGap < 200, `the application's event loop was held ${worstGap.toFixed(0)} ms`);
+    assert.ok(performance.now() - started < 10_000);
+  });
+
   it("returns the draft of a call with nothing to check, after one call", async () => {
     const model = scriptedModel(["hello"]);
     const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware() }), prompt: "hi" });

@@ -201,12 +201,12 @@ export function createGateway(options: GatewayOptions): GatewayApp {
    * thread parsing it; then, if it is not passed through, parsed here in the lane (one at a time, with a turn of the
    * event loop between two), its shape now known to be bounded.
    */
-  async function read(bytes: Buffer, client: string, signal: AbortSignal): Promise<ReadRequest> {
+  async function read(bytes: Buffer, client: string, signal: () => AbortSignal): Promise<ReadRequest> {
     if (bytes.byteLength <= LANE_BYTES) return readRequest(bytes, reading);
     if (pool === undefined) return lane.run(() => readRequest(bytes, reading));
     let outcome: JobOutcome;
     try {
-      outcome = await pool.submit({ screen: bytes, options: reading }, "", { client, budget: new CheckBudget(limits.checks.requestMs), signal });
+      outcome = await pool.submit({ screen: bytes, options: reading }, "", { client, budget: new CheckBudget(limits.checks.requestMs), signal: signal() });
     } catch (error) {
       if (error instanceof CheckPoolBusyError) throw error;
       throw new ClientGone("the client closed the request", { cause: error });
@@ -293,7 +293,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       // 1. Parse and validate.
       const { incoming, outgoing } = c.env;
       const bytes = await readBody(incoming, limits.bodyBytes);
-      const { body, chat, plan, stream: streamed } = await read(bytes, c.get("client") ?? "unknown", c.req.raw.signal);
+      // The request's AbortSignal only where needed: making it builds a whole Request, which pass-through does without.
+      const { body, chat, plan, stream: streamed } = await read(bytes, c.get("client") ?? "unknown", () => c.req.raw.signal);
       stream = streamed;
       if (chat === undefined && relay !== undefined) {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
