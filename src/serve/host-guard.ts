@@ -75,9 +75,18 @@ export function hostName(value: string): string | undefined {
 export function hostGuard(options: HostGuardOptions): (headers: GuardedHeaders, method: string) => GuardRefusal | null {
   const allowed = allowedNames(options.boundHost, options.allowedHosts ?? []);
   const remedy = options.remedy ?? ((name: string) => `start the server with --allowed-host ${name}`);
+  // A server sees the same few Host values on every request: each is parsed once (bounded, so odd ones cannot grow it).
+  const seen = new Map<string, string | undefined>();
+  const nameOf = (host: string): string | undefined => {
+    if (seen.has(host)) return seen.get(host);
+    const name = hostName(host);
+    if (seen.size >= 256) seen.clear();
+    seen.set(host, name);
+    return name;
+  };
   return (headers, method) => {
     const host = headers.host ?? "";
-    const name = hostName(host);
+    const name = nameOf(host);
     if (name === undefined || !allowed(name)) {
       const shown = name ?? (host === "" ? "(none)" : JSON.stringify(host));
       return { status: 403, header: "host", code: "host_not_allowed", message: `Host ${shown} is not a name of this server — it answers only requests addressed to its own names (so a web page cannot reach it by DNS rebinding); if you reach it by this name, ${remedy(name ?? "NAME")}` };

@@ -201,8 +201,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
    * thread parsing it; then, if it is not passed through, parsed here in the lane (one at a time, with a turn of the
    * event loop between two), its shape now known to be bounded.
    */
-  async function read(bytes: Buffer, client: string, signal: () => AbortSignal): Promise<ReadRequest> {
-    if (bytes.byteLength <= LANE_BYTES) return readRequest(bytes, reading);
+  async function readLarge(bytes: Buffer, client: string, signal: () => AbortSignal): Promise<ReadRequest> {
     if (pool === undefined) return lane.run(() => readRequest(bytes, reading));
     let outcome: JobOutcome;
     try {
@@ -235,18 +234,23 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   // client program sends. A keyed one is not: the page does not know the key. `/healthz` reveals nothing, and load
   // balancers probe it by IP.
   const guard = keys.length === 0 ? hostGuard({ boundHost: options.boundHost ?? "127.0.0.1", allowedHosts: options.allowedHosts ?? [], remedy: (name) => `start the gateway with --allowed-host ${name}` }) : undefined;
-  app.use("*", async (c, next) => {
-    const refusal = guard === undefined || c.req.path === "/healthz" ? null : guard({ host: c.req.header("host"), origin: c.req.header("origin"), "sec-fetch-site": c.req.header("sec-fetch-site"), "sec-fetch-mode": c.req.header("sec-fetch-mode"), "content-type": c.req.header("content-type") }, c.req.method);
-    if (refusal === null) return next();
-    if (c.req.path === "/v1/chat/completions") observer.request({ kind: "rejected", status: refusal.status, ms: 0, stream: false });
-    return errorResponse(refusal.status, refusal.message, { type: "invalid_request_error", code: refusal.code });
-  });
+  // One middleware for who may ask, on the Node request's own headers (a plain object: no Request is built for it).
   app.use("*", async (c, next) => {
     if (c.req.path === "/healthz") return next();
-    const key = keys.length === 0 ? -1 : keyIndex(keyDigests, c.req.header("authorization"));
-    if (keys.length === 0 || key >= 0) {
-      // The client a share counts against: the key's digest (never the key), or the address of a keyless caller.
-      c.set("client", key >= 0 ? `key:${(keyDigests[key] as Buffer).toString("hex").slice(0, 12)}` : `addr:${c.env?.incoming?.socket.remoteAddress ?? "unknown"}`);
+    const headers = c.env?.incoming?.headers ?? Object.fromEntries(c.req.raw.headers);
+    const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+    if (guard !== undefined) {
+      const refusal = guard({ host: first(headers.host), origin: first(headers.origin), "sec-fetch-site": first(headers["sec-fetch-site"]), "sec-fetch-mode": first(headers["sec-fetch-mode"]), "content-type": first(headers["content-type"]) }, c.req.method);
+      if (refusal !== null) {
+        if (c.req.path === "/v1/chat/completions") observer.request({ kind: "rejected", status: refusal.status, ms: 0, stream: false });
+        return errorResponse(refusal.status, refusal.message, { type: "invalid_request_error", code: refusal.code });
+      }
+      return next();
+    }
+    const key = keyIndex(keyDigests, first(headers.authorization));
+    if (key >= 0) {
+      // The client a share counts against: the key's digest, never the key.
+      c.set("client", `key:${(keyDigests[key] as Buffer).toString("hex").slice(0, 12)}`);
       return next();
     }
     // A rejected chat request is still a request the observer hears of.
@@ -294,7 +298,9 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const { incoming, outgoing } = c.env;
       const bytes = await readBody(incoming, limits.bodyBytes);
       // The request's AbortSignal only where needed: making it builds a whole Request, which pass-through does without.
-      const { body, chat, plan, stream: streamed } = await read(bytes, c.get("client") ?? "unknown", () => c.req.raw.signal);
+      // The client of a keyless gateway is its address, read only when a share needs it.
+      const who = (): string => c.get("client") ?? `addr:${incoming.socket.remoteAddress ?? "unknown"}`;
+      const { body, chat, plan, stream: streamed } = bytes.byteLength <= LANE_BYTES ? readRequest(bytes, reading) : await readLarge(bytes, who(), () => c.req.raw.signal);
       stream = streamed;
       if (chat === undefined && relay !== undefined) {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
@@ -309,15 +315,15 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (chat === undefined) throw new Error("a request without a chat request past pass-through");
       const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
-      const who = c.get("client") ?? "unknown";
+      const asker = who();
       const signal = AbortSignal.any([client, deadline]);
       const checks =
         chat.reflect === undefined
           ? []
           : plan === undefined
-            ? await buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: who, signal })
-            : await compileRequestChecks(plan, { pool: pool as CheckPool, client: who, signal });
-      const slot = admission.enter(client, who);
+            ? await buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: asker, signal })
+            : await compileRequestChecks(plan, { pool: pool as CheckPool, client: asker, signal });
+      const slot = admission.enter(client, asker);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });
       const meta: CompletionMeta = { id: newId(), created: Math.floor(now() / 1000), model: modelName };
@@ -416,35 +422,31 @@ export function createGateway(options: GatewayOptions): GatewayApp {
 }
 
 /**
- * At most `max` connections open at once. At the cap, a new connection closes the oldest one with no request in
+ * At most `max` connections open at once. At the cap, a new connection closes the one quiet longest with no request in
  * flight — idle between keep-alive requests, or still sending its headers — and only when every connection has a
  * request in flight is the new one closed instead. So a flood of idle connections cannot lock out a health probe or
- * a real client, as Node's own `maxConnections` (which refuses the newcomer) would let it.
+ * a real client, as Node's own `maxConnections` (which refuses the newcomer) would let it. A connection has a request
+ * in flight while Node's server holds a response for it (`socket._httpMessage`, set from the parsed request until the
+ * response is done); each request moves its connection to the end of the order, so no listener is added per request.
  */
 function capConnections(server: import("node:http").Server, max: number): void {
-  const inFlight = new Map<import("node:net").Socket, number>();
+  const open = new Set<import("node:net").Socket>();
   server.on("connection", (socket: import("node:net").Socket) => {
-    inFlight.set(socket, 0);
-    socket.once("close", () => inFlight.delete(socket));
-    if (inFlight.size <= max) return;
-    for (const [open, requests] of inFlight) {
-      if (requests === 0 && open !== socket) {
-        open.destroy();
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+    if (open.size <= max) return;
+    for (const older of open) {
+      if (older !== socket && (older as { _httpMessage?: unknown })._httpMessage == null) {
+        older.destroy();
         return;
       }
     }
     socket.destroy();
   });
-  server.on("request", (request: IncomingMessage, response: import("node:http").ServerResponse) => {
+  server.on("request", (request: IncomingMessage) => {
     const socket = request.socket;
-    const requests = inFlight.get(socket);
-    if (requests === undefined) return;
-    // Moved to the end: the oldest entries are the connections that have been quiet longest.
-    inFlight.delete(socket);
-    inFlight.set(socket, requests + 1);
-    response.once("close", () => {
-      if (inFlight.has(socket)) inFlight.set(socket, Math.max(0, (inFlight.get(socket) ?? 1) - 1));
-    });
+    if (!open.delete(socket)) return;
+    open.add(socket);
   });
 }
 
