@@ -24,17 +24,15 @@
 // deep-items (a 50,000-deep reflect.item for every task family, 16 at a time); idle-flood (1,500 idle connections,
 // 16 with stalled headers and 16 with stalled bodies, held 2 s). Each scenario ends within 120 s.
 // Prints a markdown table for BENCHMARKS.md; p99 is the nearest-rank order statistic.
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { freePort } from "./free-port.mjs";
+import { children, root, startChild, startGatewayProcess, startUpstream as startUpstreamProcess, stopChild } from "./children.mjs";
 
 const self = fileURLToPath(import.meta.url);
-const root = fileURLToPath(new URL("..", import.meta.url));
 
 const HOSTILE_KEY = "hostile-key";
 const PROBE_KEY = "probe-key";
@@ -162,52 +160,6 @@ function parseArgs(argv) {
   return options;
 }
 
-/** Every child still running, stopped on exit and on SIGINT. */
-const children = new Set();
-
-function startChild(command, args, env = process.env, stdio = ["ignore", "pipe", "pipe"]) {
-  const child = spawn(command, args, { cwd: root, env, stdio });
-  children.add(child);
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (part) => (stderr = (stderr + part).slice(-4000)));
-  child.exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  child.exited.then(() => children.delete(child));
-  child.tail = () => stderr;
-  return child;
-}
-
-async function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-  await child.exited;
-  clearTimeout(timer);
-}
-
-async function startUpstream() {
-  const child = startChild(process.execPath, [self, "--upstream-server"]);
-  const port = await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (part) => {
-      out += part;
-      if (out.includes("\n")) resolve(Number(out.trim()));
-    });
-    child.exited.then(({ code }) => reject(new Error(`the upstream exited (${code}): ${child.tail()}`)));
-  });
-  return { child, port };
-}
-
-function get(url) {
-  return new Promise((resolve) => {
-    const request = http.get(url, { agent: false }, (response) => {
-      response.resume();
-      response.on("end", () => resolve(response.statusCode));
-    });
-    request.on("error", () => resolve(0));
-    request.setTimeout(2000, () => request.destroy());
-  });
-}
-
 /** The gateway's argv for a port: `reflect serve`, or `--gateway-command` with `{upstream}` and `{port}` replaced. */
 function gatewayArgv(upstreamPort, port, command) {
   const upstream = `http://127.0.0.1:${upstreamPort}/v1#fake`;
@@ -215,25 +167,12 @@ function gatewayArgv(upstreamPort, port, command) {
   return command.split(" ").filter((w) => w !== "").map((w) => w.replaceAll("{upstream}", upstream).replaceAll("{port}", String(port)));
 }
 
-/** A fresh gateway, ready when GET /healthz answers 200. */
-async function startGateway(upstreamPort, command) {
-  const port = await freePort();
-  const argv = gatewayArgv(upstreamPort, port, command);
+/** A fresh gateway with the two client keys and the upstream key, ready when GET /healthz answers 200. */
+function startGateway(upstreamPort, command) {
   const env = { ...process.env, REFLECT_GATEWAY_KEY: `${HOSTILE_KEY},${PROBE_KEY}`, BENCH_UPSTREAM_KEY: UPSTREAM_KEY };
-  const child = startChild(argv[0], argv.slice(1), env);
-  child.stdout.resume();
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) {
-      const lines = child.tail().trim().split("\n");
-      return { error: `${argv.slice(1, 3).join(" ")} exited (${child.exitCode}): ${lines.find((l) => /error/i.test(l)) ?? lines.at(-1)}` };
-    }
-    if ((await get(`http://127.0.0.1:${port}/healthz`)) === 200) return { child, port };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await stopChild(child);
-  return { error: "the gateway did not answer GET /healthz within 30 s" };
+  return startGatewayProcess((port) => gatewayArgv(upstreamPort, port, command), env);
 }
+
 
 /** Starts the probes and resolves once they have run 300 ms; `stop()` resolves with what they saw. */
 async function startProbes(gateway) {
@@ -469,7 +408,7 @@ async function main() {
   console.log(`command: ${command}`);
   console.log(`gateway: ${gatewayArgv("UPSTREAM", "PORT", options.gatewayCommand).map((w) => (w === process.execPath ? "node" : w.startsWith(root) ? path.relative(root, w) : w)).map(quote).join(" ")}`);
   console.log("");
-  const upstream = await startUpstream();
+  const upstream = await startUpstreamProcess(self);
   console.log("| scenario | hostile answers | /healthz p50 / p99 / max ms (n) | pass-through p50 / p99 / max ms (n) | gateway RSS peak MiB | probe failures |");
   console.log("|---|---|---|---|---|---|");
   try {

@@ -23,16 +23,14 @@
 //   key redaction is on the measured path, as in a deployment.
 // Prints a markdown table for BENCHMARKS.md. --direct-only (or a gateway that does not start) measures the direct
 // side alone.
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
-import { freePort } from "./free-port.mjs";
+import { root, startGatewayProcess, startUpstream as startUpstreamProcess, stopChild } from "./children.mjs";
 import { median, medianDifferenceInterval } from "./median-interval.mjs";
 
 const self = fileURLToPath(import.meta.url);
-const root = fileURLToPath(new URL("..", import.meta.url));
 
 // ---- the upstream, when this file runs as it (`--upstream-server`) ----
 
@@ -107,78 +105,20 @@ function parseArgs(argv) {
   return options;
 }
 
-/** Starts `command args` and resolves with the child once `ready(child)` resolves; rejects if it exits first. */
-function startChild(command, args, env = process.env) {
-  const child = spawn(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (part) => (stderr = (stderr + part).slice(-4000)));
-  child.exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  child.tail = () => stderr;
-  return child;
-}
-
-async function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-  await child.exited;
-  clearTimeout(timer);
-}
-
-async function startUpstream() {
-  const child = startChild(process.execPath, [self, "--upstream-server"]);
-  const port = await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (part) => {
-      out += part;
-      if (out.includes("\n")) resolve(Number(out.trim()));
-    });
-    child.exited.then(({ code }) => reject(new Error(`the upstream exited (${code}): ${child.tail()}`)));
-  });
-  return { child, port };
-}
-
-function get(url) {
-  return new Promise((resolve) => {
-    const request = http.get(url, (response) => {
-      response.resume();
-      response.on("end", () => resolve(response.statusCode));
-    });
-    request.on("error", () => resolve(0));
-    request.setTimeout(2000, () => request.destroy());
-  });
-}
-
 /**
  * `reflect serve` in its own process, or `--gateway-command` (words split on spaces; `{upstream}` and `{port}` are
  * replaced) to measure another build or another gateway the same way. Ready when GET /healthz answers 200.
  */
 async function startGateway(upstreamPort, command, upstreamKey) {
-  const port = await freePort();
   const upstream = `http://127.0.0.1:${upstreamPort}/v1#fake`;
-  let argv;
-  if (command === undefined) {
-    if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) return { error: "dist/ is missing — run npm run build" };
-    argv = [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port), ...(upstreamKey === undefined ? [] : ["--upstream-key-env", "BENCH_UPSTREAM_KEY"])];
-  } else {
-    argv = command.split(" ").filter((w) => w !== "").map((w) => w.replaceAll("{upstream}", upstream).replaceAll("{port}", String(port)));
-  }
+  if (command === undefined && !existsSync(new URL("../dist/cli/main.js", import.meta.url))) return { error: "dist/ is missing — run npm run build" };
+  const argvOf = (port) =>
+    command === undefined
+      ? [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port), ...(upstreamKey === undefined ? [] : ["--upstream-key-env", "BENCH_UPSTREAM_KEY"])]
+      : command.split(" ").filter((w) => w !== "").map((w) => w.replaceAll("{upstream}", upstream).replaceAll("{port}", String(port)));
   // No client key: the benchmark's requests carry none the gateway would accept.
   const { REFLECT_GATEWAY_KEY: _key, ...rest } = process.env;
-  const env = upstreamKey === undefined ? rest : { ...rest, BENCH_UPSTREAM_KEY: upstreamKey };
-  const child = startChild(argv[0], argv.slice(1), env);
-  child.stdout.resume();
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) {
-      const lines = child.tail().trim().split("\n");
-      return { error: `${argv.slice(1, 3).join(" ")} exited (${child.exitCode}): ${lines.find((l) => /error/i.test(l)) ?? lines.at(-1)}` };
-    }
-    if ((await get(`http://127.0.0.1:${port}/healthz`)) === 200) return { child, port };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await stopChild(child);
-  return { error: "the gateway did not answer GET /healthz within 30 s" };
+  return startGatewayProcess(argvOf, upstreamKey === undefined ? rest : { ...rest, BENCH_UPSTREAM_KEY: upstreamKey });
 }
 
 /** Resident memory of a process in bytes (Linux /proc), or null. */
@@ -278,7 +218,7 @@ function rssSampler(pid) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
-  const upstream = await startUpstream();
+  const upstream = await startUpstreamProcess(self);
   let gateway;
   const children = [upstream.child];
   const cleanUp = async () => {
