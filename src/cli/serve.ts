@@ -84,6 +84,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       recorder = await openRecordWriter({
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
+        secretEnv: [flags.upstreamKeyEnv],
         config: { kind: "gateway", upstream: flags.upstream, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
       });
     }

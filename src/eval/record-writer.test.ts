@@ -170,6 +170,19 @@ describe("openRecordWriter", () => {
     }
   });
 
+  it("never writes the value of a variable named in secretEnv, whatever its name says (the gateway's upstream key)", async (t) => {
+    const dir = await tempDir(t);
+    const secret = "plain-looking-value-7f3a91";
+    process.env.REFLECT_TEST_UPSTREAM_CRED = secret;
+    t.after(() => delete process.env.REFLECT_TEST_UPSTREAM_CRED);
+    const writer = await openRecordWriter({ dir, recordContent: true, config: {}, secretEnv: ["REFLECT_TEST_UPSTREAM_CRED"] });
+    await writer.append(requestEpisode({ id: "s", passes: [true], question: `the upstream said ${secret}` }));
+    await writer.close();
+    const text = await readFile(path.join(dir, "episodes.jsonl"), "utf8");
+    assert.ok(!text.includes(secret));
+    assert.match(text, /the upstream said \[REDACTED\]/);
+  });
+
   it("continues a record (history of openings kept); refuses eval runs, data runs, other files and the other content setting", async (t) => {
     const root = await tempDir(t);
     const dir = path.join(root, "record");

@@ -17,6 +17,11 @@ export interface RecordWriterOptions {
   config: Record<string, unknown>;
   /** The wall clock of `config.json`'s `opened_at`. Default: `new Date()`. */
   clock?: () => Date;
+  /**
+   * Environment variables whose values are secrets whatever their names (the gateway's `--upstream-key-env`), scrubbed
+   * like the secret-named ones.
+   */
+  secretEnv?: readonly string[];
 }
 
 /**
@@ -67,7 +72,7 @@ const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
 export async function openRecordWriter(options: RecordWriterOptions): Promise<RecordWriter> {
   const dir = path.resolve(options.dir);
   await mkdir(dir, { recursive: true });
-  const scrub = secretScrubber();
+  const scrub = secretScrubber(options.secretEnv ?? []);
   const configPath = path.join(dir, "config.json");
   const linesPath = path.join(dir, "episodes.jsonl");
   const previous = await existingRecord(dir, options.recordContent);
@@ -208,9 +213,9 @@ const SECRET_NAME = /(key|token|secret|passw|credential|auth)/i;
  * Replaces secrets in every string of a value: bearer tokens and `sk-…` keys (as spans do), and the values of the
  * environment's secret-named variables as they are when the writer opens.
  */
-function secretScrubber(): (value: unknown) => unknown {
+function secretScrubber(secretEnv: readonly string[]): (value: unknown) => unknown {
   const values = Object.entries(process.env)
-    .filter((entry): entry is [string, string] => SECRET_NAME.test(entry[0]) && typeof entry[1] === "string" && entry[1].length >= 8)
+    .filter((entry): entry is [string, string] => (SECRET_NAME.test(entry[0]) || secretEnv.includes(entry[0])) && typeof entry[1] === "string" && entry[1].length >= 8)
     .map(([, v]) => v)
     .sort((a, b) => b.length - a.length);
   const text = (s: string) => redactSecrets(values.reduce((out, v) => (out.includes(v) ? out.replaceAll(v, "[REDACTED]") : out), s));
