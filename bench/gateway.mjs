@@ -21,6 +21,8 @@
 // - --upstream-key sets the upstream's API key (env BENCH_UPSTREAM_KEY, passed with --upstream-key-env to the default
 //   command; write `--upstream-key-env BENCH_UPSTREAM_KEY` into a --baseline-command yourself), so that the gateway's
 //   key redaction is on the measured path, as in a deployment.
+// - With two gateways, each one's CPU time (user + system, /proc/PID/stat) over its timed blocks is reported per
+//   request: a measure of what the gateway itself costs that does not depend on how the 2 cores were shared.
 // Prints a markdown table for BENCHMARKS.md. --direct-only (or a gateway that does not start) measures the direct
 // side alone.
 import { existsSync, readFileSync } from "node:fs";
@@ -180,17 +182,30 @@ function quantile(sorted, q) {
  * Each side gets `requests` timed requests at `concurrency`, after a warm-up, in blocks ordered direct, gateway,
  * gateway, direct.
  */
-async function measure(options, targets, concurrency, sampler) {
+/** CPU time a process has used (user + system), in ms, from /proc/PID/stat (clock ticks of 10 ms), or null. */
+function cpuMsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+async function measure(options, targets, concurrency, sampler, pids = {}) {
   const first = Math.floor(options.requests / 2);
   const second = options.requests - first;
   const blocks = [["direct", first], ["gateway", first], ["baseline", first], ["baseline", second], ["gateway", second], ["direct", second]].filter(([name]) => targets[name] !== undefined);
-  const result = Object.fromEntries(Object.keys(targets).map((name) => [name, { latencies: [], errors: 0, wallMs: 0, requests: 0 }]));
+  const result = Object.fromEntries(Object.keys(targets).map((name) => [name, { latencies: [], errors: 0, wallMs: 0, requests: 0, cpuMs: 0 }]));
   for (const name of Object.keys(targets)) await block(targets[name], Math.min(100, options.requests), concurrency, options.stream);
   for (const [name, count] of blocks) {
     if (name === "gateway") sampler?.start();
+    const cpuBefore = pids[name] === undefined ? null : cpuMsOf(pids[name]);
     const { latencies, errors, wallMs } = await block(targets[name], count, concurrency, options.stream);
+    const cpuAfter = pids[name] === undefined ? null : cpuMsOf(pids[name]);
     if (name === "gateway") sampler?.stop();
     const r = result[name];
+    if (cpuBefore !== null && cpuAfter !== null) r.cpuMs += cpuAfter - cpuBefore;
     r.latencies.push(...latencies);
     r.errors += errors;
     r.wallMs += wallMs;
@@ -243,7 +258,7 @@ async function main() {
     let peakRss = null;
     for (const concurrency of options.concurrency) {
       const sampler = gateway?.child === undefined || concurrency !== 64 ? undefined : rssSampler(gateway.child.pid);
-      const result = await measure(options, targets, concurrency, sampler);
+      const result = await measure(options, targets, concurrency, sampler, { ...(gateway?.child === undefined ? {} : { gateway: gateway.child.pid }), ...(baseline?.child === undefined ? {} : { baseline: baseline.child.pid }) });
       if (sampler !== undefined) peakRss = sampler.peak();
       rows.push({ concurrency, result });
       if (concurrency === 64) throughput = result;
@@ -290,8 +305,8 @@ function print(options, rows, throughput, gateway, idleRss, peakRss) {
 /** The two gateways side by side: each one's added latency over direct, and after − before with its interval. */
 function printBaseline(options, rows) {
   console.log("");
-  console.log("| concurrency | before p50 / p99 ms | after p50 / p99 ms | added before p50 / p99 ms | added after p50 / p99 ms | after − before p50 ms [95% CI] | after / before added p50 | errors before / after |");
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("| concurrency | before p50 / p99 ms | after p50 / p99 ms | added before p50 / p99 ms | added after p50 / p99 ms | after − before p50 ms [95% CI] | after / before added p50 | gateway CPU µs per request, before / after | errors before / after |");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   rows.forEach(({ concurrency, result }, index) => {
     const d = result.direct;
     const a = result.gateway;
@@ -302,7 +317,8 @@ function printBaseline(options, rows) {
     const [ap50, ap99, bp50, bp99] = [median(a.latencies), quantile(a.latencies, 0.99), median(b.latencies), quantile(b.latencies, 0.99)];
     const [lo, hi] = medianDifferenceInterval(b.latencies, a.latencies, options.seed + 100 + index);
     const ratio = (ap50 - dp50) / (bp50 - dp50);
-    console.log(`| ${concurrency} | ${ms(bp50)} / ${ms(bp99)} | ${ms(ap50)} / ${ms(ap99)} | ${ms(bp50 - dp50)} / ${ms(bp99 - dp99)} | ${ms(ap50 - dp50)} / ${ms(ap99 - dp99)} | ${ms(ap50 - bp50)} [${ms(lo)}, ${ms(hi)}] | ${Number.isFinite(ratio) ? ratio.toFixed(2) : "—"} | ${b.errors} / ${a.errors} |`);
+    const cpu = (r) => (r.cpuMs > 0 ? ((r.cpuMs * 1000) / r.requests).toFixed(0) : "—");
+    console.log(`| ${concurrency} | ${ms(bp50)} / ${ms(bp99)} | ${ms(ap50)} / ${ms(ap99)} | ${ms(bp50 - dp50)} / ${ms(bp99 - dp99)} | ${ms(ap50 - dp50)} / ${ms(ap99 - dp99)} | ${ms(ap50 - bp50)} [${ms(lo)}, ${ms(hi)}] | ${Number.isFinite(ratio) ? ratio.toFixed(2) : "—"} | ${cpu(b)} / ${cpu(a)} | ${b.errors} / ${a.errors} |`);
   });
 }
 
