@@ -93,7 +93,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       tracer = createOtelTracer({ ...(flags.otelJsonl === undefined ? {} : { jsonlPath: path.resolve(flags.otelJsonl) }), ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }), serviceName: "reflectkit-gateway" });
     }
     let gateway: RunningGateway | undefined;
-    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0 });
+    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 } });
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: flags.upstreamKeyEnv } } : {}),

@@ -238,6 +238,11 @@ describe("reflect serve under hostile requests", { timeout: 600_000 }, () => {
     assertHeld(watch, t);
     for (const answer of value.slice(0, CONCURRENT - 2)) assert.ok(cannotJudgeNaming(answer, /checks\.runMs limit \(1000 ms\)/), JSON.stringify(answer.body).slice(0, 400));
     for (const answer of value.slice(CONCURRENT - 2)) assert.ok(cannotJudgeNaming(answer, /took longer than 100 ms and was stopped/), JSON.stringify(answer.body).slice(0, 400));
+    // Each overrun stopped its worker and started another; an operator sees it in the metrics.
+    const metrics = await (await fetch(`${gateway.base}/metrics`, { headers: { authorization: `Bearer ${PROBE_KEY}` } })).text();
+    const replaced = Number(/^reflect_gateway_check_workers_replaced_total (\d+)/mu.exec(metrics)?.[1] ?? "0");
+    assert.ok(replaced >= CONCURRENT - 2, `${replaced} check workers replaced`);
+    assert.match(metrics, /^reflect_gateway_check_jobs\{state="queued"\} 0$/mu);
   });
 
   it("refuses a reflect.item nested deep or oversize for every task family with a 400 before any upstream call", async (t) => {

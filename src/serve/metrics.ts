@@ -15,6 +15,8 @@ export interface GatewayMetricsOptions {
   inFlight?: () => number;
   /** Requests waiting for a free slot, read at each scrape. */
   queued?: () => number;
+  /** The check workers, read at each scrape: jobs waiting, workers busy, workers replaced after an overrun or a crash. */
+  checks?: () => { queued: number; busy: number; replaced: number };
   /**
    * Also export prom-client's default process metrics (`process_resident_memory_bytes`, CPU seconds, heap sizes,
    * event-loop lag, GC durations). Default true: they are computed at scrape time, except an event-loop delay
@@ -93,7 +95,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const upstreamErrors = new Counter({ name: "reflect_gateway_upstream_errors_total", help: "Requests whose upstream call failed, by failure kind.", labelNames: ["kind"] as const, registers });
   const checks = new Counter({ name: "reflect_gateway_checks_total", help: "Checks run on attempts, by source and result (pass, fail, unjudged).", labelNames: ["source", "result"] as const, registers });
   const stops = new Counter({ name: "reflect_gateway_stops_total", help: "Why reflected requests' loops stopped.", labelNames: ["reason"] as const, registers });
-  const { inFlight, queued } = options;
+  const { inFlight, queued, checks: checkLoad } = options;
   new Gauge({
     name: "reflect_gateway_in_flight_requests",
     help: "Requests being answered now.",
@@ -108,6 +110,30 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     registers,
     collect() {
       if (queued !== undefined) this.set(queued());
+    },
+  });
+  new Gauge({
+    name: "reflect_gateway_check_jobs",
+    help: "Check jobs (compiling or checking a request's schema, tools, regex or task item) waiting for a worker, and workers busy.",
+    labelNames: ["state"] as const,
+    registers,
+    collect() {
+      if (checkLoad === undefined) return;
+      const { queued: waiting, busy } = checkLoad();
+      this.set({ state: "queued" }, waiting);
+      this.set({ state: "running" }, busy);
+    },
+  });
+  let replacedSeen = 0;
+  new Counter({
+    name: "reflect_gateway_check_workers_replaced_total",
+    help: "Check workers stopped and replaced: a check past its deadline, or a worker out of its heap.",
+    registers,
+    collect() {
+      if (checkLoad === undefined) return;
+      const replaced = checkLoad().replaced;
+      if (replaced > replacedSeen) this.inc(replaced - replacedSeen);
+      replacedSeen = replaced;
     },
   });
 

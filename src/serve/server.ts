@@ -167,6 +167,8 @@ export interface GatewayLoad {
   inFlight: number;
   /** Requests waiting for a model slot (`limits.parallel`). */
   queued: number;
+  /** The check workers: jobs waiting, workers busy, workers replaced since start (zero without them). */
+  checks: { queued: number; busy: number; replaced: number };
 }
 
 /** The Node request and response behind a Hono request (`@hono/node-server`), and who the client is. */
@@ -413,7 +415,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   }
 
   return Object.assign(app, {
-    load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount }),
+    load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount, checks: pool === undefined ? { queued: 0, busy: 0, replaced: 0 } : { ...checkLoad(pool), replaced: pool.restarts } }),
     close: () => {
       relay?.close();
       void pool?.close();
@@ -448,6 +450,11 @@ function capConnections(server: import("node:http").Server, max: number): void {
     if (!open.delete(socket)) return;
     open.add(socket);
   });
+}
+
+function checkLoad(pool: CheckPool): { queued: number; busy: number } {
+  const { queued, busy } = pool.load;
+  return { queued, busy };
 }
 
 function digest(text: string): Buffer {
