@@ -11,7 +11,7 @@ import { serve, type HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono, type Context } from "hono";
 import { CheckBudget, CheckPool, CheckPoolBusyError, defaultCheckPoolLimits, type CheckPoolLimits, type JobOutcome } from "../critics/request/check-pool.js";
-import { compileRequestChecks, prepareRequestChecks } from "../critics/request/isolated-checks.js";
+import { compileRequestChecks, type RequestCheckPlan } from "../critics/request/isolated-checks.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
 import { defaultRequestCheckBounds, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
@@ -103,8 +103,8 @@ export interface BuildChecksContext {
 }
 
 /**
- * The request checks of a spec; throws RequestFieldError. The default compiles and runs them in the gateway's check
- * workers (`prepareRequestChecks` of src/critics/request/isolated-checks.ts).
+ * The request checks of a spec; throws RequestFieldError. Without one, the gateway plans them as it reads the body and
+ * compiles and runs them in its check workers (src/critics/request/isolated-checks.ts).
  */
 export type BuildRequestChecks = (spec: RequestCheckSpec, context: BuildChecksContext) => readonly RequestCheck[] | Promise<readonly RequestCheck[]>;
 
@@ -193,8 +193,6 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const keys = (typeof options.apiKey === "string" ? [options.apiKey] : (options.apiKey ?? [])).filter((k) => k !== "");
   const keyDigests = keys.map(digest);
   const pool = options.buildChecks === undefined ? new CheckPool(limits.checks, new URL("./gateway-worker.js", import.meta.url)) : undefined;
-  const buildChecks: BuildRequestChecks =
-    options.buildChecks ?? ((spec, context) => prepareRequestChecks(spec, { pool: pool as CheckPool, bounds: limits.requestChecks, toolChoiceRequired: context.toolChoiceRequired, client: context.client, signal: context.signal }));
   const lane = new SerialLane();
 
 
@@ -319,12 +317,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
       const asker = who();
       const signal = AbortSignal.any([client, deadline]);
+      // Without `options.buildChecks`, every reflected request was planned as it was read (`reading.plan`).
       const checks =
         chat.reflect === undefined
           ? []
-          : plan === undefined
-            ? await buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: asker, signal })
-            : await compileRequestChecks(plan, { pool: pool as CheckPool, client: asker, signal });
+          : options.buildChecks !== undefined
+            ? await options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: asker, signal })
+            : await compileRequestChecks(plan as RequestCheckPlan, { pool: pool as CheckPool, client: asker, signal });
       const slot = admission.enter(client, asker);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });
@@ -415,7 +414,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   }
 
   return Object.assign(app, {
-    load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount, checks: pool === undefined ? { queued: 0, busy: 0, replaced: 0 } : { ...checkLoad(pool), replaced: pool.restarts } }),
+    load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount, checks: pool === undefined ? { queued: 0, busy: 0, replaced: 0 } : { ...pool.load, replaced: pool.restarts } }),
     close: () => {
       relay?.close();
       void pool?.close();
@@ -450,11 +449,6 @@ function capConnections(server: import("node:http").Server, max: number): void {
     if (!open.delete(socket)) return;
     open.add(socket);
   });
-}
-
-function checkLoad(pool: CheckPool): { queued: number; busy: number } {
-  const { queued, busy } = pool.load;
-  return { queued, busy };
 }
 
 function digest(text: string): Buffer {

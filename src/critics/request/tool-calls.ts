@@ -5,11 +5,12 @@ import { readToolCallBlocks } from "../../models/prompted-tools.js";
 import { parseJson } from "../../tasks/json/parse-json.js";
 import type { RequestCheck } from "./request-check.js";
 import { compileRequestSchema, type Validator } from "./request-schemas.js";
+import { defaultRequestCheckBounds } from "./spec-bounds.js";
 
 export interface ToolCallsCheckOptions {
   /** The request forces a call (OpenAI `tool_choice: "required"` or a named function): a reply without one fails. */
   required?: boolean;
-  /** Most tool calls of one reply read (default 64); a reply with more cannot be judged, and says so. */
+  /** Most tool calls of one reply read (default `defaultRequestCheckBounds.toolCallsChecked`); a reply with more cannot be judged, and says so. */
   maxCalls?: number;
 }
 
@@ -40,7 +41,7 @@ export function toolCallsCheck(tools: readonly ToolDefinition[], options: ToolCa
   }
   const offered = [...validators.keys()].map((name) => JSON.stringify(name)).join(", ");
   const required = options.required === true;
-  const maxCalls = options.maxCalls ?? 64;
+  const maxCalls = options.maxCalls ?? defaultRequestCheckBounds.toolCallsChecked;
   return {
     source: "tools",
     name: "tools",
