@@ -86,10 +86,11 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
   it("refuses --reflection with a strategy that has no reflection control, and an unknown mode", async (t) => {
     const server = await startServer(t);
     const dir = await tempDir(t);
-    for (const strategy of ["self-refine", "reflexion"]) {
-      const result = await cli(evalArgs(server, path.join(dir, strategy), ["--strategy", strategy, "--reflection", "placebo"]));
+    for (const [strategy, extra] of [["debate", ["--agent", "other"]], ["alternatives", []]] as const) {
+      // Debate and alternatives take no --turns either, so these arguments leave it out.
+      const result = await cli(["eval", "--task", "arithmetic", "--model", server.spec, "--out", path.join(dir, strategy), "--limit", "4", "--strategy", strategy, ...extra, "--reflection", "placebo"]);
       assertExit(result, 2);
-      assert.match(result.stderr, new RegExp(`--reflection applies to reflect-retry and cascade, not ${strategy}`));
+      assert.match(result.stderr, new RegExp(`--reflection .*not ${strategy}`));
     }
     const bad = await cli(evalArgs(server, path.join(dir, "bad"), ["--reflection", "random"]));
     assertExit(bad, 2);

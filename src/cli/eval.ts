@@ -91,7 +91,7 @@ export function registerEval(program: Command): void {
     .option("--candidate-temperature <t>", `alternatives: the candidates' sampling temperature (default ${defaultCandidateTemperature})`, nonNegativeNumber)
     .option("--stop-when <list>", "stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn", "verified")
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]))
-    .option("--reflection <mode>", "reflect-retry, cascade: what stands between a failed attempt and the retry — model (the model reflects, default), none (the retry follows the feedback, no reflection call), placebo (a fixed generic reflection, no model call): the controls that tell the reflection's content from a second try", choice(reflectionModes));
+    .option("--reflection <mode>", "what stands between a failed attempt and the retry — model (the model reflects, default), none (no reflection: reflect-retry and cascade retry after the feedback, reflexion adds no lesson, self-refine shows no critique), placebo (a fixed generic reflection or lesson, no model call; self-refine: a generic critique of the critic's length): the controls that tell the reflection's content from a second try", choice(reflectionModes));
   modelFlags(command, "episodes")
     .option("--lora <file>", "a GGUF LoRA adapter applied on top of --model (an embedded GGUF; `reflect train export --lora` writes one)")
     .option("--lora-scale <x>", "multiplies the adapter's update (1: as trained)", Number)
@@ -134,7 +134,7 @@ export function registerEval(program: Command): void {
       if (critic === "verifier" && flags.strategy === "cascade") throw new UsageError("cascade always checks with the task's verifier first; --critic judge adds an LLM judge after it");
       if (flags.refinerModel !== undefined && flags.strategy !== "self-refine") throw new UsageError("--refiner-model applies to self-refine only");
       if (flags.memory !== undefined && flags.strategy !== "reflexion") throw new UsageError("--memory applies to reflexion only");
-      if (flags.reflection !== undefined && flags.strategy !== "reflect-retry" && flags.strategy !== "cascade") throw new UsageError(`--reflection applies to reflect-retry and cascade, not ${flags.strategy} (its reflection is part of the strategy)`);
+      if (flags.reflection !== undefined && (flags.strategy === "debate" || flags.strategy === "alternatives")) throw new UsageError(`--reflection applies to the strategies that reflect (reflect-retry, cascade, reflexion, self-refine), not ${flags.strategy}`);
       const reflectionMode: ReflectionMode = flags.reflection ?? "model";
       const criticModelSpec = critic === "judge" ? (flags.criticModel ?? flags.model) : undefined;
       const feedback: FeedbackMode = flags.feedback ?? (flags.strategy === "cascade" ? "detailed" : "binary");
@@ -205,7 +205,7 @@ export function registerEval(program: Command): void {
           ...(firstAttemptModel === undefined ? {} : { first_attempt_model_id: firstAttemptModel.modelId }),
           ...fingerprint,
           strategy: flags.strategy,
-          ...(flags.strategy === "reflect-retry" || flags.strategy === "cascade" ? { reflection_mode: reflectionMode } : {}),
+          ...(flags.strategy === "debate" || flags.strategy === "alternatives" ? {} : { reflection_mode: reflectionMode }),
           critic: critics.map((c) => c.name),
           stop_when: flags.stopWhen,
           run_budget: runBudget,
@@ -224,9 +224,9 @@ export function registerEval(program: Command): void {
             case "cascade":
               return cascade({ ...common, feedback, critics, reflectionMode, ...(firstAttemptModel === undefined ? {} : { firstAttemptModel }) });
             case "self-refine":
-              return selfRefine({ ...common, critic: critics[0] as Critic<unknown>, ...(refiner === undefined ? {} : { refiner }) });
+              return selfRefine({ ...common, critic: critics[0] as Critic<unknown>, reflectionMode, ...(refiner === undefined ? {} : { refiner }) });
             case "reflexion":
-              return reflexion({ ...common, feedback, runId, lessonsPerItem: flags.lessons, relatedLessons: flags.relatedLessons, ...(memory === undefined ? {} : { memory }) });
+              return reflexion({ ...common, feedback, reflectionMode, runId, lessonsPerItem: flags.lessons, relatedLessons: flags.relatedLessons, ...(memory === undefined ? {} : { memory }) });
             case "debate":
               return debate({ ...common, agents, rounds: turns });
             case "alternatives":

@@ -3,9 +3,12 @@ import { describe, it } from "node:test";
 import { redactEpisode } from "../eval/redact-episode.js";
 import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
+import { verifierCritic } from "../critics/verifier-critic.js";
 import { cascade } from "./cascade.js";
 import { reflectRetry } from "./reflect-retry.js";
-import { placeboReflection, placeboReflections, reflectionText } from "./reflection-control.js";
+import { placeboCritique, placeboCritiques, placeboReflection, placeboReflections, reflectionText } from "./reflection-control.js";
+import { reflexion, withLessons } from "./reflexion.js";
+import { refineRequest, refineWithoutCritique, selfRefine } from "./self-refine.js";
 
 const task = arithmeticTask();
 const item = { id: "item-1", record: { a: 6, b: 7, op: "*" } as ArithmeticRecord };
@@ -103,5 +106,107 @@ describe("reflection controls (reflectionMode)", () => {
     assert.match(redacted.text, /^\[redacted: \d+ chars\]$/);
     assert.match(redacted.request, /^\[redacted: \d+ chars\]$/);
     assert.match(redacted.feedbackShown, /^\[redacted: \d+ chars\]$/);
+  });
+});
+
+describe("reflection controls in Reflexion", () => {
+  const prompt = task.prompt(item.record);
+  const wrong = "<answer>41</answer>";
+
+  it("model: the second trial shows the lesson the model wrote as a note", async () => {
+    const model = scriptedModel([wrong, "Check the product again.", "<answer>42</answer>"]);
+    const episode = await reflexion({ model, task, item, turns: 2 });
+    assert.equal(model.calls.length, 3);
+    assert.deepEqual(model.calls[2]?.messages, withLessons(prompt, ["Check the product again."], []));
+    assert.equal(episode.reflectionMode, "model");
+  });
+
+  it("placebo: the second trial shows a fixed generic lesson in the note's place, and no lesson call is made", async () => {
+    const model = scriptedModel([wrong, "<answer>42</answer>"]);
+    const episode = await reflexion({ model, task, item, turns: 2, reflectionMode: "placebo" });
+    assert.equal(model.calls.length, 2, "two trials; no lesson call");
+    const { text, variant } = placeboReflection("item-1", 1);
+    assert.deepEqual(model.calls[0]?.messages, prompt);
+    assert.deepEqual(model.calls[1]?.messages, withLessons(prompt, [text], []));
+    assert.match(model.calls[1]?.messages.at(-1)?.content ?? "", new RegExp(`<notes>\\n1\\. \\(this problem\\) ${text.slice(0, 30).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+    const reflection = episode.attempts[0]?.reflection;
+    assert.equal(reflection?.source, "placebo");
+    if (reflection?.source !== "placebo") return;
+    assert.deepEqual([reflection.text, reflection.variant, reflection.feedbackShown], [text, variant, "Your answer is incorrect."]);
+    assert.match(reflection.request, /^Your answer is incorrect\.\n\nIn two or three sentences, write a lesson/);
+    assert.deepEqual(episode.attempts[1]?.lessons, [text]);
+    assert.deepEqual([episode.reflectionMode, episode.usage.calls, Object.keys(episode.usageByRole)], ["placebo", 2, ["attempt"]]);
+  });
+
+  it("placebo: lessons accumulate one per failed trial and are never stored in the lesson memory", async () => {
+    const stored: unknown[][] = [];
+    const memory = { recall: () => ({ sameItem: [], related: [] }), addEpisode: (_key: unknown, lessons: unknown[]) => void stored.push(lessons), close() {} };
+    const model = scriptedModel([wrong, wrong, "<answer>42</answer>"]);
+    await reflexion({ model, task, item, turns: 3, reflectionMode: "placebo", memory: memory as never });
+    assert.deepEqual(model.calls[2]?.messages, withLessons(prompt, [placeboReflection("item-1", 1).text, placeboReflection("item-1", 2).text], []));
+    assert.deepEqual(stored, [[]]);
+  });
+
+  it("none: no lesson, so the second trial sees exactly the first trial's prompt", async () => {
+    const model = scriptedModel([wrong, "<answer>42</answer>"]);
+    const episode = await reflexion({ model, task, item, turns: 2, reflectionMode: "none" });
+    assert.equal(model.calls.length, 2);
+    assert.deepEqual(model.calls[1]?.messages, prompt);
+    assert.equal(episode.attempts[0]?.reflection, undefined);
+    assert.equal(episode.attempts[1]?.lessons, undefined);
+    assert.deepEqual([episode.reflectionMode, episode.solvedAt], ["none", 2]);
+  });
+});
+
+describe("reflection controls in Self-Refine", () => {
+  const prompt = task.prompt(item.record);
+  const wrong = "<answer>41</answer>";
+
+  it("model: the refiner reads the critic's words", async () => {
+    const model = scriptedModel([wrong, "<answer>42</answer>"]);
+    const episode = await selfRefine({ model, task, item, turns: 2, critic: verifierCritic() });
+    const feedback = episode.attempts[0]?.checks[0]?.feedback ?? "";
+    assert.match(feedback, /too small/);
+    assert.deepEqual(model.calls[1]?.messages, [...prompt, { role: "assistant", content: wrong }, { role: "user", content: refineRequest(feedback, false, prompt) }]);
+    assert.equal(episode.attempts[0]?.reflection, undefined);
+  });
+
+  it("placebo: a generic critique of the critic's length in the feedback's place; the critic still judges", async () => {
+    const model = scriptedModel([wrong, "<answer>42</answer>"]);
+    const episode = await selfRefine({ model, task, item, turns: 2, critic: verifierCritic(), reflectionMode: "placebo" });
+    const feedback = episode.attempts[0]?.checks[0]?.feedback ?? "";
+    const placebo = placeboCritique("item-1", 1, feedback.length);
+    assert.ok(placebo.text.length <= feedback.length && placebo.text.length > feedback.length - 20, `${placebo.text.length} vs ${feedback.length}`);
+    assert.doesNotMatch(placebo.text, /41|42|small|6|7/);
+    const refine = refineRequest(placebo.text, false, prompt);
+    assert.deepEqual(model.calls[1]?.messages, [...prompt, { role: "assistant", content: wrong }, { role: "user", content: refine }]);
+    assert.ok(refine.includes(`<feedback>\n${placebo.text}\n</feedback>`));
+    assert.deepEqual(episode.attempts[0]?.reflection, { source: "placebo", feedbackShown: "The reviewer found a problem with your answer.", request: refine, text: placebo.text, variant: placebo.variant });
+    assert.deepEqual(episode.attempts.map((a) => a.checks[0]?.pass), [false, true]);
+    assert.deepEqual([episode.reflectionMode, episode.stoppedBy], ["placebo", "verified"]);
+  });
+
+  it("none: no critique, the reviewer's verdict and another refine request", async () => {
+    const model = scriptedModel([wrong, "<answer>42</answer>"]);
+    const episode = await selfRefine({ model, task, item, turns: 2, critic: verifierCritic(), reflectionMode: "none" });
+    const refine = model.calls[1]?.messages.at(-1)?.content ?? "";
+    assert.equal(refine, refineWithoutCritique(false, prompt));
+    assert.equal(refine, `The reviewer found a problem with your answer.\n\nWrite an improved answer to the task.\n\n${question} Give the final answer inside <answer></answer> tags.`);
+    assert.equal(model.calls[1]?.messages.length, prompt.length + 2);
+    assert.equal(episode.attempts[0]?.reflection, undefined);
+    assert.deepEqual([episode.reflectionMode, episode.correct], ["none", true]);
+  });
+
+  it("placeboCritique: as long as the critique at most, whole words, running on into the next text when one is short", () => {
+    for (const length of [0, 3, 25, 120, 400, 1000]) {
+      const { text, variant } = placeboCritique("item-7", 2, length);
+      assert.ok(text.length <= length, `${text.length} > ${length}`);
+      assert.ok(length < 12 || text.length > length - 20, `${text.length} for ${length}`);
+      assert.ok(placeboCritiques[variant]!.startsWith(text.split(" ").slice(0, 2).join(" ")) || text === "");
+      assert.doesNotMatch(text, /\s$/);
+    }
+    assert.equal(placeboCritique("item-7", 2, 0).text, "");
+    assert.deepEqual(placeboCritique("item-7", 2, 80), placeboCritique("item-7", 2, 80), "fixed for an item, a turn and a length");
+    for (const t of placeboCritiques) assert.doesNotMatch(t, /\d|incorrect|wrong|mistake|multipl|sum\b|product/i, "says nothing about a draft");
   });
 });

@@ -25,6 +25,33 @@ export function placeboReflection(itemId: string, turn: number): { text: string;
 }
 
 /**
+ * The placebo critiques (Self-Refine's `--reflection placebo`): a reviewer's generic remarks that say nothing about any
+ * draft, in the reviewer's voice where the placebo reflections are in the writer's.
+ */
+export const placeboCritiques: readonly string[] = [
+  "The answer should be checked more carefully. Read the task again, make sure every step of the working follows from the one before, and confirm that the final answer is stated clearly in the format the task asks for.",
+  "Some parts of the response could be more careful. Go back over the question, work through it one step at a time, and verify the result before writing it down, keeping to the requested answer format.",
+  "The response would benefit from a second look. Restate what the task asks, redo the working methodically rather than in a hurry, and make sure the final answer is written where and how the task wants it.",
+  "It is worth slowing down here. Re-read the problem from the start, check each step of the reasoning before moving on, and present the final answer plainly in the form the task requires.",
+];
+
+/**
+ * The placebo critique for an item's failed draft `turn`, `length` characters long at most: the length of the critique
+ * it stands in for, so the refiner sees as much text as the critic wrote and none of its content. The text starts at a
+ * variant chosen by a hash of the item id and the turn, runs on into the next variants when one is too short, and ends
+ * at the last whole word that fits (a critique shorter than the first word gives an empty placebo).
+ */
+export function placeboCritique(itemId: string, turn: number, length: number): { text: string; variant: number } {
+  const variant = hash32(`placebo-critique:${itemId}:${turn}`) % placeboCritiques.length;
+  let source = "";
+  for (let i = 0; source.length < length; i++) source += `${i === 0 ? "" : " "}${placeboCritiques[(variant + i) % placeboCritiques.length] as string}`;
+  if (source.length <= length) return { text: source, variant };
+  const cut = source.slice(0, length + 1);
+  const end = cut.lastIndexOf(" ");
+  return { text: end <= 0 ? "" : cut.slice(0, end).trimEnd(), variant };
+}
+
+/**
  * The user message after a failed attempt when no reflection is made (`--reflection none`): the feedback and the
  * retry request in one message. With `model` and `placebo` the same feedback opens the reflection request and the
  * retry request follows the reflection; `none` only leaves out the reflection turn (the request to reflect and the

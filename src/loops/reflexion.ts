@@ -3,8 +3,10 @@ import { capLesson, type Lesson, type LessonStore } from "../memory/lesson-store
 import type { ChatMessage } from "../models/language-model.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type LoopOptions } from "./episode-run.js";
 import { feedbackMessage, taskQuestion, type FeedbackMode } from "./feedback.js";
+import { withMode } from "./reflect-retry.js";
+import { placeboReflection } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
-import type { Episode } from "./types.js";
+import type { Episode, ReflectionMode } from "./types.js";
 
 export interface ReflexionOptions<R> extends LoopOptions<R> {
   /** `binary` (the paper's success/failure signal, the default) or `detailed`. */
@@ -21,6 +23,13 @@ export interface ReflexionOptions<R> extends LoopOptions<R> {
    * 41 % and the final from 54 % to 46 % (BENCHMARKS.md, the engine table).
    */
   relatedLessons?: number;
+  /**
+   * What follows a failed trial: `model` (default) — the model writes a lesson; `placebo` — a fixed generic lesson
+   * (`placeboReflection`, the same texts as reflect-retry's placebo) takes the lesson's place in the notes, with no
+   * model call; `none` — no lesson, the next trial sees the notes it had. Placebo lessons live for the episode only and
+   * are never stored in `memory`, which keeps what models wrote.
+   */
+  reflectionMode?: ReflectionMode;
 }
 
 /**
@@ -38,7 +47,9 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
   const related = options.relatedLessons ?? 0;
   const runId = options.runId ?? "unnamed-run";
   const written: Lesson[] = [];
-  return runEpisode("reflexion", options, [isVerified()], async (run) => {
+  const placebos: string[] = [];
+  const mode = options.reflectionMode ?? "model";
+  return withMode(runEpisode("reflexion", options, [isVerified()], async (run) => {
     const { model, task, item, memory } = options;
     const taskPrompt = task.prompt(item.record);
     const question = taskQuestion(taskPrompt);
@@ -48,7 +59,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
     try {
       for (let turn = 1; ; turn++) {
         run.beginAttempt(turn);
-        const lessons = [...earlier, ...written.map((l) => l.text)].slice(-perItem);
+        const lessons = [...earlier, ...(mode === "placebo" ? placebos : written.map((l) => l.text))].slice(-perItem);
         const shown = [...lessons, ...others];
         const messages = withLessons(taskPrompt, lessons, others);
         const call = await run.call(model, "attempt", messages, options.attempt ?? defaultAttemptSampling, `trial${turn}`, turn === 1 ? "generate" : "refine");
@@ -59,7 +70,14 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
         const stop = run.settle({ turn, call, verdict, checks: [check], ...(shown.length === 0 ? {} : { lessons: shown }) });
         if (stop !== null) return stop;
 
+        if (mode === "none") continue;
         const feedbackShown = feedbackMessage(check, options.feedback ?? "binary");
+        if (mode === "placebo") {
+          const placebo = placeboReflection(item.id, turn);
+          run.reflect({ source: "placebo", feedbackShown, request: lessonRequest(feedbackShown), text: placebo.text, variant: placebo.variant });
+          placebos.push(capLesson(placebo.text));
+          continue;
+        }
         const reflectMessages: ChatMessage[] = [...messages, { role: "assistant", content: call.output }, { role: "user", content: lessonRequest(feedbackShown) }];
         const reflection = await run.call(model, "reflection", reflectMessages, options.reflection ?? defaultReflectionSampling, `trial${turn}`, "reflect");
         run.reflect({ feedbackShown, call: reflection });
@@ -70,7 +88,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
       // Stored even when a budget or an error ended the episode: the lessons were written and are still lessons.
       memory?.addEpisode({ task: task.name, runId, itemId: item.id }, written);
     }
-  });
+  }), mode);
 }
 
 /** The task prompt with the lessons as a delimited block of notes before the question. */
