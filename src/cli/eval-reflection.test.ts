@@ -83,6 +83,34 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
     assertExit(await cli(evalArgs(server, out, ["--reflection", "model"])), 0);
   });
 
+  it("reflexion takes the controls: placebo lessons in the notes with no lesson call, none with no lesson", async (t) => {
+    const server = await startServer(t);
+    const dir = await tempDir(t);
+    assertExit(await cli(evalArgs(server, path.join(dir, "placebo"), ["--strategy", "reflexion", "--reflection", "placebo"])), 0);
+    const placebo = await runFolder(path.join(dir, "placebo"));
+    assert.equal(placebo.config["reflection_mode"], "placebo");
+    assert.equal(server.requests.filter((r) => r.kind === "reflection").length, 0, "no lesson call");
+    const failed = placebo.episodes.filter((e) => e.attempts.length === 2);
+    assert.ok(failed.length > 0);
+    for (const e of failed) {
+      const reflection = e.attempts[0]?.reflection;
+      assert.equal(reflection?.source, "placebo");
+      assert.deepEqual(e.attempts[1]?.lessons, [reflection?.source === "placebo" ? reflection.text : null]);
+      assert.match(e.attempts[1]?.call.messages.at(-1)?.content ?? "", /<notes>\n1\. \(this problem\) /);
+    }
+    const before = server.requests.length;
+    assertExit(await cli(evalArgs(server, path.join(dir, "none"), ["--strategy", "reflexion", "--reflection", "none"])), 0);
+    const none = await runFolder(path.join(dir, "none"));
+    assert.equal(none.config["reflection_mode"], "none");
+    const calls = server.requests.slice(before);
+    assert.equal(calls.filter((r) => r.kind === "reflection").length, 0);
+    for (const e of none.episodes) {
+      assert.equal(e.reflectionMode, "none");
+      assert.ok(e.attempts.every((a) => a.reflection === undefined && a.lessons === undefined));
+      if (e.attempts.length === 2) assert.deepEqual(e.attempts[1]?.call.messages, e.attempts[0]?.call.messages, "the second trial sees the first trial's prompt");
+    }
+  });
+
   it("refuses --reflection with a strategy that has no reflection control, and an unknown mode", async (t) => {
     const server = await startServer(t);
     const dir = await tempDir(t);
