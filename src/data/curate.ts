@@ -285,7 +285,7 @@ async function judgePairs(
   options: Pick<CurateReflectionDataOptions, "judgeSampling" | "concurrency" | "signal" | "now"> & { seed: number },
 ): Promise<{ rows: PreferenceRow[]; log: JudgeLogLine[]; agreement: JudgeAgreement }> {
   const now = options.now ?? performance.now.bind(performance);
-  const scope = { budget: new Budget({}, undefined, now), tracer: noopTracer, signal: options.signal, now };
+  const scope = { budget: new Budget({}, { now }), tracer: noopTracer, signal: options.signal, now };
   const limit = pLimit(Math.max(1, options.concurrency ?? judge.maxConcurrency));
   const log = await Promise.all(
     work.map(({ context, x, y }) =>

@@ -206,7 +206,7 @@ export function instructedReflectionRequest(feedbackShown: string, instruction: 
 async function generateItem<R>(setup: ItemSetup<R>, item: TaskItem<R>, signal: AbortSignal): Promise<ReflectionDataItem<R>> {
   const { model, task } = setup;
   const started = setup.now();
-  const scope: CallScope = { budget: new Budget(setup.budget, undefined, setup.now, "item"), tracer: noopTracer, signal, now: setup.now };
+  const scope: CallScope = { budget: new Budget(setup.budget, { now: setup.now, scope: "item" }), tracer: noopTracer, signal, now: setup.now };
   const calls: ModelCall[] = [];
   const call = async (role: CallRole, place: CallPlace, messages: readonly ChatMessage[], sampling: CallSampling, conversation: string, extends_?: ModelCall): Promise<ModelCall> => {
     const result = await callModel({ model, role, messages, sampling, seed: callSeed(setup.seed, item.id, place), sessionKey: `${item.id}#${conversation}`, spanName: place.role, extends: extends_ }, scope);

@@ -54,7 +54,7 @@ export interface EvalRunResult<R> {
  */
 export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunResult<R>> {
   const started = performance.now();
-  const runBudget = new Budget(options.budget ?? {}, undefined, undefined, "run");
+  const runBudget = new Budget(options.budget ?? {}, { scope: "run" });
   let notRun = 0;
   // Why the run budget left items unstarted: the first refusal's message, naming the limit.
   let notRunReason: string | undefined;

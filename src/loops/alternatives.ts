@@ -47,7 +47,7 @@ async function compareAlternatives<R>(run: EpisodeRun<R>, k: number, temperature
   const panel: PanelAnswer[] = [];
   try {
     for (let index = 0; index < k; index++) {
-      const call = await run.call(model, "candidate", taskPrompt, { ...sampling, temperature }, `candidate${index}`, "sample", `candidate${index}`);
+      const call = await run.call({ model, role: "candidate", messages: taskPrompt, sampling: { ...sampling, temperature }, conversation: `candidate${index}`, spanName: "sample", place: `candidate${index}` });
       panel.push({ index, call, verdict: await run.verify(call.output) });
     }
   } catch (error) {
@@ -59,7 +59,7 @@ async function compareAlternatives<R>(run: EpisodeRun<R>, k: number, temperature
 
   run.beginAttempt(2);
   const messages: ChatMessage[] = [...taskPrompt.slice(0, -1), { role: "user", content: comparisonRequest(panel.map((p) => p.call.output), taskPrompt) }];
-  const call = await run.call(model, "attempt", messages, sampling, "compare", "compare");
+  const call = await run.call({ model, role: "attempt", messages, sampling, conversation: "compare", spanName: "compare" });
   const verdict = await run.verify(call.output);
   return run.settle({ turn: 2, call, verdict, checks: [] }, "latest") ?? "turns:2";
 }

@@ -63,15 +63,15 @@ async function until(predicate: () => boolean, ms = 5000): Promise<void> {
 
 describe("Budget", () => {
   it("names the budget that refused a call and why: too small, spent, or held by calls in flight", () => {
-    const run = new Budget({ tokens: 800 }, undefined, undefined, "run");
-    const episode = new Budget({ tokens: 150 }, run);
+    const run = new Budget({ tokens: 800 }, { scope: "run" });
+    const episode = new Budget({ tokens: 150 }, { parent: run });
     assert.throws(
       () => episode.reserve(200, 10),
       (e: unknown) => e instanceof BudgetSpentError && e.scope === "episode" && e.reason === "too-small" && e.stopReason === "budget:tokens" && /the episode's token budget \(150\) cannot fit one call: its prompt alone may take up to 200 tokens — raise the episode's token budget above 200/.test(e.message),
     );
-    const held = new Budget({ tokens: 500 }, run).reserve(400, 100);
+    const held = new Budget({ tokens: 500 }, { parent: run }).reserve(400, 100);
     assert.equal(held.tokens, 500);
-    const other = new Budget({}, run);
+    const other = new Budget({}, { parent: run });
     assert.throws(
       () => other.reserve(400, 100),
       (e: unknown) => e instanceof BudgetSpentError && e.scope === "run" && e.reason === "crowded" && e.stopReason === "run-budget:tokens",
@@ -87,9 +87,9 @@ describe("Budget", () => {
   });
 
   it("a crowded reservation waits for a call to settle, then fits; a spent or too-small one throws at once", async () => {
-    const run = new Budget({ tokens: 300 }, undefined, undefined, "run");
-    const first = new Budget({}, run).reserve(100, 100);
-    const waiting = new Budget({}, run).reserveWhenFree(100, 100);
+    const run = new Budget({ tokens: 300 }, { scope: "run" });
+    const first = new Budget({}, { parent: run }).reserve(100, 100);
+    const waiting = new Budget({}, { parent: run }).reserveWhenFree(100, 100);
     let settled = false;
     void waiting.then(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -97,19 +97,19 @@ describe("Budget", () => {
     run.settle(first, 120);
     const second = await waiting;
     assert.equal(second.maxTokens, 80, "the completion limit shrinks to what is left");
-    await assert.rejects(new Budget({ tokens: 50 }, run).reserveWhenFree(100, 10), /the episode's token budget \(50\) cannot fit one call/);
+    await assert.rejects(new Budget({ tokens: 50 }, { parent: run }).reserveWhenFree(100, 10), /the episode's token budget \(50\) cannot fit one call/);
   });
 
   it("a wait for room ends at once when the signal aborts, and at the deadline", async () => {
-    const run = new Budget({ tokens: 300, ms: 200 }, undefined, undefined, "run");
-    const held = new Budget({}, run).reserve(100, 150);
+    const run = new Budget({ tokens: 300, ms: 200 }, { scope: "run" });
+    const held = new Budget({}, { parent: run }).reserve(100, 150);
     const controller = new AbortController();
-    const waiting = new Budget({}, run).reserveWhenFree(100, 100, controller.signal);
+    const waiting = new Budget({}, { parent: run }).reserveWhenFree(100, 100, controller.signal);
     setTimeout(() => controller.abort(new Error("stop now")), 10);
     const started = performance.now();
     await assert.rejects(waiting, /stop now/);
     assert.ok(performance.now() - started < 100);
-    await assert.rejects(new Budget({}, run).reserveWhenFree(100, 100), (e: unknown) => e instanceof BudgetSpentError && e.kind === "time" && e.scope === "run");
+    await assert.rejects(new Budget({}, { parent: run }).reserveWhenFree(100, 100), (e: unknown) => e instanceof BudgetSpentError && e.kind === "time" && e.scope === "run");
     run.settle(held, 0);
   });
 });

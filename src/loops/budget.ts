@@ -48,6 +48,16 @@ export class BudgetSpentError extends ReflectkitError {
   }
 }
 
+/** Where a budget sits: the budget above it in the chain, its clock (milliseconds) and whose it is. */
+export interface BudgetOptions {
+  /** The budget every reservation also holds in (an episode's run budget). */
+  parent?: Budget;
+  /** A monotonic millisecond clock. Default: `performance.now()`. */
+  now?: () => number;
+  /** Whose budget this is, for messages and stop reasons. Default `episode`. */
+  scope?: BudgetScope;
+}
+
 /**
  * Token, call and wall-time limits that are never exceeded. A call reserves, before it starts, the most it can use:
  * its prompt's token bound (`promptTokenBound`) plus its completion limit, capped to what is left, and one call; it
@@ -66,13 +76,18 @@ export class Budget {
   /** Calls waiting for room that other calls hold (`reserveWhenFree`); woken when a call settles. */
   private readonly waiters = new Set<() => void>();
 
+  readonly parent: Budget | undefined;
+  /** Whose budget this is, for messages and stop reasons. */
+  readonly scope: BudgetScope;
+  private readonly now: () => number;
+
   constructor(
     readonly limits: BudgetLimits,
-    readonly parent?: Budget,
-    private readonly now: () => number = () => performance.now(),
-    /** Whose budget this is, for messages and stop reasons. */
-    readonly scope: BudgetScope = "episode",
+    options: BudgetOptions = {},
   ) {
+    this.parent = options.parent;
+    this.scope = options.scope ?? "episode";
+    const now = (this.now = options.now ?? (() => performance.now()));
     for (const [key, value] of Object.entries(limits)) {
       if (value !== undefined && (!Number.isInteger(value) || value <= 0)) throw new UsageError(`budget ${key} must be a positive integer, got ${String(value)}`);
     }

@@ -55,7 +55,7 @@ async function debateRounds<R>(run: EpisodeRun<R>, agents: readonly LanguageMode
           const others = previous.filter((p) => p.index !== index).map((p) => p.call.output);
           conversation.push({ role: "user", content: debateRequest(others, taskPrompt) });
         }
-        const call = await run.call(agent, "attempt", conversation, sampling, `agent${index}`, round === 1 ? "generate" : "debate", `agent${index}`);
+        const call = await run.call({ model: agent, role: "attempt", messages: conversation, sampling, conversation: `agent${index}`, spanName: round === 1 ? "generate" : "debate", place: `agent${index}` });
         conversation.push({ role: "assistant", content: call.output });
         panel.push({ index, call, verdict: await run.verify(call.output) });
       }

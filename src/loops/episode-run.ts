@@ -52,6 +52,23 @@ export type CallSampling = Omit<SamplingParams, "seed"> & { responseFormat?: Jso
 export const defaultAttemptSampling = { maxTokens: 256, temperature: 0 } as const;
 export const defaultReflectionSampling = { maxTokens: 128, temperature: 0 } as const;
 
+/** One call a strategy asks of its run (`EpisodeRun.call`). */
+export interface RunCall {
+  model: LanguageModel;
+  role: CallRole;
+  messages: readonly ChatMessage[];
+  sampling: CallSampling;
+  /**
+   * The growing conversation the messages belong to: the embedded model keeps its KV cache for it, and the prompt
+   * bound counts only what is new since its last call.
+   */
+  conversation: string;
+  /** The call's span. Default: the role. */
+  spanName?: string;
+  /** Names the call among calls of the same role in the same turn (a debate's agents), so each gets its own seed. */
+  place?: string;
+}
+
 /** What a strategy reports about an attempt; the run adds the decision and the selection. */
 export type AttemptDraft = Omit<AttemptRecord, "decision" | "selected">;
 
@@ -84,7 +101,7 @@ export class EpisodeRun<R> {
     this.now = options.now ?? performance.now.bind(performance);
     this.started = this.now();
     this.startedAt = (options.clock?.() ?? new Date()).toISOString();
-    this.budget = new Budget(options.budget ?? {}, options.runBudget, this.now);
+    this.budget = new Budget(options.budget ?? {}, { ...(options.runBudget === undefined ? {} : { parent: options.runBudget }), now: this.now });
     this.tracer = options.tracer ?? noopTracer;
     this.conditions = [...(options.stopWhen ?? []), isAttemptCount(this.turns)];
     this.episodeSpan = this.tracer.startSpan("episode", {
@@ -110,25 +127,14 @@ export class EpisodeRun<R> {
     this.attemptSpan = this.tracer.startSpan(`attempt ${turn}`, { "reflect.turn": turn }, this.episodeSpan);
   }
 
-  /**
-   * One model call under the budgets. `conversation` names the growing conversation the messages belong to: the
-   * embedded model keeps its KV cache for it, and the prompt bound counts only what is new since its last call.
-   * `place` names the call among calls of the same role in the same turn, so each gets its own seed.
-   */
-  async call(
-    model: LanguageModel,
-    role: CallRole,
-    messages: readonly ChatMessage[],
-    sampling: CallSampling,
-    conversation: string,
-    spanName: string = role,
-    place?: string,
-  ): Promise<ModelCall> {
+  /** One model call under the budgets (see `RunCall`). */
+  async call(request: RunCall): Promise<ModelCall> {
+    const { model, role, messages, sampling, conversation, place } = request;
     // `place` tells apart calls of one role in one turn (a debate's agents, a comparison's candidates); without it the
     // seed is what it always was, so earlier runs reproduce.
     const key = `${this.options.seed ?? 0}:${this.item.id}:${this.attemptTurn}:${role}${place === undefined ? "" : `:${place}`}`;
     const call = await callModel(
-      { model, role, messages, sampling, seed: hash32(key), sessionKey: `${this.item.id}#${conversation}`, spanName, extends: this.known.get(conversation) },
+      { model, role, messages, sampling, seed: hash32(key), sessionKey: `${this.item.id}#${conversation}`, spanName: request.spanName ?? role, extends: this.known.get(conversation) },
       { budget: this.budget, tracer: this.tracer, parent: this.attemptSpan ?? this.episodeSpan, signal: this.options.signal, now: this.now, onFailedCall: () => this.failedCalls.set(role, (this.failedCalls.get(role) ?? 0) + 1) },
     );
     this.known.set(conversation, call);

@@ -53,7 +53,7 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
   const conversation: ChatMessage[] = [...taskPrompt];
   for (let turn = 1; ; turn++) {
     run.beginAttempt(turn);
-    const call = await run.call(turn === 1 ? (firstAttemptModel ?? model) : model, "attempt", conversation, run.options.attempt ?? defaultAttemptSampling, "main", turn === 1 ? "generate" : "refine");
+    const call = await run.call({ model: turn === 1 ? (firstAttemptModel ?? model) : model, role: "attempt", messages: conversation, sampling: run.options.attempt ?? defaultAttemptSampling, conversation: "main", spanName: turn === 1 ? "generate" : "refine" });
     const verdict = await run.verify(call.output, call.toolCalls === undefined ? undefined : { toolCalls: call.toolCalls });
     // A verdict composed of several checks (a gateway request's) lists them; any other is one verifier check.
     const checks: Check[] = verdict.checks ?? [checkFromVerdict(verdict)];
@@ -92,7 +92,7 @@ async function reflectionStep<R>(run: EpisodeRun<R>, conversation: ChatMessage[]
     text = placebo.text;
     run.reflect({ source: "placebo", feedbackShown, request, text, variant: placebo.variant });
   } else {
-    const reflection = await run.call(run.options.model, "reflection", conversation, run.options.reflection ?? defaultReflectionSampling, "main", "reflect");
+    const reflection = await run.call({ model: run.options.model, role: "reflection", messages: conversation, sampling: run.options.reflection ?? defaultReflectionSampling, conversation: "main", spanName: "reflect" });
     run.reflect({ feedbackShown, call: reflection });
     text = reflection.output;
   }
@@ -114,7 +114,7 @@ export async function critique<R>(run: EpisodeRun<R>, critic: Critic<R>, input: 
   const span = run.checkSpan(critic.name === "verifier" ? "verifier" : "judge");
   try {
     const check = await critic.doCritique(input, {
-      call: (model, messages, sampling) => run.call(model, "critique", messages, sampling, `critic:${critic.name}`, "critique.generate"),
+      call: (model, messages, sampling) => run.call({ model, role: "critique", messages, sampling, conversation: `critic:${critic.name}`, spanName: "critique.generate" }),
     });
     span.setAttributes({ "reflect.check.pass": check.pass === null ? "unjudged" : String(check.pass), "reflect.check.score": check.score, "reflect.critic": critic.name });
     span.end();

@@ -62,7 +62,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
         const lessons = [...earlier, ...(mode === "placebo" ? placebos : written.map((l) => l.text))].slice(-perItem);
         const shown = [...lessons, ...others];
         const messages = withLessons(taskPrompt, lessons, others);
-        const call = await run.call(model, "attempt", messages, options.attempt ?? defaultAttemptSampling, `trial${turn}`, turn === 1 ? "generate" : "refine");
+        const call = await run.call({ model, role: "attempt", messages, sampling: options.attempt ?? defaultAttemptSampling, conversation: `trial${turn}`, spanName: turn === 1 ? "generate" : "refine" });
         const verdict = await run.verify(call.output);
         const previous = written.at(-1);
         if (previous !== undefined) previous.helped = verdict.correct;
@@ -79,7 +79,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
           continue;
         }
         const reflectMessages: ChatMessage[] = [...messages, { role: "assistant", content: call.output }, { role: "user", content: lessonRequest(feedbackShown) }];
-        const reflection = await run.call(model, "reflection", reflectMessages, options.reflection ?? defaultReflectionSampling, `trial${turn}`, "reflect");
+        const reflection = await run.call({ model, role: "reflection", messages: reflectMessages, sampling: options.reflection ?? defaultReflectionSampling, conversation: `trial${turn}`, spanName: "reflect" });
         run.reflect({ feedbackShown, call: reflection });
         const text = capLesson(reflection.output.trim());
         if (text !== "") written.push({ task: task.name, itemId: item.id, question, text, helped: null, runId, createdAt: Date.now() });

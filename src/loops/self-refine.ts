@@ -39,7 +39,7 @@ export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>
     for (let turn = 1; ; turn++) {
       run.beginAttempt(turn);
       const writer = turn === 1 ? model : refiner;
-      const call = await run.call(writer, "attempt", conversation, options.attempt ?? defaultAttemptSampling, turn === 1 || writer === model ? "main" : "refiner", turn === 1 ? "generate" : "refine");
+      const call = await run.call({ model: writer, role: "attempt", messages: conversation, sampling: options.attempt ?? defaultAttemptSampling, conversation: turn === 1 || writer === model ? "main" : "refiner", spanName: turn === 1 ? "generate" : "refine" });
       const verdict = await run.verify(call.output);
       const check = await critique(run, critic, { record: item.record, prompt: taskPrompt, output: call.output, verdict });
       const stop = run.settle({ turn, call, verdict, checks: [check] });
