@@ -63,13 +63,13 @@ describe("reflect eval --strategy debate | alternatives", { timeout: TEST_TIMEOU
   });
 
   const refusals: Array<[string, string[], RegExp]> = [
-    ["--agent on reflect-retry", ["--agent", "x"], /--agent applies to --strategy debate only, not reflect-retry/],
-    ["--rounds on cascade", ["--strategy", "cascade", "--rounds", "3"], /--rounds applies to --strategy debate only/],
-    ["--candidates on debate", ["--strategy", "debate", "--agent", "x", "--candidates", "3"], /--candidates applies to --strategy alternatives only, not debate/],
-    ["--candidate-temperature on reflect-retry", ["--candidate-temperature", "0.5"], /--candidate-temperature applies to --strategy alternatives only/],
-    ["debate with no --agent", ["--strategy", "debate"], /needs at least one --agent SPEC/],
-    ["--turns on debate", ["--strategy", "debate", "--agent", "x", "--turns", "3"], /pass --rounds/],
-    ["--stop-when on alternatives", ["--strategy", "alternatives", "--stop-when", "verified"], /takes no stop conditions/],
+    ["--agent on reflect-retry", ["--agent", "x"], /--agent: applies to debate only, not reflect-retry/],
+    ["--rounds on cascade", ["--strategy", "cascade", "--rounds", "3"], /--rounds: applies to debate only, not cascade/],
+    ["--candidates on debate", ["--strategy", "debate", "--agent", "x", "--candidates", "3"], /--candidates: applies to alternatives only, not debate/],
+    ["--candidate-temperature on reflect-retry", ["--candidate-temperature", "0.5"], /--candidate-temperature: applies to alternatives only/],
+    ["debate with no --agent", ["--strategy", "debate"], /--agent: debate needs at least one agent besides the generator/],
+    ["--turns on debate", ["--strategy", "debate", "--agent", "x", "--turns", "3"], /--turns: debate's attempts are its rounds/],
+    ["--stop-when on alternatives", ["--strategy", "alternatives", "--stop-when", "verified"], /--stop-when: alternatives runs every round and stops on no check; it takes no stop conditions/],
     ["--feedback on debate", ["--strategy", "debate", "--agent", "x", "--feedback", "detailed"], /--feedback: debate tells the model nothing/],
   ];
   for (const [name, flags, message] of refusals) {

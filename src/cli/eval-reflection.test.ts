@@ -118,7 +118,7 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
       // Debate and alternatives take no --turns either, so these arguments leave it out.
       const result = await cli(["eval", "--task", "arithmetic", "--model", server.spec, "--out", path.join(dir, strategy), "--limit", "4", "--strategy", strategy, ...extra, "--reflection", "placebo"]);
       assertExit(result, 2);
-      assert.match(result.stderr, new RegExp(`--reflection .*not ${strategy}`));
+      assert.match(result.stderr, new RegExp(`--reflection: applies to the strategies that reflect .*not ${strategy}`));
     }
     const bad = await cli(evalArgs(server, path.join(dir, "bad"), ["--reflection", "random"]));
     assertExit(bad, 2);

@@ -7,15 +7,10 @@ import { verifierCritic } from "../critics/verifier-critic.js";
 import { UsageError } from "../errors.js";
 import { checkFingerprint, runEval, type EpisodeContext } from "../eval/run.js";
 import type { BudgetLimits } from "../loops/budget.js";
-import { alternatives, defaultCandidates, defaultCandidateTemperature } from "../loops/alternatives.js";
-import { cascade } from "../loops/cascade.js";
-import { debate } from "../loops/debate.js";
+import { defaultCandidates, defaultCandidateTemperature } from "../loops/alternatives.js";
 import type { FeedbackMode } from "../loops/feedback.js";
-import { reflectRetry } from "../loops/reflect-retry.js";
-import { reflexion } from "../loops/reflexion.js";
-import { selfRefine } from "../loops/self-refine.js";
-import { isVerified, parseStopConditions, type StopCondition } from "../loops/stop.js";
 import { reflectionModes } from "../loops/reflection-control.js";
+import { resolveStrategy, runStrategy, strategies, strategyNames, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyName, type StrategyOption } from "../loops/strategies.js";
 import type { Episode, ReflectionMode } from "../loops/types.js";
 import { openLessonStore } from "../memory/sqlite-lesson-store.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -30,10 +25,10 @@ import { interruptSignal, modelFlags, taskFlags, taskRun, type TaskRunFlags } fr
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { episodeProgress, type EpisodeProgress } from "./episode-progress.js";
 
-export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade", "debate", "alternatives"] as const;
-type StrategyName = (typeof strategyNames)[number];
+export { strategyNames } from "../loops/strategies.js";
 
-interface EvalFlags extends TaskRunFlags {
+/** The flags as commander hands them over; the strategy's options are undefined unless given (the registry has the defaults). */
+export interface EvalFlags extends TaskRunFlags {
   strategy: StrategyName;
   critic?: "verifier" | "judge";
   criticModel?: string;
@@ -41,18 +36,18 @@ interface EvalFlags extends TaskRunFlags {
   memory?: string;
   lessons: number;
   relatedLessons: number;
-  turns: number;
+  turns?: number;
   agent: string[];
   rounds?: number;
   candidates?: number;
   candidateTemperature?: number;
-  stopWhen: string;
+  stopWhen?: string;
   feedback?: FeedbackMode;
   reflection?: ReflectionMode;
   temperature: number;
   topP?: number;
-  maxTokens: number;
-  reflectionMaxTokens: number;
+  maxTokens?: number;
+  reflectionMaxTokens?: number;
   shots: number;
   stopAtAnswer: boolean;
   confidence: boolean;
@@ -75,6 +70,9 @@ interface EvalFlags extends TaskRunFlags {
 const loraCallKinds = ["all", "retry"] as const;
 type LoraCalls = (typeof loraCallKinds)[number];
 
+/** The registry's defaults of the default strategy, for the help text. */
+const shown = strategies["reflect-retry"].defaults;
+
 export function registerEval(program: Command): void {
   const command = taskFlags(program.command("eval").description("run a verifier-anchored reflection loop over a task and measure it"), "seed for generated items and sampling")
     .option("--strategy <name>", `the loop: ${strategyNames.join(", ")}`, choice(strategyNames), "reflect-retry")
@@ -84,12 +82,12 @@ export function registerEval(program: Command): void {
     .option("--memory <file>", "reflexion: the SQLite lesson memory, shared across runs (default <out>/memory.sqlite)")
     .option("--lessons <n>", "reflexion: lessons of the same item shown to an attempt", int(0), 3)
     .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance (0 is the paper's per-instance memory; recalling others cost the small model 8 points, see BENCHMARKS.md)", int(0), 0)
-    .option("--turns <n>", "most attempts per item", int(1), 2)
+    .option("--turns <n>", `most attempts per item (default ${shown.turns})`, int(1))
     .option("--agent <spec>", "debate: another agent's model (repeatable; the generator is the first agent)", (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option("--rounds <n>", "debate: rounds, the first answers included (default 2)", int(1))
     .option("--candidates <k>", `alternatives: candidates sampled before the comparison (default ${defaultCandidates})`, int(1))
     .option("--candidate-temperature <t>", `alternatives: the candidates' sampling temperature (default ${defaultCandidateTemperature})`, nonNegativeNumber)
-    .option("--stop-when <list>", "stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn", "verified")
+    .option("--stop-when <list>", `stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn (default ${shown.stopWhen})`)
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]))
     .option("--reflection <mode>", "what stands between a failed attempt and the retry — model (the model reflects, default), none (no reflection: reflect-retry and cascade retry after the feedback, reflexion adds no lesson, self-refine shows no critique), placebo (a fixed generic reflection or lesson, no model call; self-refine: a generic critique of the critic's length): the controls that tell the reflection's content from a second try", choice(reflectionModes));
   modelFlags(command, "episodes")
@@ -98,8 +96,8 @@ export function registerEval(program: Command): void {
     .option("--lora-on <calls>", "reflect-retry, cascade: the calls the adapter serves — all, or retry: the reflections and the retries, the first attempt on the unchanged base (RRR samples its first attempts from the untrained model, so its adapter was never trained on them)", choice(loraCallKinds), "all")
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
-    .option("--max-tokens <n>", "token limit of an attempt", int(1), 256)
-    .option("--reflection-max-tokens <n>", "token limit of a reflection or a critique", int(1), 128)
+    .option("--max-tokens <n>", `token limit of an attempt (default ${shown.attemptMaxTokens})`, int(1))
+    .option("--reflection-max-tokens <n>", `token limit of a reflection or a critique (default ${shown.reflectionMaxTokens}; a judge's is at least ${shown.judgeMaxTokens})`, int(1))
     .option("--shots <k>", "few-shot: k solved examples of the task as earlier chat turns (arithmetic, countdown; for pretrained models)", int(0), 0)
     .option("--stop-at-answer", "end an attempt once it closes its </answer> block (the tag is kept); for models that do not stop by themselves", false)
     .option("--confidence", "ask the generator for per-token log-probs and record each attempt's confidence in its answer (AttemptRecord.confidence; 'not available' where the backend gives none)", false)
@@ -113,9 +111,11 @@ export function registerEval(program: Command): void {
     .option("--trace-content", "record prompts and outputs on spans", false)
     .option("--out <dir>", "run folder (default runs/<time>-<task>-<model>); an existing folder with the same flags is resumed")
     .option("--json", "print summary.json instead of the table", false)
-    .action(async (flags: EvalFlags, cmd: Command) => {
-      checkStrategyFlags(flags, (name) => cmd.getOptionValueSource(name) === "cli");
-      const turns = flags.strategy === "debate" ? (flags.rounds ?? 2) : flags.strategy === "alternatives" ? 2 : flags.turns;
+    .action(async (flags: EvalFlags) => {
+      checkLoraFlags(flags);
+      const resolved = resolveEvalStrategy(flags);
+      const defaults = strategies[flags.strategy].defaults;
+      const { turns, feedback } = resolved;
       const { task: plainTask, items, concurrency, openOptions } = await taskRun(flags);
       const task = flags.shots === 0 ? plainTask : withDemonstrations(plainTask, demonstrationsFor(flags.task, flags.shots, items));
       if (flags.loraScale !== undefined && flags.lora === undefined) throw new UsageError("--lora-scale scales a --lora adapter; pass --lora FILE or drop --lora-scale");
@@ -124,20 +124,12 @@ export function registerEval(program: Command): void {
       const modelTag = `${flags.model}${flags.lora === undefined ? "" : `+${flags.lora}`}`.replace(/^.*[\\/#]/, "").replace(/\.gguf$/i, "").replace(/[^\w.-]+/g, "_");
       const outDir = path.resolve(flags.out ?? path.join("runs", `${new Date().toISOString().replace(/[:.]/g, "-")}-${task.name}-${modelTag}`));
       const sampling = { temperature: flags.temperature, ...(flags.topP === undefined ? {} : { topP: flags.topP }) };
-      const attempt = { maxTokens: flags.maxTokens, ...sampling, ...(flags.stopAtAnswer ? { stop: ["</answer>"], includeStop: true } : {}), ...(flags.confidence ? { logprobs: true } : {}) };
-      const reflection = { maxTokens: flags.reflectionMaxTokens, ...sampling };
-      // Debate and alternatives run all their rounds and check nothing on the way (their flags were checked above).
-      const stopWhen: StopCondition[] = flags.strategy === "debate" || flags.strategy === "alternatives" || flags.stopWhen.trim() === "none" ? [] : parseStops(flags.stopWhen);
-      const critic = flags.critic ?? (flags.criticModel !== undefined || flags.strategy === "self-refine" ? "judge" : undefined);
-      if (critic !== undefined && flags.strategy !== "self-refine" && flags.strategy !== "cascade") throw new UsageError(`--critic applies to self-refine and cascade, not ${flags.strategy}`);
-      if (critic === "verifier" && flags.criticModel !== undefined) throw new UsageError("--critic verifier takes no --critic-model");
-      if (critic === "verifier" && flags.strategy === "cascade") throw new UsageError("cascade always checks with the task's verifier first; --critic judge adds an LLM judge after it");
-      if (flags.refinerModel !== undefined && flags.strategy !== "self-refine") throw new UsageError("--refiner-model applies to self-refine only");
-      if (flags.memory !== undefined && flags.strategy !== "reflexion") throw new UsageError("--memory applies to reflexion only");
-      if (flags.reflection !== undefined && (flags.strategy === "debate" || flags.strategy === "alternatives")) throw new UsageError(`--reflection applies to the strategies that reflect (reflect-retry, cascade, reflexion, self-refine), not ${flags.strategy}`);
-      const reflectionMode: ReflectionMode = flags.reflection ?? "model";
+      const attempt = { maxTokens: resolved.attemptMaxTokens, ...sampling, ...(flags.stopAtAnswer ? { stop: ["</answer>"], includeStop: true } : {}), ...(flags.confidence ? { logprobs: true } : {}) };
+      const reflection = { maxTokens: resolved.reflectionMaxTokens, ...sampling };
+      const stopText = flags.stopWhen?.trim() ?? defaults.stopWhen;
+      const { critic } = resolved;
+      const reflectionMode: ReflectionMode = resolved.reflection;
       const criticModelSpec = critic === "judge" ? (flags.criticModel ?? flags.model) : undefined;
-      const feedback: FeedbackMode = flags.feedback ?? (flags.strategy === "cascade" ? "detailed" : "binary");
       const budget: BudgetLimits = limits(flags.budgetTokens, flags.budgetCalls, flags.budgetSeconds);
       const runBudget: BudgetLimits = limits(flags.runBudgetTokens, flags.runBudgetCalls, flags.runBudgetSeconds);
       const memoryPath = flags.strategy === "reflexion" ? path.resolve(flags.memory ?? path.join(outDir, "memory.sqlite")) : undefined;
@@ -160,12 +152,12 @@ export function registerEval(program: Command): void {
         ...(criticModelSpec === undefined ? {} : { critic: critic, critic_model: criticModelSpec }),
         ...(critic === "verifier" ? { critic } : {}),
         ...(flags.refinerModel === undefined ? {} : { refiner_model: flags.refinerModel }),
-        ...(flags.stopWhen === "verified" ? {} : { stop_when: flags.stopWhen }),
+        ...(stopText === defaults.stopWhen ? {} : { stop_when: stopText }),
         ...(reflectionMode === "model" ? {} : { reflection_mode: reflectionMode }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
         ...(flags.strategy === "reflexion" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
         ...(flags.strategy === "debate" ? { agents: flags.agent, rounds: turns } : {}),
-        ...(flags.strategy === "alternatives" ? { candidates: flags.candidates ?? defaultCandidates, candidate_temperature: flags.candidateTemperature ?? defaultCandidateTemperature } : {}),
+        ...(flags.strategy === "alternatives" ? { candidates: resolved.candidates, candidate_temperature: resolved.candidateTemperature } : {}),
       };
       await checkFingerprint(outDir, fingerprint);
       const opened = new Map<string, LanguageModel>();
@@ -194,7 +186,7 @@ export function registerEval(program: Command): void {
           firstAttemptModel = await openModel(flags.model, openOptions);
           opened.set(`${flags.model} (no adapter)`, firstAttemptModel);
         }
-        const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: Math.max(160, reflection.maxTokens) } })];
+        const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: resolved.judgeMaxTokens } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
         const agents: LanguageModel[] = [];
         for (const spec of flags.agent) agents.push(await open(spec));
@@ -207,7 +199,7 @@ export function registerEval(program: Command): void {
           strategy: flags.strategy,
           ...(flags.strategy === "debate" || flags.strategy === "alternatives" ? {} : { reflection_mode: reflectionMode }),
           critic: critics.map((c) => c.name),
-          stop_when: flags.stopWhen,
+          stop_when: stopText,
           run_budget: runBudget,
           concurrency,
           threads: flags.threads ?? os.availableParallelism(),
@@ -216,23 +208,26 @@ export function registerEval(program: Command): void {
           argv: process.argv.slice(2),
         };
         const runId = path.basename(outDir);
-        const episode = (item: TaskItem<unknown>, context: EpisodeContext): Promise<Episode<unknown>> => {
-          const common = { model, task: task as Task<unknown, Judgement>, item, turns, stopWhen, budget, attempt, reflection, seed: flags.seed, tracer, ...context };
-          switch (flags.strategy) {
-            case "reflect-retry":
-              return reflectRetry({ ...common, feedback, reflectionMode, ...(firstAttemptModel === undefined ? {} : { firstAttemptModel }) });
-            case "cascade":
-              return cascade({ ...common, feedback, critics, reflectionMode, ...(firstAttemptModel === undefined ? {} : { firstAttemptModel }) });
-            case "self-refine":
-              return selfRefine({ ...common, critic: critics[0] as Critic<unknown>, reflectionMode, ...(refiner === undefined ? {} : { refiner }) });
-            case "reflexion":
-              return reflexion({ ...common, feedback, reflectionMode, runId, lessonsPerItem: flags.lessons, relatedLessons: flags.relatedLessons, ...(memory === undefined ? {} : { memory }) });
-            case "debate":
-              return debate({ ...common, agents, rounds: turns });
-            case "alternatives":
-              return alternatives({ ...common, ...(flags.candidates === undefined ? {} : { candidates: flags.candidates }), ...(flags.candidateTemperature === undefined ? {} : { candidateTemperature: flags.candidateTemperature }) });
-          }
-        };
+        const episode = (item: TaskItem<unknown>, context: EpisodeContext): Promise<Episode<unknown>> =>
+          runStrategy(resolved, {
+            model,
+            task: task as Task<unknown, Judgement>,
+            item,
+            budget,
+            attempt,
+            reflection,
+            seed: flags.seed,
+            tracer,
+            ...context,
+            critics,
+            agents,
+            runId,
+            lessonsPerItem: flags.lessons,
+            relatedLessons: flags.relatedLessons,
+            ...(refiner === undefined ? {} : { refiner }),
+            ...(memory === undefined ? {} : { memory }),
+            ...(firstAttemptModel === undefined ? {} : { firstAttemptModel }),
+          });
         // Started once the models are open, so a fetch's own bar and the loading time stay out of the ETA.
         bar = episodeProgress({ total: items.length, noun: "episodes", rightLabel: "final answer right" });
         const { summary, resumed, notRun, notRunReason } = await runEval({
@@ -271,28 +266,61 @@ function strategyHeading(flags: EvalFlags, turns: number, agents: readonly Langu
   return `${turns} turns${flags.strategy === "self-refine" ? "" : ` · ${feedback} feedback`}`;
 }
 
+/** The flag of each option the strategies' registry names. */
+const flagOf: Record<StrategyOption | "strategy", string> = {
+  strategy: "--strategy",
+  turns: "--turns",
+  feedback: "--feedback",
+  reflection: "--reflection",
+  stopWhen: "--stop-when",
+  attemptMaxTokens: "--max-tokens",
+  reflectionMaxTokens: "--reflection-max-tokens",
+  judgeMaxTokens: "--reflection-max-tokens",
+  critic: "--critic",
+  refiner: "--refiner-model",
+  memory: "--memory",
+  agents: "--agent",
+  rounds: "--rounds",
+  candidates: "--candidates",
+  candidateTemperature: "--candidate-temperature",
+};
+
 /**
- * Flags that belong to one strategy given with another are usage errors, never ignored: --agent/--rounds (debate),
- * --candidates/--candidate-temperature (alternatives); and debate and alternatives take no --turns, --stop-when,
- * --feedback or --reflection-max-tokens (they have fixed shapes and write no reflections).
+ * The CLI's door onto the strategies' registry: the flags given, as the registry's choices; defaults and checks are
+ * the registry's. A flag one strategy takes given with another is a usage error naming the flag, never ignored.
+ * Pure: no model is opened and nothing is read.
  */
-export function checkStrategyFlags(flags: EvalFlags, given: (option: string) => boolean): void {
-  const { strategy } = flags;
-  if (flags.loraOn !== "all") {
-    if (flags.lora === undefined) throw new UsageError(`--lora-on ${flags.loraOn} says which calls a --lora adapter serves; pass --lora FILE or drop --lora-on`);
-    if (strategy !== "reflect-retry" && strategy !== "cascade") throw new UsageError(`--lora-on ${flags.loraOn} applies to reflect-retry and cascade, whose first attempt is one call; not ${strategy}`);
+export function resolveEvalStrategy(flags: Partial<EvalFlags> & { strategy: StrategyName }): ResolvedStrategy {
+  const critic = flags.critic ?? (flags.criticModel !== undefined ? "judge" : undefined);
+  if (critic === "verifier" && flags.criticModel !== undefined) throw new UsageError("--critic verifier takes no --critic-model");
+  const choices: StrategyChoices = {
+    ...(flags.turns === undefined ? {} : { turns: flags.turns }),
+    ...(flags.feedback === undefined ? {} : { feedback: flags.feedback }),
+    ...(flags.reflection === undefined ? {} : { reflection: flags.reflection }),
+    ...(flags.stopWhen === undefined ? {} : { stopWhen: flags.stopWhen }),
+    ...(flags.maxTokens === undefined ? {} : { attemptMaxTokens: flags.maxTokens }),
+    ...(flags.reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens: flags.reflectionMaxTokens }),
+    ...(critic === undefined ? {} : { critic }),
+    ...(flags.refinerModel === undefined ? {} : { refiner: true }),
+    ...(flags.memory === undefined ? {} : { memory: true }),
+    ...((flags.agent ?? []).length === 0 && flags.strategy !== "debate" ? {} : { agents: (flags.agent ?? []).length }),
+    ...(flags.rounds === undefined ? {} : { rounds: flags.rounds }),
+    ...(flags.candidates === undefined ? {} : { candidates: flags.candidates }),
+    ...(flags.candidateTemperature === undefined ? {} : { candidateTemperature: flags.candidateTemperature }),
+  };
+  try {
+    return resolveStrategy(flags.strategy, choices);
+  } catch (error) {
+    if (!(error instanceof StrategyOptionError)) throw error;
+    throw new UsageError(`${flagOf[error.option as StrategyOption] ?? error.option}: ${error.detail}`);
   }
-  if (strategy !== "debate" && (flags.agent.length > 0 || flags.rounds !== undefined)) throw new UsageError(`${flags.agent.length > 0 ? "--agent" : "--rounds"} applies to --strategy debate only, not ${strategy}`);
-  if (strategy !== "alternatives" && (flags.candidates !== undefined || flags.candidateTemperature !== undefined)) throw new UsageError(`${flags.candidates !== undefined ? "--candidates" : "--candidate-temperature"} applies to --strategy alternatives only, not ${strategy}`);
-  if (strategy === "debate" && flags.agent.length === 0) throw new UsageError("--strategy debate needs at least one --agent SPEC besides the generator (--model), e.g. --agent gemma-3-270m");
-  if (strategy !== "debate" && strategy !== "alternatives") return;
-  const fixed: Array<[string, string]> = [
-    ["turns", strategy === "debate" ? "--turns: debate's attempts are its rounds; pass --rounds" : "--turns: alternatives always makes two attempts (the first candidate, then the answer after the comparison)"],
-    ["stopWhen", `--stop-when: ${strategy} runs every round and stops on no check; it takes no stop conditions`],
-    ["feedback", `--feedback: ${strategy} tells the model nothing about its answers`],
-    ["reflectionMaxTokens", `--reflection-max-tokens: ${strategy} writes no reflections (its answers use --max-tokens)`],
-  ];
-  for (const [option, message] of fixed) if (given(option)) throw new UsageError(message);
+}
+
+/** --lora-on says which calls an adapter serves: it needs --lora, and a strategy whose first attempt is one call. */
+function checkLoraFlags(flags: EvalFlags): void {
+  if (flags.loraOn === "all") return;
+  if (flags.lora === undefined) throw new UsageError(`--lora-on ${flags.loraOn} says which calls a --lora adapter serves; pass --lora FILE or drop --lora-on`);
+  if (flags.strategy !== "reflect-retry" && flags.strategy !== "cascade") throw new UsageError(`--lora-on ${flags.loraOn} applies to reflect-retry and cascade, whose first attempt is one call; not ${flags.strategy}`);
 }
 
 /** The task family's demonstrations for a run over `items`, or a usage error naming the families that have them. */
@@ -306,14 +334,6 @@ function demonstrationsFor(name: string, shots: number, items: readonly TaskItem
     return family.demonstrations(shots, items.map((item) => item.record));
   } catch (error) {
     throw new UsageError(`--shots ${shots}: ${(error as Error).message}`);
-  }
-}
-
-function parseStops(text: string): StopCondition[] {
-  try {
-    return text.trim() === "verified" ? [isVerified()] : parseStopConditions(text);
-  } catch (error) {
-    throw new UsageError(`--stop-when: ${(error as Error).message}`);
   }
 }
 

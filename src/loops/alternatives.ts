@@ -1,6 +1,6 @@
-import { UsageError } from "../errors.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { BudgetSpentError } from "./budget.js";
+import { StrategyOptionError } from "./strategy-option-error.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
 import type { Episode, PanelAnswer } from "./types.js";
@@ -30,12 +30,17 @@ export const defaultCandidateTemperature = 0.7;
  * is Response X") and returns that response; here the model is asked to select by the same criterion and then write
  * the final answer itself in the task's format (the task's question is restated), which the verifier reads.
  */
+/** The comparison's option checks, run by the loop and by the strategies' registry (before any model is opened). */
+export function checkAlternativesOptions(options: { candidates: number; candidateTemperature: number; stopConditions: number }): void {
+  if (!Number.isInteger(options.candidates) || options.candidates < 1) throw new StrategyOptionError("candidates", `alternatives' candidates must be an integer ≥ 1, got ${String(options.candidates)}`);
+  if (!Number.isFinite(options.candidateTemperature) || options.candidateTemperature < 0) throw new StrategyOptionError("candidateTemperature", `alternatives' candidate temperature must be a number ≥ 0, got ${String(options.candidateTemperature)}`);
+  if (options.stopConditions > 0) throw new StrategyOptionError("stopWhen", "alternatives always compares its candidates: it takes no stop conditions");
+}
+
 export function alternatives<R>(options: AlternativesOptions<R>): Promise<Episode<R>> {
   const k = options.candidates ?? defaultCandidates;
   const temperature = options.candidateTemperature ?? defaultCandidateTemperature;
-  if (!Number.isInteger(k) || k < 1) throw new UsageError(`alternatives: candidates must be an integer ≥ 1, got ${String(k)}`);
-  if (!Number.isFinite(temperature) || temperature < 0) throw new UsageError(`alternatives: candidateTemperature must be a number ≥ 0, got ${String(temperature)}`);
-  if (options.stopWhen !== undefined && options.stopWhen.length > 0) throw new UsageError("alternatives always compares its candidates: it takes no stop conditions");
+  checkAlternativesOptions({ candidates: k, candidateTemperature: temperature, stopConditions: options.stopWhen?.length ?? 0 });
   return runEpisode("alternatives", { ...options, turns: 2, stopWhen: [] }, [], (run) => compareAlternatives(run, k, temperature));
 }
 

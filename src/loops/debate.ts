@@ -1,6 +1,6 @@
-import { UsageError } from "../errors.js";
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
 import { BudgetSpentError } from "./budget.js";
+import { StrategyOptionError } from "./strategy-option-error.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
 import type { Episode, PanelAnswer } from "./types.js";
@@ -31,11 +31,16 @@ export interface DebateOptions<R> extends LoopOptions<R> {
  * and the task's own question (with its answer format) is restated. The paper's agents are usually instances of one
  * model sampled at a temperature; here they are whatever models are given, sampled as the run's attempts are.
  */
+/** Debate's option checks, run by the loop and by the strategies' registry (before any model is opened). */
+export function checkDebateOptions(options: { rounds: number; agents: number; stopConditions: number }): void {
+  if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new StrategyOptionError("rounds", `debate's rounds must be an integer ≥ 1, got ${String(options.rounds)}`);
+  if (options.agents === 0) throw new StrategyOptionError("agents", "debate needs at least one agent besides the generator");
+  if (options.stopConditions > 0) throw new StrategyOptionError("stopWhen", "debate runs every round and checks nothing on the way: it takes no stop conditions (set its rounds instead)");
+}
+
 export function debate<R>(options: DebateOptions<R>): Promise<Episode<R>> {
   const rounds = options.rounds ?? 2;
-  if (!Number.isInteger(rounds) || rounds < 1) throw new UsageError(`debate: rounds must be an integer ≥ 1, got ${String(rounds)}`);
-  if (options.agents.length === 0) throw new UsageError("debate needs at least one agent besides the generator (`agents`, or --agent SPEC)");
-  if (options.stopWhen !== undefined && options.stopWhen.length > 0) throw new UsageError("debate runs every round and checks nothing on the way: it takes no stop conditions (pass `rounds` instead)");
+  checkDebateOptions({ rounds, agents: options.agents.length, stopConditions: options.stopWhen?.length ?? 0 });
   return runEpisode("debate", { ...options, turns: rounds, stopWhen: [] }, [], (run) => debateRounds(run, [options.model, ...options.agents]));
 }
 
