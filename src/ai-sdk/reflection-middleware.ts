@@ -11,13 +11,13 @@ import { defaultCheckPool, prepareRequestChecks } from "../critics/request/isola
 import type { Reply, RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
-import { ModelCallError } from "../errors.js";
+import { ModelCallError, UsageError } from "../errors.js";
 import type { BudgetLimits } from "../loops/budget.js";
-import { cascade } from "../loops/cascade.js";
 import type { RecordWriter } from "../eval/record-writer.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { StopCondition } from "../loops/stop.js";
+import { resolveStrategy, runStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyOption } from "../loops/strategies.js";
 import type { Check, Episode } from "../loops/types.js";
 import { fromAISDK } from "./from-ai-sdk.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -29,17 +29,17 @@ export type MiddlewareCheck = RequestCheck | ((output: string, reply: Reply) => 
 export interface ReflectionMiddlewareOptions {
   /** Checks after the call's own (schema, tools), cheapest first. */
   checks?: readonly MiddlewareCheck[];
-  /** Most attempts (default 2). */
+  /** Most attempts (default: the cascade's in the strategies' registry, 2). */
   maxTurns?: number;
   /** Stop conditions, first that holds wins (default: the attempt passed every check); `maxTurns` always applies. */
   stopWhen?: readonly StopCondition[];
-  /** What the reflection sees of a failed check (default `detailed`). */
+  /** What the reflection sees of a failed check (default: the cascade's, `detailed`). */
   feedback?: FeedbackMode;
   /** Limits of each call (never shared across calls). */
   budget?: BudgetLimits;
-  /** Token limit of an attempt when the call sets none (default 1024). */
+  /** Token limit of an attempt when the call sets none (default: the registry's, 256, as in `reflect eval`). */
   defaultMaxTokens?: number;
-  /** Token limit of a reflection (default 128, the loop's); reflections are greedy. */
+  /** Token limit of a reflection (default: the registry's, 128); reflections are greedy. A judge's is at least 160. */
   reflectionMaxTokens?: number;
   /** An LLM judge run after every deterministic check passed (a reflectkit model, or an AI SDK one via `fromAISDK`). */
   judge?: LanguageModel | LanguageModelV4;
@@ -61,7 +61,32 @@ export interface ReflectionMiddlewareOptions {
 /** Options of the call that the loop's own settings do not replace, passed on to every model call. */
 const PASSED_ON = ["providerOptions", "headers", "presencePenalty", "frequencyPenalty", "reasoning"] as const;
 
+/** The option of the middleware each option the strategies' registry names is. */
+const optionOf: Partial<Record<StrategyOption, string>> = { turns: "maxTurns", feedback: "feedback", stopWhen: "stopWhen", attemptMaxTokens: "defaultMaxTokens", reflectionMaxTokens: "reflectionMaxTokens" };
+
+/**
+ * The middleware's door onto the strategies' registry: its options (and the call's `maxOutputTokens`, which wins over
+ * `defaultMaxTokens`) as the cascade's resolved options. Pure; a bad option is a UsageError naming it.
+ */
+export function resolveMiddlewareStrategy(options: ReflectionMiddlewareOptions, maxOutputTokens?: number): ResolvedStrategy {
+  const attemptMaxTokens = maxOutputTokens ?? options.defaultMaxTokens;
+  try {
+    return resolveStrategy("cascade", {
+      ...(options.maxTurns === undefined ? {} : { turns: options.maxTurns }),
+      ...(options.feedback === undefined ? {} : { feedback: options.feedback }),
+      ...(options.stopWhen === undefined ? {} : { stopWhen: options.stopWhen }),
+      ...(attemptMaxTokens === undefined ? {} : { attemptMaxTokens }),
+      ...(options.reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens: options.reflectionMaxTokens }),
+    });
+  } catch (error) {
+    if (!(error instanceof StrategyOptionError)) throw error;
+    throw new UsageError(`reflectionMiddleware: ${optionOf[error.option as StrategyOption] ?? error.option}: ${error.detail}`);
+  }
+}
+
 export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}): LanguageModelV4Middleware {
+  // Checked once, when the middleware is made: a bad option fails here, not on the first call.
+  resolveMiddlewareStrategy(options);
   const custom = (options.checks ?? []).map(requestCheckOf);
   const judge = options.judge === undefined ? undefined : options.judge.specificationVersion === "v4" ? fromAISDK(options.judge) : options.judge;
 
@@ -70,20 +95,18 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
     const own = await prepareRequestChecks(spec, { pool: options.checkPool ?? defaultCheckPool(), toolChoiceRequired: spec.toolsRequired === true, client: "app", ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }) });
     const checks = [...own, ...custom];
     const record: RequestRecord = { messages: chatMessages(params.prompt), checks: spec };
-    const episode = await cascade({
+    const resolved = resolveMiddlewareStrategy(options, params.maxOutputTokens);
+    const episode = await runStrategy(resolved, {
       model: fromAISDK(withCallSettings(model, params)),
       task: requestTask(checks, "ai-sdk"),
       item: { id: randomUUID(), record },
-      turns: options.maxTurns ?? 2,
-      feedback: options.feedback ?? "detailed",
-      ...(options.reflectionMaxTokens === undefined ? {} : { reflection: { maxTokens: options.reflectionMaxTokens, temperature: 0 } }),
-      ...(judge === undefined ? {} : { critics: [rubricJudge<RequestRecord>(judge)] }),
-      ...(options.stopWhen === undefined ? {} : { stopWhen: options.stopWhen }),
+      reflection: { maxTokens: resolved.reflectionMaxTokens, temperature: 0 },
+      ...(judge === undefined ? {} : { critics: [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })] }),
       ...(options.budget === undefined ? {} : { budget: options.budget }),
       ...(params.seed === undefined ? {} : { seed: params.seed }),
       ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
       attempt: {
-        maxTokens: params.maxOutputTokens ?? options.defaultMaxTokens ?? 1024,
+        maxTokens: resolved.attemptMaxTokens,
         ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
         ...(params.topP === undefined ? {} : { topP: params.topP }),
         ...(params.topK === undefined ? {} : { topK: params.topK }),

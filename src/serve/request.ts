@@ -3,7 +3,8 @@ import type { BudgetLimits } from "../loops/budget.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { replyText } from "../loops/reflect-retry.js";
-import { parseStopConditions, type StopCondition } from "../loops/stop.js";
+import type { StopCondition } from "../loops/stop.js";
+import { resolveStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyOption } from "../loops/strategies.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../models/language-model.js";
 import type { RequestCheckSpec } from "../critics/request/request-task.js";
 
@@ -233,11 +234,18 @@ function parseReflect(value: unknown, bounds: RequestBounds): ReflectOptions {
   for (const key of Object.keys(value)) {
     if (!reflectFields.has(key)) throw new RequestFieldError(`reflect.${key}`, `is not a reflect option; use ${[...reflectFields].join(", ")}`);
   }
-  const maxTurns = optionalInt(value, "max_turns", 1, "reflect.") ?? 2;
-  if (maxTurns > bounds.maxTurns) throw new RequestFieldError("reflect.max_turns", `is at most ${bounds.maxTurns} on this gateway`);
-  const feedback = value.feedback ?? "detailed";
-  if (feedback !== "detailed" && feedback !== "binary") throw new RequestFieldError("reflect.feedback", "must be detailed or binary");
+  const turns = optionalInt(value, "max_turns", 1, "reflect.");
+  if (turns !== undefined && turns > bounds.maxTurns) throw new RequestFieldError("reflect.max_turns", `is at most ${bounds.maxTurns} on this gateway`);
+  if (value.feedback !== undefined && typeof value.feedback !== "string") throw new RequestFieldError("reflect.feedback", "must be detailed or binary");
+  if (value.stop !== undefined && typeof value.stop !== "string") throw new RequestFieldError("reflect.stop", "must be a comma-separated list: verified, score>=T, unchanged, score-dropped, budget, or none");
   const reflectionMaxTokens = optionalInt(value, "reflection_max_tokens", 1, "reflect.");
+  // Defaults and checks are the strategies' registry's; the gateway only names its fields.
+  const resolved = gatewayResolve({
+    ...(turns === undefined ? {} : { turns }),
+    ...(value.feedback === undefined ? {} : { feedback: value.feedback as FeedbackMode }),
+    ...(value.stop === undefined ? {} : { stopWhen: value.stop as string }),
+    ...(reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens }),
+  });
   if (value.judge !== undefined && typeof value.judge !== "string") throw new RequestFieldError("reflect.judge", "must be a judge model spec the gateway offers (GET /v1/models)");
   if (value.task !== undefined && typeof value.task !== "string") throw new RequestFieldError("reflect.task", "must be a registered task name");
   if (value.task !== undefined && value.item === undefined) throw new RequestFieldError("reflect.item", "is required with reflect.task: the task's record to verify against");
@@ -249,23 +257,48 @@ function parseReflect(value: unknown, bounds: RequestBounds): ReflectOptions {
     throw new RequestFieldError("reflect.regex", "must be a pattern string or { pattern, flags }");
   }
   return {
-    maxTurns,
-    feedback,
-    ...(value.stop === undefined ? {} : { stopWhen: parseReflectStop(value.stop) }),
+    maxTurns: resolved.turns,
+    feedback: resolved.feedback,
+    ...(value.stop === undefined ? {} : { stopWhen: resolved.stopWhen }),
     budget: parseBudget(value.budget, bounds.budget),
     ...(value.judge === undefined ? {} : { judge: value.judge as string }),
     ...(reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens }),
   };
 }
 
-function parseReflectStop(value: unknown): StopCondition[] {
-  if (typeof value !== "string") throw new RequestFieldError("reflect.stop", "must be a comma-separated list: verified, score>=T, unchanged, score-dropped, budget, or none");
-  if (value.trim() === "none") return [];
+/** The request field of each option the strategies' registry names (the gateway runs the cascade). */
+const fieldOf: Partial<Record<StrategyOption, string>> = {
+  turns: "reflect.max_turns",
+  feedback: "reflect.feedback",
+  stopWhen: "reflect.stop",
+  reflectionMaxTokens: "reflect.reflection_max_tokens",
+  attemptMaxTokens: "max_tokens",
+};
+
+function gatewayResolve(choices: StrategyChoices): ResolvedStrategy {
   try {
-    return parseStopConditions(value);
+    return resolveStrategy("cascade", choices);
   } catch (error) {
-    throw new RequestFieldError("reflect.stop", (error as Error).message);
+    if (!(error instanceof StrategyOptionError)) throw error;
+    throw new RequestFieldError(fieldOf[error.option as StrategyOption] ?? "reflect", error.detail);
   }
+}
+
+/**
+ * The gateway's door onto the strategies' registry: a parsed reflected request as the cascade's resolved options.
+ * The attempt's limit is the request's `max_tokens`, or the gateway's own default (`gatewayCaps.attemptMaxTokens`)
+ * where it sets none — the one place the gateway departs from the registry's defaults. Pure.
+ */
+export function resolveGatewayStrategy(chat: Pick<ChatRequest, "reflect" | "sampling">): ResolvedStrategy {
+  const reflect = chat.reflect;
+  if (reflect === undefined) throw new RequestFieldError("reflect", "is absent: the request is passed through, not reflected");
+  return gatewayResolve({
+    turns: reflect.maxTurns,
+    feedback: reflect.feedback,
+    ...(reflect.stopWhen === undefined ? {} : { stopWhen: reflect.stopWhen }),
+    ...(reflect.reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens: reflect.reflectionMaxTokens }),
+    attemptMaxTokens: chat.sampling.maxTokens,
+  });
 }
 
 function parseBudget(value: unknown, caps: RequestBounds["budget"]): BudgetLimits {

@@ -18,8 +18,7 @@ import { defaultRequestCheckBounds, type RequestCheckBounds } from "../critics/r
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../eval/record-writer.js";
-import { cascade } from "../loops/cascade.js";
-import { defaultReflectionSampling } from "../loops/episode-run.js";
+import { runStrategy } from "../loops/strategies.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
@@ -32,7 +31,7 @@ import { generateOnce, openRelay, redactText, upstreamError, type UpstreamHttp }
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
-import type { ChatRequest } from "./request.js";
+import { resolveGatewayStrategy, type ChatRequest } from "./request.js";
 import { errorResponse, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
 import { completionEvents, sseHeaders } from "./sse.js";
 
@@ -76,15 +75,28 @@ export interface GatewayLimits {
   maxConnections: number;
 }
 
+/**
+ * Where the gateway departs from the strategies' defaults (loops/strategies.ts), in one place. A request that sets no
+ * `max_tokens` gets 512 tokens for an attempt, not an eval's 256: an application's replies (JSON objects, tool calls)
+ * run longer than a task's answer. Every reflected request runs under a budget — these caps, or less where it asks —
+ * and may ask at most 5 turns. Everything else (turns, feedback, stop conditions, the reflection's and the judge's
+ * token limits) is the registry's, as in `reflect eval` and the AI SDK middleware.
+ */
+export const gatewayCaps = Object.freeze({
+  attemptMaxTokens: 512,
+  maxTurns: 5,
+  budget: Object.freeze({ tokens: 32_768, calls: 16, seconds: 240 }),
+});
+
 export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   bodyBytes: 4 * 1024 * 1024,
   parallel: 4,
   maxQueue: 32,
   retryAfterSeconds: 1,
   requestTimeoutMs: 300_000,
-  maxTurns: 5,
-  budget: Object.freeze({ tokens: 32_768, calls: 16, seconds: 240 }),
-  defaultMaxTokens: 512,
+  maxTurns: gatewayCaps.maxTurns,
+  budget: gatewayCaps.budget,
+  defaultMaxTokens: gatewayCaps.attemptMaxTokens,
   bodyDepth: 64,
   bodyNodes: 100_000,
   requestChecks: defaultRequestCheckBounds,
@@ -368,15 +380,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   /** The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span. */
   function runReflected(chat: ChatRequest, checks: readonly RequestCheck[], judge: LanguageModel | undefined, id: string, signal: AbortSignal, span: SpanHandle): Promise<Episode<RequestRecord>> {
     const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
-    const reflection = { ...defaultReflectionSampling, ...(reflect.reflectionMaxTokens === undefined ? {} : { maxTokens: reflect.reflectionMaxTokens }) };
-    return cascade<RequestRecord>({
+    const resolved = resolveGatewayStrategy(chat);
+    const reflection = { maxTokens: resolved.reflectionMaxTokens, temperature: 0 };
+    return runStrategy<RequestRecord>(resolved, {
       model: options.upstream,
       task: requestTask(checks),
       item: { id, record: { messages: chat.messages, checks: chat.checks } },
-      critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: reflection })],
-      turns: reflect.maxTurns,
-      ...(reflect.stopWhen === undefined ? {} : { stopWhen: reflect.stopWhen }),
-      feedback: reflect.feedback,
+      critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
       budget: reflect.budget,
       attempt: chat.sampling,
       reflection,
