@@ -14,16 +14,29 @@ export { arithmeticTask, verifyArithmetic, generateArithmetic, type ArithmeticRe
 export { taskFamilies, findTaskFamily } from "./tasks/registry.js";
 export { withDemonstrations, pickDemonstrations, type Demonstration } from "./tasks/demonstrations.js";
 export { reflectRetry, type ReflectRetryOptions, type FeedbackMode } from "./loops/reflect-retry.js";
-export { selfRefine, refineRequest, type SelfRefineOptions } from "./loops/self-refine.js";
+export { selfRefine, refineRequest, refineWithoutCritique, type SelfRefineOptions } from "./loops/self-refine.js";
 export { reflexion, withLessons, type ReflexionOptions } from "./loops/reflexion.js";
 export { cascade, type CascadeOptions } from "./loops/cascade.js";
 export { debate, debateRequest, type DebateOptions } from "./loops/debate.js";
 export { alternatives, comparisonRequest, defaultCandidates, defaultCandidateTemperature, type AlternativesOptions } from "./loops/alternatives.js";
 export { majorityVote } from "./loops/vote.js";
-export { placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
-export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
+export {
+  resolveStrategy,
+  runStrategy,
+  strategies,
+  strategyNames,
+  StrategyOptionError,
+  type ResolvedStrategy,
+  type StrategyChoices,
+  type StrategyDefaults,
+  type StrategyEntry,
+  type StrategyName,
+  type StrategyParts,
+} from "./loops/strategies.js";
+export { placeboCritique, placeboCritiques, placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
+export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft, type RunCall } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
-export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
+export { Budget, BudgetSpentError, promptTokenBound, type BudgetOptions, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
 export {
   isAttemptCount,
   isVerified,

@@ -38,13 +38,16 @@ export interface RubricJudgeOptions {
   sampling?: Omit<SamplingParams, "seed">;
 }
 
+/** A judge's sampling when none is given: 160 tokens, greedy (the strategies' registry reads it for every door). */
+export const defaultJudgeSampling = { maxTokens: 160, temperature: 0 } as const;
+
 /**
  * An LLM judge with an explicit rubric: it reads the task and the answer and returns JSON — a verdict, the failure
  * categories that apply, and a short explanation the refiner can use. An unparsable reply is "cannot judge", never a
  * pass. Its precision and recall against the task's verifier are reported by `summarize` where ground truth exists.
  */
 export function rubricJudge<R>(model: LanguageModel, options: RubricJudgeOptions = {}): Critic<R> {
-  const sampling = options.sampling ?? { maxTokens: 160, temperature: 0 };
+  const sampling = options.sampling ?? defaultJudgeSampling;
   return {
     specificationVersion: "v1",
     name: `judge:${model.modelId}`,

@@ -1,11 +1,12 @@
 import type { Critic } from "../critics/critic.js";
+import { defaultJudgeSampling } from "../critics/rubric-judge.js";
 import { verifierCritic } from "../critics/verifier-critic.js";
 import type { LessonStore } from "../memory/lesson-store.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { alternatives, checkAlternativesOptions, defaultCandidates, defaultCandidateTemperature } from "./alternatives.js";
 import { cascade } from "./cascade.js";
 import { checkDebateOptions, debate } from "./debate.js";
-import type { LoopOptions } from "./episode-run.js";
+import { defaultAttemptSampling, defaultReflectionSampling, type LoopOptions } from "./episode-run.js";
 import type { FeedbackMode } from "./feedback.js";
 import { reflectRetry } from "./reflect-retry.js";
 import { reflectionModes } from "./reflection-control.js";
@@ -106,8 +107,15 @@ export interface StrategyEntry {
   validate(choices: StrategyChoices): void;
 }
 
-/** The loops' token limits, the same for every strategy and door (the gateway's caps are its own, in `gatewayCaps`). */
-const tokenLimits = { attemptMaxTokens: 256, reflectionMaxTokens: 128, judgeMaxTokens: 160 } as const;
+/**
+ * The token limits, the same for every strategy and door: the loops' own defaults (an attempt 256, a reflection 128)
+ * and a judge's (160). The gateway's departures are its own, named in `gatewayCaps`.
+ */
+const tokenLimits = {
+  attemptMaxTokens: defaultAttemptSampling.maxTokens,
+  reflectionMaxTokens: defaultReflectionSampling.maxTokens,
+  judgeMaxTokens: defaultJudgeSampling.maxTokens,
+} as const;
 const reflecting = { turns: 2, feedback: "binary", stopWhen: "verified", ...tokenLimits } as const satisfies StrategyDefaults;
 /** Debate and alternatives have fixed shapes: every round runs, no feedback, no reflection. */
 const fixedShape = { turns: 2, feedback: "binary", stopWhen: "none", ...tokenLimits } as const satisfies StrategyDefaults;

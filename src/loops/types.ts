@@ -61,7 +61,7 @@ export type AnswerConfidence =
 /**
  * What stands between a failed attempt and the retry (`--reflection`): `model` — the model reflects (the default);
  * `none` — the retry follows the feedback with no reflection call; `placebo` — a fixed, generic reflection of similar
- * length that says nothing about the attempt. Paired on the same items they separate "the reflection's content helps"
+ * length that says nothing about the attempt. Reflexion's is its lesson, Self-Refine's the critique the refiner reads. Paired on the same items they separate "the reflection's content helps"
  * from "a second try helps".
  */
 export type ReflectionMode = "model" | "none" | "placebo";
@@ -190,6 +190,6 @@ export interface Episode<R = unknown> {
   ms: number;
   /** When the episode started, as an ISO wall-clock time (the report's time axis). Absent in records written before it. */
   startedAt?: string;
-  /** What stood between a failed attempt and the retry (reflect-retry, cascade). Absent: `model` (or a strategy without the control). */
+  /** What stood between a failed attempt and the retry (reflect-retry, cascade, reflexion, self-refine). Absent: `model` (or a strategy without the control). */
   reflectionMode?: ReflectionMode;
 }
