@@ -89,6 +89,7 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
     assertExit(await cli(evalArgs(server, path.join(dir, "placebo"), ["--strategy", "reflexion", "--reflection", "placebo"])), 0);
     const placebo = await runFolder(path.join(dir, "placebo"));
     assert.equal(placebo.config["reflection_mode"], "placebo");
+    assert.deepEqual(placebo.config["resolved"], { strategy: "reflexion", turns: 2, feedback: "binary", reflection: "placebo", stop: ["verified"], attemptMaxTokens: 256, reflectionMaxTokens: 128, judgeMaxTokens: 160 }, "the registry's resolution is written beside the run");
     assert.equal(server.requests.filter((r) => r.kind === "reflection").length, 0, "no lesson call");
     const failed = placebo.episodes.filter((e) => e.attempts.length === 2);
     assert.ok(failed.length > 0);

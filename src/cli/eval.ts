@@ -205,6 +205,8 @@ export function registerEval(program: Command): void {
           threads: flags.threads ?? os.availableParallelism(),
           context_size: flags.contextSize,
           prefix_reuse: flags.prefixReuse,
+          // The strategy's options as the registry resolved them, defaults included (its stop conditions by label).
+          resolved: (({ stopWhen: _conditions, ...rest }) => rest)(resolved),
           argv: process.argv.slice(2),
         };
         const runId = path.basename(outDir);
