@@ -1,11 +1,11 @@
 import type { Critic } from "../critics/critic.js";
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
-import { defaultAttemptSampling, runEpisode, type LoopOptions } from "./episode-run.js";
+import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
 import { critique, withMode } from "./reflect-retry.js";
 import { placeboCritique } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
-import type { Check, Episode, Reflection, ReflectionMode } from "./types.js";
+import type { Check, Episode, ReflectionMode } from "./types.js";
 
 export interface SelfRefineOptions<R> extends LoopOptions<R> {
   /** Writes the feedback on each draft: an LLM judge (`rubricJudge`) — the paper uses the generator itself — or `verifierCritic()`. */
@@ -44,7 +44,7 @@ export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>
       const check = await critique(run, critic, { record: item.record, prompt: taskPrompt, output: call.output, verdict });
       const stop = run.settle({ turn, call, verdict, checks: [check] });
       if (stop !== null) return stop;
-      conversation.push({ role: "assistant", content: call.output }, { role: "user", content: refineStep(run.item.id, turn, check, taskPrompt, mode, run.reflect.bind(run)) });
+      conversation.push({ role: "assistant", content: call.output }, { role: "user", content: refineStep(run, { turn, check, taskPrompt, mode }) });
     }
   }), mode);
 }
@@ -53,12 +53,13 @@ export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>
  * The refine message after a draft the critic did not pass, by mode (see `SelfRefineOptions.reflectionMode`). A placebo
  * is recorded as the attempt's reflection (its variant and text), so a record shows what stood in the critique's place.
  */
-function refineStep(itemId: string, turn: number, check: Check, taskPrompt: readonly ChatMessage[], mode: ReflectionMode, record: (reflection: Reflection) => void): string {
+function refineStep<R>(run: EpisodeRun<R>, step: { turn: number; check: Check; taskPrompt: readonly ChatMessage[]; mode: ReflectionMode }): string {
+  const { turn, check, taskPrompt, mode } = step;
   if (mode === "none") return refineWithoutCritique(check.pass, taskPrompt);
   if (mode === "model") return refineRequest(check.feedback, check.pass, taskPrompt);
-  const placebo = placeboCritique(itemId, turn, check.feedback.trim().length);
+  const placebo = placeboCritique(run.item.id, turn, check.feedback.trim().length);
   const request = refineRequest(placebo.text, check.pass, taskPrompt);
-  record({ source: "placebo", feedbackShown: reviewerVerdict(check.pass), request, text: placebo.text, variant: placebo.variant });
+  run.reflect({ source: "placebo", feedbackShown: reviewerVerdict(check.pass), request, text: placebo.text, variant: placebo.variant });
   return request;
 }
 
