@@ -112,6 +112,35 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
     }
   });
 
+  it("self-refine takes the controls: a placebo critique of the verifier's length, or none", async (t) => {
+    const server = await startServer(t);
+    const dir = await tempDir(t);
+    for (const mode of ["placebo", "none"] as const) {
+      const out = path.join(dir, mode);
+      assertExit(await cli(evalArgs(server, out, ["--strategy", "self-refine", "--critic", "verifier", "--reflection", mode])), 0);
+      const { config, episodes } = await runFolder(out);
+      assert.equal(config["reflection_mode"], mode);
+      const refined = episodes.filter((e) => e.attempts.length === 2);
+      assert.ok(refined.length > 0, "the seeded items include one whose first draft fails");
+      for (const e of refined) {
+        const feedback = e.attempts[0]?.checks[0]?.feedback ?? "";
+        const refine = e.attempts[1]?.call.messages.at(-1)?.content ?? "";
+        assert.ok(feedback.length > 0);
+        assert.ok(!refine.includes(feedback), "the refiner never reads the verifier's words");
+        if (mode === "placebo") {
+          const reflection = e.attempts[0]?.reflection;
+          assert.equal(reflection?.source, "placebo");
+          const text = reflection?.source === "placebo" ? reflection.text : "";
+          assert.ok(text.length <= feedback.trim().length && text.length > 0, `${text.length} for ${feedback.length}`);
+          assert.ok(refine.includes(`<feedback>\n${text}\n</feedback>`));
+        } else {
+          assert.equal(e.attempts[0]?.reflection, undefined);
+          assert.doesNotMatch(refine, /<feedback>/);
+        }
+      }
+    }
+  });
+
   it("refuses --reflection with a strategy that has no reflection control, and an unknown mode", async (t) => {
     const server = await startServer(t);
     const dir = await tempDir(t);
