@@ -5,7 +5,8 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { feedbackMessage, retryRequest } from "../loops/feedback.js";
+import { afterFailure, retryTurn } from "../loops/conversation.js";
+import { feedbackMessage } from "../loops/feedback.js";
 import type { CallRole, ModelCall } from "../loops/types.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { firstAnswerPrompt, instructedReflectionRequest } from "./generate.js";
@@ -45,10 +46,10 @@ export function fixtureItem(spec: ItemSpec, own: readonly ReflectionInstruction[
     const instruction = [...pool, ...own].find((i) => i.id === s.instruction) ?? { id: s.instruction, text: `(unknown instruction ${s.instruction})` };
     const sample = counts.get(s.instruction) ?? 0;
     counts.set(s.instruction, sample + 1);
-    const messages: ChatMessage[] = [...prompt, { role: "assistant", content: spec.first.answer }, { role: "user", content: instructedReflectionRequest(feedbackShown ?? "", instruction) }];
+    const messages = afterFailure(prompt, { output: spec.first.answer }, feedbackShown ?? "", instructedReflectionRequest(feedbackShown ?? "", instruction));
     const reflection = call("reflection", messages, s.reflection);
     if (s.answer === undefined) return { instruction: s.instruction, sample, reflection };
-    const retry = call("attempt", [...messages, { role: "assistant", content: s.reflection }, { role: "user", content: retryRequest(prompt) }], s.answer);
+    const retry = call("attempt", retryTurn(messages, s.reflection, prompt), s.answer);
     return { instruction: s.instruction, sample, reflection, retry, verdict: { correct: s.correct ?? null, feedback: "", answer: null } };
   });
   return {
