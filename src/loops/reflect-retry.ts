@@ -1,4 +1,5 @@
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
+import type { StopReason } from "./stop-reason.js";
 import { checkFromVerdict } from "../critics/verifier-critic.js";
 import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
@@ -49,7 +50,7 @@ export async function withMode<R>(episode: Promise<Episode<R>>, mode: Reflection
  * The loop reflect-retry and cascade share: checks run cheapest first, each only if the ones before passed — the
  * task's verifier, then the given critics (an LLM judge) — and the model reflects only when one fails.
  */
-export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model", firstAttemptModel?: LanguageModel): Promise<string> {
+export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model", firstAttemptModel?: LanguageModel): Promise<StopReason> {
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   let conversation: ChatMessage[] = [...taskPrompt];
@@ -67,7 +68,7 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
     if (stop !== null) return stop;
     const failing = failingCheck(checks);
     // Nothing judged the attempt (a request that asked for no check): there is nothing to reflect on.
-    if (failing === undefined) return "unchecked";
+    if (failing === undefined) return { kind: "unchecked" };
 
     conversation = await reflectionStep(run, conversation, call, feedbackMessage(failing, feedback), taskPrompt, turn, mode);
   }

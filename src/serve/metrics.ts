@@ -8,6 +8,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AttemptRecord, CallRole, CheckSource, Episode } from "../loops/types.js";
+import { parseStopReason } from "../loops/stop-reason.js";
 import type { GatewayObserver, RequestOutcome, UpstreamFailure } from "./observer.js";
 
 export interface GatewayMetricsOptions {
@@ -47,11 +48,15 @@ export type StopReasonLabel = (typeof stopReasons)[number];
  * spent budget → `budget:<kind>`, the `budget` stop condition → `budget`; anything else → `other`.
  */
 export function stopReasonLabel(stoppedBy: string): StopReasonLabel {
-  if (/^turns:\d+$/u.test(stoppedBy)) return "turns";
-  if (/^score(>=|:)/u.test(stoppedBy)) return "score";
-  const budget = /^(?:run-)?budget:(tokens|calls|time)$/u.exec(stoppedBy);
-  if (budget !== null) return `budget:${budget[1]}` as StopReasonLabel;
-  return (stopReasons as readonly string[]).includes(stoppedBy) ? (stoppedBy as StopReasonLabel) : "other";
+  const reason = parseStopReason(stoppedBy);
+  switch (reason.kind) {
+    case "budget":
+      return reason.limit === undefined ? "budget" : `budget:${reason.limit}`;
+    case "condition":
+      return "other";
+    default:
+      return reason.kind;
+  }
 }
 
 /** An HTTP status as a label value: the code itself when it is one (100–599), else `other`. */
