@@ -1,6 +1,7 @@
 import type { BudgetKind } from "./budget.js";
 import { parseStopReason, stopReasonString, type StopReason } from "./stop-reason.js";
 import type { AttemptRecord } from "./types.js";
+import { checksPass, checksScore } from "./verdict.js";
 
 /** What a stop condition may see besides the attempts. */
 export interface LoopState {
@@ -26,13 +27,12 @@ export function stopCondition(label: string | StopReason, holds: (attempts: read
 
 /** The score the loop gives an attempt: the lowest of its checks' scores (0 without checks). */
 export function attemptScore(attempt: Pick<AttemptRecord, "checks">): number {
-  if (attempt.checks.length === 0) return 0;
-  return Math.min(...attempt.checks.map((c) => c.score));
+  return checksScore(attempt.checks);
 }
 
 /** Whether every check of the attempt passed. */
 export function passedChecks(attempt: Pick<AttemptRecord, "checks">): boolean {
-  return attempt.checks.length > 0 && attempt.checks.every((c) => c.pass === true);
+  return checksPass(attempt.checks) === true;
 }
 
 /** The answer an attempt gave, for comparing attempts: the verifier's extracted answer, else the trimmed output. */

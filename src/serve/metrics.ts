@@ -7,8 +7,9 @@
  * bounded. The metrics live in a private registry: a host application's own `prom-client` metrics are not mixed in.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AttemptRecord, CallRole, CheckSource, Episode } from "../loops/types.js";
+import type { CallRole, CheckSource, Episode } from "../loops/types.js";
 import { parseStopReason } from "../loops/stop-reason.js";
+import { selectedAttempt } from "../loops/verdict.js";
 import type { GatewayObserver, RequestOutcome, UpstreamFailure } from "./observer.js";
 
 export interface GatewayMetricsOptions {
@@ -153,7 +154,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     attempts.inc(episode.attempts.length);
     reflections.inc(episode.attempts.filter((a) => a.reflection !== undefined).length);
     const first = episode.attempts[0];
-    const chosen: AttemptRecord | undefined = episode.selected === null ? undefined : episode.attempts[episode.selected - 1];
+    const chosen = selectedAttempt(episode);
     if (first !== undefined) {
       checked.inc();
       if (first.verdict.correct === true) firstPass.inc();
