@@ -8,6 +8,7 @@ import { attemptConfidence, keepLogprobs } from "./answer-confidence.js";
 import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
 import { attemptScore, firstStop, isAttemptCount, type StopCondition } from "./stop.js";
 import { stopReasonString, type StopReason } from "./stop-reason.js";
+import { selectedAttempt } from "./verdict.js";
 import type { AttemptRecord, CallRole, Check, Episode, EpisodeError, ModelCall, Reflection } from "./types.js";
 
 /** Options every strategy takes: one options object per call; budgets belong to the call. */
@@ -190,7 +191,7 @@ export class EpisodeRun<R> {
     // An episode cut short (budget, error) after a "continue" still returns its best attempt.
     if (last !== undefined && last.decision === "continue") last.decision = last.selected === last.turn ? "accept" : "rollback";
     const selected = last?.selected ?? null;
-    const chosen = selected === null ? undefined : this.attempts[selected - 1];
+    const chosen = selectedAttempt({ attempts: this.attempts, selected });
     const solved = this.attempts.find((a) => a.verdict.correct === true);
     const byRole: Episode["usageByRole"] = {};
     for (const call of this.calls) {
