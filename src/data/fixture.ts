@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterFailure, retryTurn } from "../loops/conversation.js";
 import { feedbackMessage } from "../loops/feedback.js";
 import type { CallRole, ModelCall } from "../loops/types.js";
-import type { ChatMessage } from "../models/language-model.js";
+import type { ChatMessage, ToolCall } from "../models/language-model.js";
 import { firstAnswerPrompt, instructedReflectionRequest } from "./generate.js";
 import { instructionPool, type ReflectionInstruction } from "./instructions.js";
 import type { ReflectionDataItem } from "./types.js";
@@ -25,7 +25,8 @@ export interface ItemSpec {
   id: string;
   question: string;
   task?: string;
-  first: { answer: string; correct: boolean | null };
+  /** The first answer; `toolCalls`: the calls it made besides its text. */
+  first: { answer: string; correct: boolean | null; toolCalls?: ToolCall[] };
   samples?: SampleSpec[];
 }
 
@@ -39,14 +40,14 @@ function call(role: CallRole, messages: ChatMessage[], output: string): ModelCal
 /** An item as `generateReflectionData` writes it; `own` are the run's own instructions (the pool's are known). */
 export function fixtureItem(spec: ItemSpec, own: readonly ReflectionInstruction[] = []): ReflectionDataItem {
   const prompt = firstAnswerPrompt([{ role: "user", content: spec.question }]);
-  const first = call("attempt", prompt, spec.first.answer);
+  const first = { ...call("attempt", prompt, spec.first.answer), ...(spec.first.toolCalls === undefined ? {} : { toolCalls: spec.first.toolCalls }) };
   const feedbackShown = spec.first.correct === false ? feedbackMessage({ pass: false, feedback: "" }, "binary") : undefined;
   const counts = new Map<string, number>();
   const reflections = (spec.samples ?? []).map((s) => {
     const instruction = [...pool, ...own].find((i) => i.id === s.instruction) ?? { id: s.instruction, text: `(unknown instruction ${s.instruction})` };
     const sample = counts.get(s.instruction) ?? 0;
     counts.set(s.instruction, sample + 1);
-    const messages = afterFailure(prompt, { output: spec.first.answer }, feedbackShown ?? "", instructedReflectionRequest(feedbackShown ?? "", instruction));
+    const messages = afterFailure(prompt, first, feedbackShown ?? "", instructedReflectionRequest(feedbackShown ?? "", instruction));
     const reflection = call("reflection", messages, s.reflection);
     if (s.answer === undefined) return { instruction: s.instruction, sample, reflection };
     const retry = call("attempt", retryTurn(messages, s.reflection, prompt), s.answer);
