@@ -1,9 +1,9 @@
 import { UsageError } from "../errors.js";
-import type { StopReason } from "./stop-reason.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { BudgetSpentError } from "./budget.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
+import type { StopReason } from "./stop-reason.js";
 import type { Episode, PanelAnswer } from "./types.js";
 
 export interface AlternativesOptions<R> extends LoopOptions<R> {

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { stopReasonString } from "./stop-reason.js";
 import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,6 +10,7 @@ import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, generateArithmetic } from "../tasks/arithmetic/index.js";
 import { Budget, BudgetSpentError, promptTokenBound } from "./budget.js";
 import { reflectRetry } from "./reflect-retry.js";
+import { stopReasonString } from "./stop-reason.js";
 
 const task = arithmeticTask();
 const items = generateArithmetic({ seed: 3, count: 8 });

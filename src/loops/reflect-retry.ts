@@ -1,5 +1,4 @@
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
-import type { StopReason } from "./stop-reason.js";
 import { checkFromVerdict } from "../critics/verifier-critic.js";
 import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
@@ -7,6 +6,7 @@ import { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Re
 import { failingCheck, feedbackMessage, type FeedbackMode } from "./feedback.js";
 import { placeboReflection } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
+import type { StopReason } from "./stop-reason.js";
 import type { Check, Episode, ReflectionMode } from "./types.js";
 
 export type { FeedbackMode } from "./feedback.js";

@@ -7,8 +7,8 @@
  * bounded. The metrics live in a private registry: a host application's own `prom-client` metrics are not mixed in.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { CallRole, CheckSource, Episode } from "../loops/types.js";
 import { parseStopReason } from "../loops/stop-reason.js";
+import type { CallRole, CheckSource, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/verdict.js";
 import type { GatewayObserver, RequestOutcome, UpstreamFailure } from "./observer.js";
 
