@@ -24,7 +24,7 @@ export { placeboReflection, placeboReflections, reflectionModes, reflectionText,
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
 export { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./loops/conversation.js";
-export { parseStopReason, stopReasonString, runBudgetLimit, type StopReasonKind } from "./loops/stop-reason.js";
+export { describeStopReason, parseStopReason, stopReasonString, runBudgetLimit, type StopReasonKind } from "./loops/stop-reason.js";
 export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
 export {
   isAttemptCount,

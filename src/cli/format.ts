@@ -1,30 +1,13 @@
 import type { Summary } from "../eval/metrics.js";
-import type { BudgetKind } from "../loops/budget.js";
-import { parseStopReason } from "../loops/stop-reason.js";
+import { describeStopReason, parseStopReason } from "../loops/stop-reason.js";
 import { formatTheatre } from "./format-theatre.js";
 import { textTable } from "./text-table.js";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-const BUDGET_NOUNS: Record<BudgetKind, string> = { tokens: "token", calls: "call", time: "time" };
 
-/** An episode's stop reason as a reader says it: `turns:2` → `turn limit (2)`, `budget:tokens` → `token budget`. */
+/** An episode's recorded stop reason as a reader says it: `turns:2` → `turn limit (2)`, `budget:tokens` → `token budget`. */
 export function stopReasonText(text: string): string {
-  const reason = parseStopReason(text);
-  switch (reason.kind) {
-    case "turns":
-      return `turn limit (${reason.limit})`;
-    case "score":
-      return `score ≥ ${reason.threshold}`;
-    case "budget":
-      if (reason.limit === undefined) return "budget";
-      return `${reason.scope === "run" ? "run's " : ""}${BUDGET_NOUNS[reason.limit]} budget`;
-    case "error":
-      return "model error";
-    case "condition":
-      return reason.label;
-    default:
-      return reason.kind;
-  }
+  return describeStopReason(parseStopReason(text));
 }
 
 /**

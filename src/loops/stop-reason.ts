@@ -76,6 +76,27 @@ export function parseStopReason(text: string): StopReason {
   return { kind: "condition", label: text };
 }
 
+const BUDGET_NOUNS: Record<BudgetKind, string> = { tokens: "token", calls: "call", time: "time" };
+
+/** A stop reason as a reader says it: `turn limit (2)`, `score ≥ 0.8`, `token budget`, `run's time budget`, `model error`. */
+export function describeStopReason(reason: StopReason): string {
+  switch (reason.kind) {
+    case "turns":
+      return `turn limit (${reason.limit})`;
+    case "score":
+      return `score ≥ ${reason.threshold}`;
+    case "budget":
+      if (reason.limit === undefined) return "budget";
+      return `${reason.scope === "run" ? "run's " : ""}${BUDGET_NOUNS[reason.limit]} budget`;
+    case "error":
+      return "model error";
+    case "condition":
+      return reason.label;
+    default:
+      return reason.kind;
+  }
+}
+
 /** Whether the run's budget (not the episode's) stopped it, and which of its limits. */
 export function runBudgetLimit(reason: StopReason): BudgetKind | null {
   return reason.kind === "budget" && reason.scope === "run" ? (reason.limit ?? null) : null;
