@@ -3,8 +3,7 @@
 // A check asks "is this reply in `lang`?"; langdetect's verdict is its majority answer == lang, or followed when its
 // majority is to raise (no features in the text), as upstream counts a LangDetectException.
 // Usage: npx tsc -p tsconfig.json && node bench/language-id/compare.mjs [node_modules folder with candidates]
-//   candidates: npm install --prefix /tmp/langlib tinyld@1.3.4 franc-min@6.2.0 franc@6.2.0 eld@2.1.0 languagedetect@2.0.0
-//   CLD3 alone (the package's own cld3-asm) is always a row.
+//   candidates: npm install --prefix "$LANGLIB" tinyld@1.3.4 franc-min@6.2.0 franc@6.2.0 eld@2.1.0 languagedetect@2.0.0
 //   OLD_DIST=<another checkout's dist> adds that checkout's detector as a row (e.g. the hand-written one).
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -41,6 +40,7 @@ if (lib) {
   ld.setLanguageType("iso2");
   rows["languagedetect 2.0.0"] = (text, lang) => ld.detect(text, 1)[0]?.[0] === lang;
 }
+// CLD3 alone, from the package's own cld3-asm: always a row.
 const cld3 = (await createRequire(path.join(here, "../../package.json"))("cld3-asm").loadModule()).create(1, 10_000);
 rows["cld3-asm 4.0.0 alone"] = (text, lang) => zh(cld3.findLanguage(text).language) === lang;
 
