@@ -8,6 +8,7 @@ import path from "node:path";
 import { InputError, UsageError } from "../../errors.js";
 import { writeFileWhole } from "../../eval/durable-run.js";
 import { readRunFolder, type EvalRun } from "../../report/run-folder.js";
+import { redactSecrets } from "../../telemetry/sanitize.js";
 import { toInspectLog } from "./inspect.js";
 import { toLmEval } from "./lm-eval.js";
 
@@ -38,7 +39,7 @@ export function isExportFormat(value: string): value is ExportFormat {
 }
 
 export async function exportRun(options: ExportOptions): Promise<ExportResult> {
-  const run = await readEvalRun(options.runDir);
+  const run = scrubbed(await readEvalRun(options.runDir));
   const now = options.now ?? new Date();
   const out = path.resolve(options.out);
   if (options.format === "inspect") {
@@ -65,6 +66,20 @@ async function readEvalRun(dir: string): Promise<EvalRun> {
   const run = await readRunFolder(dir);
   if (run.kind !== "eval") throw new InputError("a `reflect data generate` folder holds reflection data, not a run's episodes — export a `reflect eval --out DIR` run or a `reflect serve --record DIR` record", run.dir);
   return run;
+}
+
+/**
+ * The run with every bearer token and `sk-…` key in its texts replaced by `[REDACTED]`, before any hash is taken, so
+ * an export never carries a credential a run folder written by an older or foreign writer still holds.
+ */
+function scrubbed(run: EvalRun): EvalRun {
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return redactSecrets(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value !== "object" || value === null) return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+  };
+  return { ...run, config: walk(run.config) as EvalRun["config"], episodes: walk(run.episodes) as EvalRun["episodes"] };
 }
 
 function refuseExisting(file: string): void {

@@ -13,7 +13,7 @@
  * - `resps` holds every attempt's reply in order (one request, one reply per turn) and `filtered_resps` the reply the
  *   loop returned;
  * - each sample carries a `reflect` object beside lm-eval's keys: the attempts (turn, verdict, checks, feedback,
- *   reflection), the stop reason and the item's record.
+ *   reflection) and the stop reason (the item itself is the `doc`).
  */
 import { createHash } from "node:crypto";
 import type { EvalRun } from "../../report/run-folder.js";
@@ -82,7 +82,8 @@ export function toLmEval(run: EvalRun, options: LmEvalExportOptions): LmEvalExpo
       prompt_hash: hashString(prompt),
       target_hash: hashString(target),
       ...values,
-      reflect: episodeMetadata(episode, run.turns),
+      // The item is the doc already; the rest of the episode goes beside it.
+      reflect: withoutRecord(episodeMetadata(episode, run.turns)),
     };
   });
 
@@ -140,6 +141,11 @@ export function toLmEval(run: EvalRun, options: LmEvalExportOptions): LmEvalExpo
     reflectkit_version: reflectkitVersion,
   };
   return { resultsFile: `results_${dateId}.json`, results, samplesFile: `samples_${sanitizeTaskName(task)}_${dateId}.jsonl`, samples, modelFolder };
+}
+
+function withoutRecord(metadata: Record<string, unknown>): Record<string, unknown> {
+  const { record: _record, ...rest } = metadata;
+  return rest;
 }
 
 /** The generation settings a run's config.json names: the attempts' and reflections' sampling, the seed (absent ones are left out). */
