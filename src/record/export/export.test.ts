@@ -100,6 +100,16 @@ describe("reflect export", { timeout: 120_000 }, () => {
 
     for (const name of ["acc@t1", "acc@t2"]) assert.equal(task[`${name}_stderr,none`], stderr(samples.map((s) => s[name] as number)));
     assert.equal(results.task_hashes.arithmetic, sha256(samples.map((s) => `${s.doc_hash}${s.prompt_hash}${s.target_hash}`).join("")));
+
+    // A run that stopped short of its items (killed, or its run budget spent): Inspect's `cancelled`, lm-eval's effective count.
+    const lines = (await readFile(path.join(run, "episodes.jsonl"), "utf8")).split("\n").filter((l) => l !== "");
+    await writeFile(path.join(run, "episodes.jsonl"), `${lines.slice(0, 3).join("\n")}\n`);
+    const short = await exportRun({ runDir: run, format: "inspect", out: path.join(dir, "short.json"), now });
+    const log = JSON.parse(await readFile(short.files[0]!, "utf8")) as Record<string, any>;
+    assert.equal(log.status, "cancelled");
+    assert.deepEqual([log.results.total_samples, log.results.completed_samples, log.samples.length], [4, 3, 3]);
+    const shortLm = await exportRun({ runDir: run, format: "lm-eval", out: path.join(dir, "short-lm"), now });
+    assert.deepEqual((JSON.parse(await readFile(shortLm.files[0]!, "utf8")) as Record<string, any>)["n-samples"].arithmetic, { original: 4, effective: 3 });
   });
 
   it("lm-eval and inspect from a gateway record; the record is only read, a cut last line left out", async (t) => {
