@@ -7,7 +7,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { InputError, UsageError } from "../../errors.js";
 import { writeFileWhole } from "../../eval/durable-run.js";
-import { readRunFolder, type EvalRun } from "../../report/run-folder.js";
+import { readRunFolder, type EvalRun } from "../../data/run-folder.js";
 import { redactSecrets } from "../../telemetry/sanitize.js";
 import { toInspectLog } from "./inspect.js";
 import { toLmEval } from "./lm-eval.js";

@@ -12,7 +12,7 @@
  *   same function that wrote the run's summary.json, and `accuracy` (Acc@tN).
  */
 import { createHash } from "node:crypto";
-import type { EvalRun } from "../../report/run-folder.js";
+import type { EvalRun } from "../../data/run-folder.js";
 import type { Episode, ModelCall } from "../../loops/types.js";
 import type { ChatMessage, FinishReason } from "../../models/language-model.js";
 import { reflectkitVersion } from "../../version.js";

@@ -16,7 +16,7 @@
  *   reflection) and the stop reason (the item itself is the `doc`).
  */
 import { createHash } from "node:crypto";
-import type { EvalRun } from "../../report/run-folder.js";
+import type { EvalRun } from "../../data/run-folder.js";
 import { reflectkitVersion } from "../../version.js";
 import { accuracyAtTurns, episodeMetadata, meanAndStderr, promptOf, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
