@@ -19,7 +19,7 @@ import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { StopCondition } from "../loops/stop.js";
 import type { Check, Episode } from "../loops/types.js";
-import { selectedAttempt } from "../loops/verdict.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import { fromAISDK } from "./from-ai-sdk.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { chatMessages, finishReasonV4, streamParts, usageV4 } from "./to-ai-sdk.js";

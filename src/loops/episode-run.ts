@@ -8,7 +8,7 @@ import { attemptConfidence, keepLogprobs } from "./answer-confidence.js";
 import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
 import { attemptScore, firstStop, isAttemptCount, type StopCondition } from "./stop.js";
 import { stopReasonString, type StopReason } from "./stop-reason.js";
-import { selectedAttempt } from "./verdict.js";
+import { selectedAttempt } from "./selected-attempt.js";
 import type { AttemptRecord, CallRole, Check, Episode, EpisodeError, ModelCall, Reflection } from "./types.js";
 
 /** Options every strategy takes: one options object per call; budgets belong to the call. */

@@ -1,7 +1,7 @@
+import { checksPass, checksScore } from "../critics/verdict.js";
 import type { BudgetKind } from "./budget.js";
 import { parseStopReason, stopReasonString, type StopReason } from "./stop-reason.js";
 import type { AttemptRecord } from "./types.js";
-import { checksPass, checksScore } from "./verdict.js";
 
 /** What a stop condition may see besides the attempts. */
 export interface LoopState {

@@ -9,7 +9,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { parseStopReason } from "../loops/stop-reason.js";
 import type { CallRole, CheckSource, Episode } from "../loops/types.js";
-import { selectedAttempt } from "../loops/verdict.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { GatewayObserver, RequestOutcome, UpstreamFailure } from "./observer.js";
 
 export interface GatewayMetricsOptions {

@@ -8,7 +8,7 @@
  */
 import { attemptScore } from "../loops/stop.js";
 import type { Episode } from "../loops/types.js";
-import { selectedAttempt } from "../loops/verdict.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { SpanHandle, Tracer } from "../telemetry/tracer.js";
 
 export interface RequestSpanStart {

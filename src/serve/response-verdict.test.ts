@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { composeVerdict as requestComposeVerdict } from "../critics/request/request-task.js";
 import { requestEpisode } from "../eval/record-fixture.js";
-import type { Check } from "../loops/types.js";
-import { checksPass, composeVerdict } from "../loops/verdict.js";
+import type { Check } from "../core/types.js";
+import { checksPass, composeVerdict } from "../critics/verdict.js";
 import { reflectExtension, selectedCall } from "./response.js";
 
 const check = (pass: boolean | null, score: number): Check => ({ source: "regex", pass, score, feedback: `${pass}` });

@@ -1,5 +1,6 @@
+import { checksPass } from "../critics/verdict.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { Episode, ModelCall } from "../loops/types.js";
-import { checksPass, selectedAttempt } from "../loops/verdict.js";
 import type { FinishReason, TokenUsage, ToolCall } from "../models/language-model.js";
 
 /** OpenAI's error types; the gateway uses these four. */

@@ -1,10 +1,10 @@
-import type { Check } from "../../loops/types.js";
-import { composeVerdict } from "../../loops/verdict.js";
+import type { Check } from "../../core/types.js";
 import type { ChatMessage, ToolDefinition } from "../../models/language-model.js";
 import type { ReplyParts, Task, Verdict } from "../../tasks/task.js";
+import { composeVerdict } from "../verdict.js";
 import type { Reply, RequestCheck } from "./request-check.js";
 
-export { composeVerdict } from "../../loops/verdict.js";
+export { composeVerdict } from "../verdict.js";
 
 /**
  * The checks a request asks for, as data (so a record can rebuild them: `reflect data generate` from a gateway record).

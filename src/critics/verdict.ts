@@ -1,5 +1,5 @@
+import type { Check } from "../core/types.js";
 import type { Verdict } from "../tasks/task.js";
-import type { AttemptRecord, Check, Episode } from "./types.js";
 
 /**
  * What a set of checks says together — the one place it is decided, for the loops' stop conditions, a request's
@@ -26,9 +26,4 @@ export function composeVerdict(checks: readonly Check[], answer: string | null):
   const unjudged = checks.find((c) => c.pass === null);
   const feedback = (failed ?? unjudged)?.feedback ?? (checks.length === 0 ? "no check applies to this request" : "every check passed");
   return { correct: checksPass(checks), score: checksScore(checks), feedback, answer, checks: [...checks] };
-}
-
-/** The attempt an episode returns (its `selected` turn), or undefined when it made none. */
-export function selectedAttempt(episode: Pick<Episode, "attempts" | "selected">): AttemptRecord | undefined {
-  return episode.selected === null ? undefined : episode.attempts.find((a) => a.turn === episode.selected);
 }

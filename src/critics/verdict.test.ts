@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { attemptScore, passedChecks } from "./stop.js";
-import type { AttemptRecord, Check } from "./types.js";
-import { checksPass, checksScore, composeVerdict, selectedAttempt } from "./verdict.js";
+import type { Check } from "../core/types.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
+import { attemptScore, passedChecks } from "../loops/stop.js";
+import type { AttemptRecord } from "../loops/types.js";
+import { checksPass, checksScore, composeVerdict } from "./verdict.js";
 
 const check = (pass: boolean | null, score: number, feedback = `${pass}`): Check => ({ source: "regex", pass, score, feedback });
 

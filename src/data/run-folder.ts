@@ -3,10 +3,10 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { InputError } from "../errors.js";
 import { summarize, type Summary } from "../eval/metrics.js";
-import { instructionEfficacy, type InstructionEfficacy } from "../data/efficacy.js";
-import { readGenerationFolder, readJsonFile } from "../data/generation-folder.js";
-import { reflectionStatistics, type TaskStatistics } from "../data/stats.js";
-import type { ReflectionDataItem } from "../data/types.js";
+import { instructionEfficacy, type InstructionEfficacy } from "./efficacy.js";
+import { readGenerationFolder, readJsonFile } from "./generation-folder.js";
+import { reflectionStatistics, type TaskStatistics } from "./stats.js";
+import type { ReflectionDataItem } from "./types.js";
 import type { Episode } from "../loops/types.js";
 
 /** A `reflect eval` folder read back for a report: its episodes and the figures `summarize` computes from them. */
