@@ -2,7 +2,7 @@
 // generated replies of replies.json (each with langdetect 1.0.9's votes under 21 seeds; see reference.py).
 // A check asks "is this reply in `lang`?"; langdetect's verdict is its majority answer == lang.
 // Usage: npx tsc -p tsconfig.json && node bench/language-id/compare.mjs [node_modules folder with candidates]
-//   candidates: npm install --prefix /tmp/langlib tinyld@1.3.4 franc-min@6.2.0 franc@6.2.0 eld@2.1.0 languagedetect@2.0.0
+//   candidates: npm install --prefix "$LANGLIB" tinyld@1.3.4 franc-min@6.2.0 franc@6.2.0 eld@2.1.0 languagedetect@2.0.0
 //   OLD_DIST=<another checkout's dist> adds that checkout's detector as a row (e.g. the hand-written one).
 import fs from "node:fs";
 import { createRequire } from "node:module";
