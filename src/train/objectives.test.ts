@@ -16,7 +16,7 @@ import type { WorkerClient } from "./worker-client.js";
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
 await prepareTestWorker();
 
-// Each objective trains a few steps on a tiny model (issue 6's CI requirement), checked for what it must do:
+// Each objective trains a few steps on a tiny model (fast enough for CI), checked for what it must do:
 // SFT and DPO lower their loss on their data, a resumed run repeats an uninterrupted one, and RRR's loss touches
 // exactly the reflection tokens.
 
