@@ -20,7 +20,7 @@ async function tempDir(t: TestContext): Promise<string> {
   return dir;
 }
 
-/** The test's own checks (the gateway's builder is the checks engineer's): the reply must equal the spec's regex. */
+/** The test's own checks (the gateway's builder is tested with the checks): the reply must equal the spec's regex. */
 const buildChecks = (spec: RequestCheckSpec): RequestCheck[] => [
   {
     source: "regex",
