@@ -38,12 +38,12 @@ describe("reflect report", { timeout: 120_000 }, () => {
     assert.ok(start > 0, result.stdout);
     assert.deepEqual(lines.slice(start + 1, start + 5), [
       "confidence by turn: n/a (no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed)",
-      "confirm rate (retries after a wrong answer that repeat it): 18/20 = 90.0% [69.9%, 97.2%]",
+      "confirm rate (retries after a wrong answer that repeat it): 18/22 = 81.8% [61.5%, 92.7%]",
       "degeneration rate (wrong first and last, P(answer) rose): n/a (no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed; 10 episodes were wrong at first and last)",
       "self-agreement: n/a (no judge: no attempt was checked by an LLM judge)",
     ]);
-    // SmolLM2 as its own judge (self-refine) passed all 10 of its wrong answers on these items (54 of 54 on all 100).
-    assert.ok(lines.includes("self-agreement, judge embedded:smollm2-135m passing wrong answers: own model 10/10 = 100.0% [72.2%, 100.0%] · other model n/a (the judge judged no wrong answer of another model)"), result.stdout);
+    // SmolLM2 as its own judge (self-refine) passed all 12 of its wrong answers on these items (54 of 54 on all 100).
+    assert.ok(lines.includes("self-agreement, judge embedded:smollm2-135m passing wrong answers: own model 12/12 = 100.0% [75.8%, 100.0%] · other model n/a (the judge judged no wrong answer of another model)"), result.stdout);
     assert.match(result.stdout, /^self-agreement across these runs/m);
   });
 
