@@ -1,7 +1,7 @@
 /**
- * `reflect view`'s page in a real headless Chromium, on 20 items of a committed run of the embedded SmolLM2-135M (src/report/fixtures/runs; 4 turns,
- * binary feedback): an episode's attempts, the verifier's feedback, the reflection and the diff between attempts as
- * recorded in episodes.jsonl; the filters and the search.
+ * `reflect view`'s page in a real headless Chromium, on 20 items of a committed run of the embedded SmolLM2-135M
+ * (src/report/fixtures/runs; 4 turns, binary feedback): an episode's attempts, the verifier's feedback, the reflection
+ * and the diff between attempts as recorded in episodes.jsonl; the filters and the search.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
