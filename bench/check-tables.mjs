@@ -32,6 +32,9 @@ const GUARD = pooled([0, 1, 2].map((s) => `rrr-lora/seed-${s}/eval-guard/model`)
 const STRONG = pooled([0, 1, 2].map((s) => `rrr-strong/seed-${s}/eval/model`));
 const STRONG_GUARD = pooled([0, 1, 2].map((s) => `rrr-strong/seed-${s}/eval-guard/model`));
 
+const SAMPLED_RRR = "node bench/sampled-table.mjs bench/runs/sampled rrr2-q4_1:q4_1 rrr2-f16:f16-ctl rrr2-f16:q4_1 f16-ctl:q4_1";
+const SAMPLED_SFT = "node bench/sampled-table.mjs bench/runs/sampled sft-q4_1:q4_1 sft-f16:f16-ctl --exclude-sft bench/runs/data/arithmetic-200-export/d_plus.trl-sft.jsonl";
+
 /** Regenerated tables: `section` is the heading's text, `table` the first header cell of the table in that section. */
 const CHECKS = [
   {
@@ -126,21 +129,11 @@ const CHECKS = [
       "after SFT, f16": "after SFT on D+, exported f16",
     },
   },
-  ...[0, 1].map((n) => ({
-    section: "Sampled evaluation: averaging over the edge",
-    table: "model",
-    nth: n,
-    command: "node bench/sampled-table.mjs bench/runs/sampled rrr2-q4_1:q4_1 rrr2-f16:f16-ctl rrr2-f16:q4_1 f16-ctl:q4_1",
-    ...(n === 1 ? { command: "node bench/sampled-table.mjs bench/runs/sampled sft-q4_1:q4_1 sft-f16:f16-ctl --exclude-sft bench/runs/data/arithmetic-200-export/d_plus.trl-sft.jsonl" } : {}),
-  })),
-  ...[0, 1].map((n) => ({
-    section: "Sampled evaluation: averaging over the edge",
-    table: "model − control (paired by item)",
-    nth: n,
-    command: n === 0
-      ? "node bench/sampled-table.mjs bench/runs/sampled rrr2-q4_1:q4_1 rrr2-f16:f16-ctl rrr2-f16:q4_1 f16-ctl:q4_1"
-      : "node bench/sampled-table.mjs bench/runs/sampled sft-q4_1:q4_1 sft-f16:f16-ctl --exclude-sft bench/runs/data/arithmetic-200-export/d_plus.trl-sft.jsonl",
-  })),
+  // the section's two commands print a model table and a paired table each: RRR (the first pair), SFT (the second)
+  ...[SAMPLED_RRR, SAMPLED_SFT].flatMap((command, nth) => [
+    { section: "Sampled evaluation: averaging over the edge", table: "model", nth, command },
+    { section: "Sampled evaluation: averaging over the edge", table: "model − control (paired by item)", nth, command },
+  ]),
   {
     section: "Adapters that survive quantisation",
     table: "shipped as",
