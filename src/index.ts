@@ -36,6 +36,9 @@ export {
 export { placeboCritique, placeboCritiques, placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft, type RunCall } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
+export { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./loops/conversation.js";
+export { describeStopReason, parseStopReason, stopReasonString, runBudgetLimit, type StopReasonKind } from "./loops/stop-reason.js";
+export { selectedAttempt } from "./loops/selected-attempt.js";
 export { Budget, BudgetSpentError, promptTokenBound, type BudgetOptions, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
 export {
   isAttemptCount,
@@ -52,6 +55,7 @@ export {
 } from "./loops/stop.js";
 export type { Critic, CritiqueInput, CritiqueContext } from "./critics/critic.js";
 export { verifierCritic, checkFromVerdict } from "./critics/verifier-critic.js";
+export { checksPass, checksScore } from "./critics/verdict.js";
 export { rubricJudge, parseJudgement, failureCategories, judgeSchema, type FailureCategory, type RubricJudgeOptions } from "./critics/rubric-judge.js";
 export type * from "./loops/types.js";
 export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";
@@ -103,7 +107,7 @@ export { instructionEfficacy, formatEfficacy, type InstructionEfficacy } from ".
 export { reflectionStatistics, generationStats, formatStatistics, wordCount, type TaskStatistics } from "./data/stats.js";
 export { compareReflections, preferenceSchema, parsePreference, type PairComparison, type Preference } from "./data/preference-judge.js";
 export { readGenerationFolder, type GenerationFolder, type GenerationConfig } from "./data/generation-folder.js";
-export { readRunFolder, readRunFolders, type RunFolder, type EvalRun, type DataRun } from "./report/run-folder.js";
+export { readRunFolder, readRunFolders, type RunFolder, type EvalRun, type DataRun } from "./data/run-folder.js";
 export { buildReport, type Report } from "./report/report-html.js";
 export { writeReport, type ReportOptions, type ReportResult, type PngPolicy } from "./report/write-report.js";
 export { startViewer, type ViewerOptions, type RunningViewer } from "./report/viewer-server.js";

@@ -10,7 +10,7 @@ import { resolveMiddlewareStrategy } from "./ai-sdk/reflection-middleware.js";
 import { resolveEvalStrategy } from "./cli/eval.js";
 import { RequestFieldError, UsageError } from "./errors.js";
 import type { FeedbackMode } from "./loops/feedback.js";
-import { isScoreAtLeast, isUnchanged, isVerified, type StopCondition } from "./loops/stop.js";
+import { isScoreAtLeast, isScoreDropped, isUnchanged, isVerified, type StopCondition } from "./loops/stop.js";
 import { strategies, type ResolvedStrategy } from "./loops/strategies.js";
 import { parseChatRequest, resolveGatewayStrategy } from "./serve/request.js";
 import { defaultGatewayLimits, gatewayCaps } from "./serve/server.js";
@@ -74,13 +74,8 @@ const rows: Row[] = [
   { name: "an attempt limit", attemptMaxTokens: 100 },
   { name: "a short reflection: the judge keeps its floor", reflectionMaxTokens: 48 },
   { name: "a long reflection: the judge's limit follows it", reflectionMaxTokens: 300 },
-  { name: "everything at once", turns: 3, feedback: "binary", stop: { text: "verified,score-dropped", conditions: [isVerified(), stopLabel("score-dropped")] }, attemptMaxTokens: 64, reflectionMaxTokens: 32 },
+  { name: "everything at once", turns: 3, feedback: "binary", stop: { text: "verified,score-dropped", conditions: [isVerified(), isScoreDropped()] }, attemptMaxTokens: 64, reflectionMaxTokens: 32 },
 ];
-
-/** A stop condition as the middleware's caller would pass it, for a label the test needs only the name of. */
-function stopLabel(label: string): StopCondition {
-  return Object.assign(() => false, { label });
-}
 
 describe("the doors resolve the same choices alike", () => {
   for (const row of rows) {

@@ -1,7 +1,8 @@
 /**
  * `reflect eval --reflection placebo|none` on the embedded SmolLM2 from the command line, on 2 arithmetic items its
- * first greedy attempt gets wrong (from the committed spine run, bench/runs/arithmetic-smollm2-135m-t2), so the
- * control runs; and the placebo texts' length in SmolLM2's own tokens.
+ * first greedy attempt gets wrong (from the spine run's test fixture,
+ * src/report/fixtures/runs/arithmetic-smollm2-135m-t4, whose first attempts are the 2-turn run's), so the control
+ * runs; and the placebo texts' length in SmolLM2's own tokens.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -23,7 +24,7 @@ const lines = <T>(file: string) => readFileSync(file, "utf8").trim().split("\n")
 
 /** Two items whose first greedy attempt was wrong in the spine run (same prompt, same model: attempt 1 is the same). */
 function wrongItems(dir: string): string {
-  const spine = lines<Episode>(path.join(REPO, "bench/runs/arithmetic-smollm2-135m-t2/episodes.jsonl"));
+  const spine = lines<Episode>(path.join(REPO, "src/report/fixtures/runs/arithmetic-smollm2-135m-t4/episodes.jsonl"));
   const file = path.join(dir, "items.jsonl");
   writeFileSync(file, spine.filter((e) => e.attempts[0]?.verdict.correct === false).slice(0, 2).map((e) => `${JSON.stringify(e.record)}\n`).join(""));
   return file;

@@ -1,23 +1,18 @@
 import type { Summary } from "../eval/metrics.js";
-import { formatTheatre } from "./format-theatre.js";
+import { describeStopReason, parseStopReason } from "../loops/stop-reason.js";
+import { formatMeasuredTheatre } from "./format-theatre.js";
 import { textTable } from "./text-table.js";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-const BUDGET_NOUNS: Record<string, string> = { tokens: "token", calls: "call", time: "time" };
 
-/** An episode's stop reason as a reader says it: `turns:2` → `turn limit (2)`, `budget:tokens` → `token budget`. */
-export function stopReasonText(reason: string): string {
-  const turns = /^turns:(\d+)$/.exec(reason);
-  if (turns !== null) return `turn limit (${turns[1]})`;
-  const budget = /^budget:(\w+)$/.exec(reason);
-  if (budget !== null) return `${BUDGET_NOUNS[budget[1] as string] ?? budget[1]} budget`;
-  if (reason === "error") return "model error";
-  return reason.replace(">=", " ≥ ");
+/** An episode's recorded stop reason as a reader says it: `turns:2` → `turn limit (2)`, `budget:tokens` → `token budget`. */
+export function stopReasonText(text: string): string {
+  return describeStopReason(parseStopReason(text));
 }
 
 /**
  * The summary as the CLI prints it: accuracy after each turn with its interval and the flip matrix between
- * attempts, then what stopped the episodes, then the theatre metrics (format-theatre.ts), then the cost — calls and tokens by role, and the time.
+ * attempts, then what stopped the episodes, then the theatre metrics this run measured (format-theatre.ts), then the cost — calls and tokens by role, and the time.
  */
 export function formatSummary(summary: Summary, heading: string): string {
   const accuracy = textTable(
@@ -46,7 +41,7 @@ export function formatSummary(summary: Summary, heading: string): string {
     lines.push(`${critic.critic} against the verifier (n = ${critic.n}): precision ${rate(critic.precision)}, recall ${rate(critic.recall)}, agreement ${rate(critic.agreement)}${critic.unreadable > 0 ? `, unreadable replies ${critic.unreadable}` : ""}`);
   }
   if ((summary.errors?.episodes ?? 0) > 0) lines.push(`episodes ended by a model failure: ${summary.errors.episodes} (${summary.errors.examples[0] ?? ""})`);
-  lines.push("", ...formatTheatre(summary), "", ...formatCost(summary));
+  lines.push("", ...formatMeasuredTheatre(summary), "", ...formatCost(summary));
   return lines.join("\n");
 }
 

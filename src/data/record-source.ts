@@ -5,7 +5,7 @@ import { requestTask, type RequestCheckSpec, type RequestRecord } from "../criti
 import { isRedacted } from "../eval/redact-episode.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { ModelCall } from "../loops/types.js";
-import { readRunFolder } from "../report/run-folder.js";
+import { readRunFolder } from "./run-folder.js";
 import type { Task, TaskItem, Verdict } from "../tasks/task.js";
 
 /** What `generateReflectionData` takes from a gateway record (see `recordSource`). */

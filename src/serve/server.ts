@@ -18,6 +18,7 @@ import { defaultRequestCheckBounds, type RequestCheckBounds } from "../critics/r
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../eval/record-writer.js";
+import { parseStopReason } from "../loops/stop-reason.js";
 import { runStrategy } from "../loops/strategies.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -401,7 +402,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   function shapeReflected(chat: ChatRequest, episode: Episode, meta: CompletionMeta): Response {
     const call = selectedCall(episode);
     if (call === undefined) {
-      if (episode.error?.name === "BudgetSpentError") return refuse(new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small"));
+      // A budget stop keeps its error only when the budget could not fit one call (`runEpisode`): the request's fault.
+      if (episode.error !== undefined && parseStopReason(episode.stoppedBy).kind === "budget") return refuse(new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small"));
       const failure = episode.error === undefined ? { status: 504 as const, message: `the request's budget (${episode.stoppedBy}) ran out before any attempt` } : upstreamError(episode.error, false);
       return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
     }
