@@ -24,5 +24,5 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
  */
 export function cascade<R>(options: CascadeOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "detailed", options.critics ?? [], mode, options.firstAttemptModel)), mode);
+  return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "detailed", critics: options.critics ?? [], mode, ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }

@@ -38,7 +38,7 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
  */
 export function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, options.feedback ?? "binary", [], mode, options.firstAttemptModel)), mode);
+  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "binary", critics: [], mode, ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }
 
 /** The episode with the reflection mode it ran under, so runs that differ only in it can be paired. */
@@ -46,11 +46,24 @@ export async function withMode<R>(episode: Promise<Episode<R>>, mode: Reflection
   return { ...(await episode), reflectionMode: mode };
 }
 
+/** How reflect-retry and cascade differ in the loop they share. */
+export interface RetryLoop<R> {
+  /** What the model is told of a failed check. */
+  feedback: FeedbackMode;
+  /** Checks after the task's verifier, cheapest first. */
+  critics: readonly Critic<R>[];
+  /** What stands between a failed attempt and the retry. Default `model`. */
+  mode?: ReflectionMode;
+  /** The model of the first attempt. Default: the run's model. */
+  firstAttemptModel?: LanguageModel;
+}
+
 /**
  * The loop reflect-retry and cascade share: checks run cheapest first, each only if the ones before passed — the
  * task's verifier, then the given critics (an LLM judge) — and the model reflects only when one fails.
  */
-export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model", firstAttemptModel?: LanguageModel): Promise<StopReason> {
+export async function retryLoop<R>(run: EpisodeRun<R>, loop: RetryLoop<R>): Promise<StopReason> {
+  const { feedback, critics, mode = "model", firstAttemptModel } = loop;
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   let conversation: ChatMessage[] = [...taskPrompt];
@@ -70,7 +83,7 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
     // Nothing judged the attempt (a request that asked for no check): there is nothing to reflect on.
     if (failing === undefined) return { kind: "unchecked" };
 
-    conversation = await reflectionStep(run, conversation, call, feedbackMessage(failing, feedback), taskPrompt, turn, mode);
+    conversation = await reflectionStep(run, { conversation, attempt: call, feedbackShown: feedbackMessage(failing, feedback), taskPrompt, turn, mode });
   }
 }
 
@@ -81,7 +94,11 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
  * the reflection's place and no model call. `none`: the attempt, then one user message, the feedback and the retry
  * request (`retryWithoutReflection`), and no reflection recorded.
  */
-async function reflectionStep<R>(run: EpisodeRun<R>, conversation: readonly ChatMessage[], attempt: Reply, feedbackShown: string, taskPrompt: readonly ChatMessage[], turn: number, mode: ReflectionMode): Promise<ChatMessage[]> {
+async function reflectionStep<R>(
+  run: EpisodeRun<R>,
+  step: { conversation: readonly ChatMessage[]; attempt: Reply; feedbackShown: string; taskPrompt: readonly ChatMessage[]; turn: number; mode: ReflectionMode },
+): Promise<ChatMessage[]> {
+  const { conversation, attempt, feedbackShown, taskPrompt, turn, mode } = step;
   if (mode === "none") return retryWithoutReflectionTurn(conversation, attempt, feedbackShown, taskPrompt);
   const asked = afterFailure(conversation, attempt, feedbackShown);
   const request = (asked.at(-1) as ChatMessage).content;

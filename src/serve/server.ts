@@ -354,7 +354,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
         const span = startRequestSpan(tracer, { method: "POST", route: "/v1/chat/completions", ...(typeof (body as { model?: unknown }).model === "string" ? { model: (body as { model: string }).model } : {}), stream: chat.stream });
         let episode: Episode<RequestRecord>;
         try {
-          episode = await runReflected(chat, checks, judge, meta.id, signal, span);
+          episode = await runReflected({ chat, checks, judge, id: meta.id, signal, span });
           await options.recorder?.append(episode).catch((error: unknown) => {
             throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
           });
@@ -379,7 +379,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   }
 
   /** The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span. */
-  function runReflected(chat: ChatRequest, checks: readonly RequestCheck[], judge: LanguageModel | undefined, id: string, signal: AbortSignal, span: SpanHandle): Promise<Episode<RequestRecord>> {
+  function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle }): Promise<Episode<RequestRecord>> {
+    const { chat, checks, judge, id, signal, span } = request;
     const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
     const resolved = resolveGatewayStrategy(chat);
     const reflection = { maxTokens: resolved.reflectionMaxTokens, temperature: 0 };
