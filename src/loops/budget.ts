@@ -34,13 +34,18 @@ export type RefusalReason = "spent" | "too-small" | "crowded";
  */
 export class BudgetSpentError extends ReflectkitError {
   override name = "BudgetSpentError";
+  readonly scope: BudgetScope;
+  readonly reason: RefusalReason;
+
+  /** `scope` defaults to `episode`, `reason` to `spent`; `detail` is the message (default: the scope's budget is spent). */
   constructor(
     readonly kind: BudgetKind,
-    readonly scope: BudgetScope = "episode",
-    readonly reason: RefusalReason = "spent",
-    detail?: string,
+    options: { scope?: BudgetScope; reason?: RefusalReason; detail?: string } = {},
   ) {
-    super(detail ?? `the ${scope}'s ${kind} budget is spent`);
+    const scope = options.scope ?? "episode";
+    super(options.detail ?? `the ${scope}'s ${kind} budget is spent`);
+    this.scope = scope;
+    this.reason = options.reason ?? "spent";
   }
 
   /** The episode's stop reason (recorded as `budget:<kind>` for the episode's or an item's budget, `run-budget:<kind>` for the run's). */
@@ -200,22 +205,21 @@ export class Budget {
   private ownRefusal(promptBound: number): BudgetSpentError | null {
     const whose = `the ${this.scope}'s`;
     const { calls, tokens } = this.limits;
-    if (this.deadline !== undefined && this.deadline - this.now() <= 0) return new BudgetSpentError("time", this.scope, "spent", `${whose} ${this.describe("time")} is spent`);
-    if (calls !== undefined && this.usedCalls >= calls) return new BudgetSpentError("calls", this.scope, "spent", `${whose} ${this.describe("calls")} is spent`);
-    if (calls !== undefined && this.usedCalls + this.reservedCalls >= calls) return new BudgetSpentError("calls", this.scope, "crowded", `${whose} ${this.describe("calls")} is held by calls in flight`);
+    if (this.deadline !== undefined && this.deadline - this.now() <= 0) return new BudgetSpentError("time", { scope: this.scope, reason: "spent", detail: `${whose} ${this.describe("time")} is spent` });
+    if (calls !== undefined && this.usedCalls >= calls) return new BudgetSpentError("calls", { scope: this.scope, reason: "spent", detail: `${whose} ${this.describe("calls")} is spent` });
+    if (calls !== undefined && this.usedCalls + this.reservedCalls >= calls) return new BudgetSpentError("calls", { scope: this.scope, reason: "crowded", detail: `${whose} ${this.describe("calls")} is held by calls in flight` });
     if (tokens === undefined) return null;
     const need = promptBound + 1;
     // Only before any use: once calls have spent some of it, a call that no longer fits means the budget is spent.
     if (need > tokens && this.usedCalls === 0 && this.reservedCalls === 0) {
-      return new BudgetSpentError(
-        "tokens",
-        this.scope,
-        "too-small",
-        `${whose} token budget (${tokens}) cannot fit one call: its prompt alone may take up to ${promptBound} tokens — raise ${whose} token budget above ${promptBound}`,
-      );
+      return new BudgetSpentError("tokens", {
+        scope: this.scope,
+        reason: "too-small",
+        detail: `${whose} token budget (${tokens}) cannot fit one call: its prompt alone may take up to ${promptBound} tokens — raise ${whose} token budget above ${promptBound}`,
+      });
     }
-    if (need > tokens - this.usedTokens) return new BudgetSpentError("tokens", this.scope, "spent", `${whose} token budget (${tokens}) is spent: ${tokens - this.usedTokens} left, the next call may need ${need}`);
-    if (need > tokens - this.usedTokens - this.reservedTokens) return new BudgetSpentError("tokens", this.scope, "crowded", `${whose} token budget (${tokens}) is held by calls in flight`);
+    if (need > tokens - this.usedTokens) return new BudgetSpentError("tokens", { scope: this.scope, reason: "spent", detail: `${whose} token budget (${tokens}) is spent: ${tokens - this.usedTokens} left, the next call may need ${need}` });
+    if (need > tokens - this.usedTokens - this.reservedTokens) return new BudgetSpentError("tokens", { scope: this.scope, reason: "crowded", detail: `${whose} token budget (${tokens}) is held by calls in flight` });
     return null;
   }
 

@@ -42,8 +42,8 @@ describe("stop reasons", () => {
   });
 
   it("a refused call names its budget's scope and limit; only the run's budget counts as the run's", () => {
-    assert.deepEqual(new BudgetSpentError("calls", "run").stopReason, { kind: "budget", scope: "run", limit: "calls" });
-    assert.equal(stopReasonString(new BudgetSpentError("tokens", "item").stopReason), "budget:tokens");
+    assert.deepEqual(new BudgetSpentError("calls", { scope: "run" }).stopReason, { kind: "budget", scope: "run", limit: "calls" });
+    assert.equal(stopReasonString(new BudgetSpentError("tokens", { scope: "item" }).stopReason), "budget:tokens");
     assert.equal(runBudgetLimit(parseStopReason("run-budget:calls")), "calls");
     assert.equal(runBudgetLimit(parseStopReason("budget:calls")), null);
     assert.equal(runBudgetLimit(parseStopReason("budget")), null);
