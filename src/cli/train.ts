@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { readFile, writeFile } from "node:fs/promises";
 import { InputError, UsageError } from "../errors.js";
-import { checkFingerprint } from "../eval/durable-run.js";
+import { checkFingerprint } from "../record/durable-run.js";
 import { feedbackMessage, reflectionRequest } from "../loops/feedback.js";
 import { inferenceChatTemplate } from "../train/chat-template.js";
 import { checkExport, type ExportCheck } from "../train/export-check.js";

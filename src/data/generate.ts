@@ -1,6 +1,6 @@
 import path from "node:path";
 import { ReflectkitError, UsageError } from "../errors.js";
-import { durableRun, writeFileWhole } from "../eval/durable-run.js";
+import { durableRun, writeFileWhole } from "../record/durable-run.js";
 import { Budget, type BudgetLimits } from "../loops/budget.js";
 import { callModel, episodeError, verifyOutput, type CallSampling, type CallScope } from "../loops/episode-run.js";
 import { feedbackMessage, retryRequest, type FeedbackMode } from "../loops/feedback.js";

@@ -2,7 +2,7 @@ import path from "node:path";
 import { InputError, UsageError } from "../errors.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
-import { isRedacted } from "../eval/redact-episode.js";
+import { isRedacted } from "../record/redact-episode.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { ModelCall } from "../loops/types.js";
 import { readRunFolder } from "../report/run-folder.js";

@@ -2,10 +2,10 @@ import path from "node:path";
 import { Budget, type BudgetKind, type BudgetLimits } from "../loops/budget.js";
 import type { Episode } from "../loops/types.js";
 import type { TaskItem } from "../tasks/task.js";
-import { durableRun, readJsonLines, writeFileWhole } from "./durable-run.js";
+import { durableRun, readJsonLines, writeFileWhole } from "../record/durable-run.js";
 import { summarize, type Summary } from "./metrics.js";
 
-export { checkFingerprint } from "./durable-run.js";
+export { checkFingerprint } from "../record/durable-run.js";
 
 /** What one episode of a run gets from the runner. */
 export interface EpisodeContext {

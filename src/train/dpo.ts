@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { checkFingerprint, writeFileWhole } from "../eval/durable-run.js";
+import { checkFingerprint, writeFileWhole } from "../record/durable-run.js";
 import { renderWeighted, stepIndices, type Dataset, type PreferenceRow } from "./datasets.js";
 import { weightedSum } from "./masks.js";
 import { loopOptions, runFingerprint, type CommonTrainOptions } from "./sft.js";

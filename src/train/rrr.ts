@@ -1,7 +1,7 @@
 import { mkdir, open } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { checkFingerprint, readJsonLines, writeFileWhole } from "../eval/durable-run.js";
+import { checkFingerprint, readJsonLines, writeFileWhole } from "../record/durable-run.js";
 import { feedbackMessage, reflectionRequest, retryRequest, type FeedbackMode } from "../loops/feedback.js";
 import type { ChatMessage, TokenLogprob } from "../models/language-model.js";
 import type { Judgement, Task, TaskItem } from "../tasks/task.js";

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { InputError } from "../errors.js";
-import { checkFingerprint, readJsonLines, writeFileWhole } from "../eval/durable-run.js";
+import { checkFingerprint, readJsonLines, writeFileWhole } from "../record/durable-run.js";
 import { raceAbort } from "../util/abortable.js";
 import type { TrainerBackend } from "./types.js";
 

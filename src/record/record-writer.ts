@@ -63,7 +63,7 @@ const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
  *   names kept), verdict and check `feedback`, the judge call, reflections' `feedbackShown`, lessons, an error's
  *   `message`; a verdict's `answer` becomes `[redacted: N chars, #h]`, h an HMAC under a key drawn per episode and
  *   never stored, so answer changes stay countable. Counts, verdicts (`correct`, `pass`, `score`), check sources and
- *   categories, usage, timings, finish and stop reasons and `startedAt` are kept (details: src/eval/redact-episode.ts).
+ *   categories, usage, timings, finish and stop reasons and `startedAt` are kept (details: src/record/redact-episode.ts).
  *   Secrets: in every line and in `config.json`, bearer
  *   tokens, `sk-…` keys and the value of every environment variable whose name says key, token, secret, password,
  *   credential or auth (8 characters or more) become `[REDACTED]`, whatever `recordContent` says.
