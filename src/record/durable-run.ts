@@ -4,7 +4,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { InputError, UsageError } from "../errors.js";
-import { openLog, writeFileWhole } from "./log.js";
+import { openLog, refuseCompressed, writeFileWhole } from "./log.js";
 
 /** What `durableRun` needs of an item and of a finished line: a stable id, unique in the input. */
 export interface HasId {
@@ -62,6 +62,7 @@ export async function durableRun<I extends HasId, L extends HasId>(options: Dura
   }
   await mkdir(options.outDir, { recursive: true });
   const linesPath = path.join(options.outDir, options.file);
+  refuseCompressed(linesPath);
   await checkFingerprint(options.outDir, options.fingerprint);
   await writeFileWhole(path.join(options.outDir, "config.json"), `${JSON.stringify({ ...options.config, fingerprint: options.fingerprint }, null, 2)}\n`);
 

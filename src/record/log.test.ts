@@ -149,6 +149,13 @@ describe("openLog", () => {
     const dir = await tempDir(t);
     await writeFile(path.join(dir, "episodes.jsonl.gz"), gzipSync(`${JSON.stringify(episode({ id: "a" }))}\n`));
     await assert.rejects(openLog(path.join(dir, "episodes.jsonl"), { noun: "episode" }), (e: unknown) => e instanceof UsageError && /gunzip it/.test(e.message));
+    const record = path.join(dir, "record");
+    await (await openRecordWriter({ dir: record, recordContent: true, config: {} })).close();
+    await writeFile(path.join(record, "episodes.jsonl.gz"), gzipSync(await readFile(path.join(record, "episodes.jsonl"))));
+    await rm(path.join(record, "episodes.jsonl"));
+    const config = await sha(path.join(record, "config.json"));
+    await assert.rejects(openRecordWriter({ dir: record, recordContent: true, config: {} }), (e: unknown) => e instanceof UsageError && /episodes\.jsonl\.gz is a finished, compressed log — gunzip it/.test(e.message));
+    assert.equal(await sha(path.join(record, "config.json")), config, "a refused opening changes nothing");
   });
 });
 

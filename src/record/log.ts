@@ -159,7 +159,7 @@ export interface OpenedLog<L> {
  * beside the file is a finished log and is refused, as is a log with a bad line (InputError with file and line).
  */
 export async function openLog<L extends object>(file: string, options: OpenLogOptions<L>): Promise<OpenedLog<L>> {
-  if (existsSync(`${file}.gz`)) throw new UsageError(`${file}.gz is a finished, compressed log — gunzip it to append to it, or pass another folder`);
+  refuseCompressed(file);
   const scrub = secretScrubber(options.secretEnv ?? []);
   const shape = options.shape ?? ((line: L) => line);
   const serialize = (line: L): string => {
@@ -186,6 +186,11 @@ async function openAppend<L>(file: string, serialize: (line: L) => string, noun:
   const handle = await open(file, "a");
   const { size } = await handle.stat();
   return { writer: new GroupCommitWriter<L>(file, handle, size, serialize, noun), lines };
+}
+
+/** Throws a UsageError when `file` is kept compressed (`file.gz`): a finished log, not appended to. */
+export function refuseCompressed(file: string): void {
+  if (existsSync(`${file}.gz`)) throw new UsageError(`${file}.gz is a finished, compressed log — gunzip it to append to it, or pass another folder`);
 }
 
 /** Appends `lines` to the record log `file` and closes it: for a writer that writes a batch now and then. */

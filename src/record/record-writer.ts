@@ -4,7 +4,7 @@ import path from "node:path";
 import { InputError, UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
 import { reflectkitVersion } from "../version.js";
-import { openLog, writeFileWhole } from "./log.js";
+import { openLog, refuseCompressed, writeFileWhole } from "./log.js";
 import { redactEpisode } from "./redact-episode.js";
 import { scrubbedJson, secretScrubber } from "./secrets.js";
 
@@ -40,7 +40,9 @@ export interface RecordWriter {
 /** The format of a record folder, in `config.json` as `record_format`: what tells a record from a `reflect eval` run. */
 export const recordFormat = 1;
 
-const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
+// A record kept compressed (`episodes.jsonl.gz`) is still a record: opening it to append is refused by `openLog`, saying
+// to gunzip it first.
+const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl", "episodes.jsonl.gz"]);
 
 /**
  * Opens (or creates) a record folder. `episodes.jsonl` holds one episode per line exactly as `reflect eval` writes them
@@ -73,6 +75,7 @@ export async function openRecordWriter(options: RecordWriterOptions): Promise<Re
   const configPath = path.join(dir, "config.json");
   const linesPath = path.join(dir, "episodes.jsonl");
   const previous = await existingRecord(dir, options.recordContent);
+  refuseCompressed(linesPath); // before config.json is written: a refused opening changes nothing
   const openedAt = (options.clock ?? (() => new Date()))().toISOString();
   const config = {
     kind: "gateway",
