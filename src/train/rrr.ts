@@ -409,15 +409,15 @@ async function firstAttempts(sampler: RolloutSampler, options: RrrOptions, enoug
           { n: 1, ...sampling(options.attempt), seed: hash32(`${options.seed}:${start}:first`), ...(options.signal === undefined ? {} : { signal: options.signal }) },
           0,
         );
-        const written: Promise<void>[] = [];
+        const firsts: FirstAttempt[] = [];
         for (const [i, item] of pending.entries()) {
           const text = samples[i]?.[0]?.text ?? "";
           const verdict = await options.task.verify(item.record, text);
-          const first: FirstAttempt = { id: item.id, output: text, correct: verdict.correct, feedback: verdict.feedback };
-          written.push(writer.append(first));
-          seen.set(item.id, first);
+          firsts.push({ id: item.id, output: text, correct: verdict.correct, feedback: verdict.feedback });
         }
-        await Promise.all(written);
+        // The batch's lines in one group commit.
+        await Promise.all(firsts.map((first) => writer.append(first)));
+        for (const first of firsts) seen.set(first.id, first);
       }
       for (const item of batch) {
         if (failures >= enough) break;
