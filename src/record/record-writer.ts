@@ -40,8 +40,8 @@ export interface RecordWriter {
 /** The format of a record folder, in `config.json` as `record_format`: what tells a record from a `reflect eval` run. */
 export const recordFormat = 1;
 
-// A record kept compressed (`episodes.jsonl.gz`) is still a record: opening it to append is refused by `openLog`, saying
-// to gunzip it first.
+// A record kept compressed (`episodes.jsonl.gz`) is still a record: opening it to append is refused (`refuseCompressed`),
+// saying to gunzip it first.
 const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl", "episodes.jsonl.gz"]);
 
 /**
@@ -63,9 +63,9 @@ const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl", "
  *   `message`; a verdict's `answer` becomes `[redacted: N chars, #h]`, h an HMAC under a key drawn per episode and
  *   never stored, so answer changes stay countable. Counts, verdicts (`correct`, `pass`, `score`), check sources and
  *   categories, usage, timings, finish and stop reasons and `startedAt` are kept (details: src/record/redact-episode.ts).
- *   Secrets: in every line and in `config.json`, bearer
- *   tokens, `sk-…` keys and the value of every environment variable whose name says key, token, secret, password,
- *   credential or auth (8 characters or more) become `[REDACTED]`, whatever `recordContent` says.
+ * - Secrets: in every line (as every record log writer does) and in `config.json`, bearer tokens, `sk-…` keys and the
+ *   value of every environment variable whose name says key, token, secret, password, credential or auth (8
+ *   characters or more), or that `secretEnv` names, become `[REDACTED]`, whatever `recordContent` says (./secrets.ts).
  * One process writes a folder at a time.
  */
 export async function openRecordWriter(options: RecordWriterOptions): Promise<RecordWriter> {
