@@ -90,7 +90,7 @@ export { instructionEfficacy, formatEfficacy, type InstructionEfficacy } from ".
 export { reflectionStatistics, generationStats, formatStatistics, wordCount, type TaskStatistics } from "./data/stats.js";
 export { compareReflections, preferenceSchema, parsePreference, type PairComparison, type Preference } from "./data/preference-judge.js";
 export { readGenerationFolder, type GenerationFolder, type GenerationConfig } from "./data/generation-folder.js";
-export { readRunFolder, readRunFolders, type RunFolder, type EvalRun, type DataRun } from "./report/run-folder.js";
+export { readRunFolder, readRunFolders, type RunFolder, type EvalRun, type DataRun } from "./data/run-folder.js";
 export { buildReport, type Report } from "./report/report-html.js";
 export { writeReport, type ReportOptions, type ReportResult, type PngPolicy } from "./report/write-report.js";
 export { startViewer, type ViewerOptions, type RunningViewer } from "./report/viewer-server.js";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Summary } from "../eval/metrics.js";
+import { formatTheatre } from "./format-theatre.js";
 import { formatSummary, stopReasonText } from "./format.js";
 import { textTable } from "./text-table.js";
 
@@ -98,15 +99,25 @@ describe("formatSummary", () => {
 });
 
 describe("formatSummary's theatre block", () => {
-  it("shows n/a with the reason where inputs are missing, never a zero", () => {
+  it("prints only what the run measured, then one line naming what it did not and the flag that would", () => {
     const lines = formatSummary(SUMMARY, "h").split("\n");
     const start = lines.indexOf("theatre");
-    assert.deepEqual(lines.slice(start, start + 5), [
+    assert.deepEqual(lines.slice(start, start + 4), [
       "theatre",
-      "confidence by turn: n/a (no answer confidence: the attempts carry no log-probs)",
       "confirm rate (retries after a wrong answer that repeat it): 28/46 = 60.9% [46.5%, 73.9%]",
-      "degeneration rate (wrong first and last, P(answer) rose): n/a (no answer confidence: the attempts carry no log-probs)",
-      "self-agreement: n/a (no judge: no attempt was checked by an LLM judge)",
+      "not measured: confidence by turn, degeneration rate (--confidence); self-agreement (needs an LLM judge: --strategy self-refine, or cascade with --critic-model SPEC)",
+      "",
+    ]);
+    assert.doesNotMatch(lines.join("\n"), /n\/a/);
+  });
+
+  it("names a metric the run could not measure even with its inputs, with the reason, never a zero", () => {
+    const summary: Summary = { ...SUMMARY, confirm_rate: { available: false, reason: "no retries: no episode made a second attempt" } };
+    const lines = formatSummary(summary, "h").split("\n");
+    const start = lines.indexOf("theatre");
+    assert.deepEqual(lines.slice(start, start + 2), [
+      "theatre",
+      "not measured: confidence by turn, degeneration rate (--confidence); confirm rate (no retries: no episode made a second attempt); self-agreement (needs an LLM judge: --strategy self-refine, or cascade with --critic-model SPEC)",
     ]);
   });
 
@@ -132,12 +143,26 @@ describe("formatSummary's theatre block", () => {
     assert.ok(lines.includes("P(answer): the probability of the extracted answer's tokens; intervals: 95% percentile bootstrap over episodes."));
     assert.ok(lines.includes("attempts without confidence: no answer 3"));
     assert.ok(lines.includes("self-agreement, judge gemma passing wrong answers: own model 4/10 = 40.0% [16.8%, 68.7%] · other model n/a (the judge judged no wrong answer of another model) · unreadable 2"));
+    // Confidence was recorded, so the degeneration rate's absence has a reason of its own.
+    assert.ok(lines.includes("not measured: degeneration rate (no answer confidence: the attempts carry no log-probs)"), lines.join("\n"));
   });
 
   it("reads a summary written before the theatre metrics", () => {
     const { confidence_by_turn: _c, degeneration_rate: _d, confirm_rate: _r, self_agreement: _s, ...old } = SUMMARY;
     const text = formatSummary(old as Summary, "h");
-    assert.match(text, /confirm rate \(retries after a wrong answer that repeat it\): n\/a \(not in this summary/);
+    assert.match(text, /^not measured: confidence by turn, degeneration rate \(--confidence\); confirm rate \(not in this summary \(written before theatre metrics\)\); self-agreement/m);
+  });
+});
+
+describe("formatTheatre (reflect report)", () => {
+  it("shows n/a with the reason where inputs are missing, never a zero", () => {
+    assert.deepEqual(formatTheatre(SUMMARY), [
+      "theatre",
+      "confidence by turn: n/a (no answer confidence: the attempts carry no log-probs)",
+      "confirm rate (retries after a wrong answer that repeat it): 28/46 = 60.9% [46.5%, 73.9%]",
+      "degeneration rate (wrong first and last, P(answer) rose): n/a (no answer confidence: the attempts carry no log-probs)",
+      "self-agreement: n/a (no judge: no attempt was checked by an LLM judge)",
+    ]);
   });
 });
 

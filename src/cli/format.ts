@@ -1,5 +1,5 @@
 import type { Summary } from "../eval/metrics.js";
-import { formatTheatre } from "./format-theatre.js";
+import { formatMeasuredTheatre } from "./format-theatre.js";
 import { textTable } from "./text-table.js";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -17,7 +17,7 @@ export function stopReasonText(reason: string): string {
 
 /**
  * The summary as the CLI prints it: accuracy after each turn with its interval and the flip matrix between
- * attempts, then what stopped the episodes, then the theatre metrics (format-theatre.ts), then the cost — calls and tokens by role, and the time.
+ * attempts, then what stopped the episodes, then the theatre metrics this run measured (format-theatre.ts), then the cost — calls and tokens by role, and the time.
  */
 export function formatSummary(summary: Summary, heading: string): string {
   const accuracy = textTable(
@@ -46,7 +46,7 @@ export function formatSummary(summary: Summary, heading: string): string {
     lines.push(`${critic.critic} against the verifier (n = ${critic.n}): precision ${rate(critic.precision)}, recall ${rate(critic.recall)}, agreement ${rate(critic.agreement)}${critic.unreadable > 0 ? `, unreadable replies ${critic.unreadable}` : ""}`);
   }
   if ((summary.errors?.episodes ?? 0) > 0) lines.push(`episodes ended by a model failure: ${summary.errors.episodes} (${summary.errors.examples[0] ?? ""})`);
-  lines.push("", ...formatTheatre(summary), "", ...formatCost(summary));
+  lines.push("", ...formatMeasuredTheatre(summary), "", ...formatCost(summary));
   return lines.join("\n");
 }
 

@@ -3,6 +3,7 @@ import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
 import { reflectkitVersion } from "../version.js";
 import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
+import { registerExport } from "./export.js";
 import { registerModels } from "./models.js";
 import { registerReport } from "./report.js";
 import { registerServe } from "./serve.js";
@@ -25,6 +26,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerReport(program);
   registerView(program);
   registerServe(program);
+  registerExport(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { controlTables } from "../report/reflection-controls.js";
-import { unfinished } from "../report/run-folder.js";
+import { unfinished } from "../data/run-folder.js";
 import { recordTimeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
 import { writeReport, type PngPolicy } from "../report/write-report.js";
 import { selfAgreementAcross } from "../eval/theatre.js";

@@ -1,5 +1,5 @@
 import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams } from "../models/language-model.js";
-import type { Check, ModelCall } from "../loops/types.js";
+import type { Check, ModelCall } from "../core/types.js";
 import type { Verdict } from "../tasks/task.js";
 
 /** What a critic judges: the task's prompt, the attempt's output, and the verifier's verdict on it. */

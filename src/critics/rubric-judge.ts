@@ -1,5 +1,5 @@
 import type { LanguageModel, SamplingParams } from "../models/language-model.js";
-import type { Check } from "../loops/types.js";
+import type { Check } from "../core/types.js";
 import type { Critic, CritiqueInput } from "./critic.js";
 
 /**

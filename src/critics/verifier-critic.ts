@@ -1,4 +1,4 @@
-import type { Check } from "../loops/types.js";
+import type { Check } from "../core/types.js";
 import type { Verdict } from "../tasks/task.js";
 import type { Critic } from "./critic.js";
 

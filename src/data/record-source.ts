@@ -6,7 +6,7 @@ import { isRedacted } from "../record/redact-episode.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { ModelCall } from "../loops/types.js";
 import { findLog } from "../record/log.js";
-import { readRunFolder } from "../report/run-folder.js";
+import { readRunFolder } from "./run-folder.js";
 import type { Task, TaskItem, Verdict } from "../tasks/task.js";
 
 /** What `generateReflectionData` takes from a gateway record (see `recordSource`). */

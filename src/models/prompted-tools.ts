@@ -1,4 +1,4 @@
-import { parseJson } from "../tasks/json/parse-json.js";
+import { parseJson } from "../util/parse-json.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "./language-model.js";
 
 /**

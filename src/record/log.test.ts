@@ -11,7 +11,7 @@ import { readGenerationFolder } from "../data/generation-folder.js";
 import { InputError, UsageError } from "../errors.js";
 import { readEpisodes } from "../eval/run.js";
 import type { Episode } from "../loops/types.js";
-import { readRunFolder } from "../report/run-folder.js";
+import { readRunFolder } from "../data/run-folder.js";
 import { durableRun } from "./durable-run.js";
 import { appendToLog, findLog, logFormat, openLog, readLog, readLogIn } from "./log.js";
 import { requestEpisode } from "./record-fixture.js";

@@ -13,7 +13,7 @@ import { cascade } from "../loops/cascade.js";
 import { scriptedModel } from "../models/scripted.js";
 import type { Episode } from "../loops/types.js";
 import { buildReport } from "../report/report-html.js";
-import { readRunFolder } from "../report/run-folder.js";
+import { readRunFolder } from "../data/run-folder.js";
 import { viewData } from "../report/view-model.js";
 import { mulberry32, randomInt } from "../util/random.js";
 import { requestEpisode } from "./record-fixture.js";

@@ -1,6 +1,6 @@
 import { summarize, type Summary } from "../eval/metrics.js";
 import type { Episode } from "../loops/types.js";
-import type { EvalRun } from "./run-folder.js";
+import type { EvalRun } from "../data/run-folder.js";
 
 /**
  * What happened in one episode, for the viewer's filters and the report's links. An episode can carry several:

@@ -1,6 +1,6 @@
 import type { InstructionEfficacy } from "../data/efficacy.js";
 import { costLift, totalFlips, type GroupSummary, type PairedOutcomes } from "./breakdowns.js";
-import type { EvalRun } from "./run-folder.js";
+import type { EvalRun } from "../data/run-folder.js";
 import { el, escapeXml, legend, legendHeight, niceTicks, runColor, scale, svgRoot, text, tickLabel, truncate, xAxis, yAxis } from "./svg.js";
 
 /**

@@ -5,7 +5,7 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { writeControlRuns } from "./controls-fixture.js";
 import { reflectionControls, type ControlComparison } from "./reflection-controls.js";
-import { readRunFolders } from "./run-folder.js";
+import { readRunFolders } from "../data/run-folder.js";
 import { writeReport } from "./write-report.js";
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {

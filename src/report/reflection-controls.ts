@@ -2,7 +2,7 @@ import path from "node:path";
 import { bootstrapMean, bootstrapResamples, bootstrapSeed, itemScores, pairedDifference, scoreOf, type Estimate } from "../eval/paired-bootstrap.js";
 import { reflectionModes } from "../loops/reflection-control.js";
 import type { ReflectionMode } from "../loops/types.js";
-import type { EvalRun, RunFolder } from "./run-folder.js";
+import type { EvalRun, RunFolder } from "../data/run-folder.js";
 
 /**
  * The reflection controls (`reflect eval --reflection model|none|placebo`) side by side: runs that differ only in

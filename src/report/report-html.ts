@@ -1,7 +1,7 @@
 import { statisticsCells } from "../data/stats.js";
 import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
-import { unfinished, type DataRun, type EvalRun, type RunFolder } from "./run-folder.js";
+import { unfinished, type DataRun, type EvalRun, type RunFolder } from "../data/run-folder.js";
 import { escapeXml as esc } from "./svg.js";
 import { reflectionControlsSection } from "./reflection-controls-html.js";
 import { reflectionControls } from "./reflection-controls.js";

@@ -11,7 +11,7 @@ import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../
 import { outcomeTags, pairedOutcomes, perTask } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, flipChart, perTaskChart } from "./charts.js";
 import { buildReport } from "./report-html.js";
-import { readRunFolder, readRunFolders, unfinished, type DataRun, type EvalRun } from "./run-folder.js";
+import { readRunFolder, readRunFolders, unfinished, type DataRun, type EvalRun } from "../data/run-folder.js";
 import { viewData } from "./view-model.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");

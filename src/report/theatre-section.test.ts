@@ -6,7 +6,7 @@ import { describe, it, type TestContext } from "node:test";
 import { summarize } from "../eval/metrics.js";
 import type { Check, Episode } from "../loops/types.js";
 import { buildReport } from "./report-html.js";
-import { readRunFolders, type EvalRun } from "./run-folder.js";
+import { readRunFolders, type EvalRun } from "../data/run-folder.js";
 import { JUDGE_RUN, OLD_RUN, writeConfidenceRun } from "./theatre-fixture.js";
 
 async function temp(t: TestContext): Promise<string> {

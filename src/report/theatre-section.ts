@@ -3,7 +3,7 @@ import { selfAgreementAcross } from "../eval/theatre.js";
 import { confidenceRows } from "../eval/theatre-cells.js";
 import type { Chart } from "./charts.js";
 import { confidenceChart } from "./confidence-chart.js";
-import type { EvalRun } from "./run-folder.js";
+import type { EvalRun } from "../data/run-folder.js";
 import { escapeXml as esc } from "./svg.js";
 
 /** The page's own table and figure makers (report-html.ts), passed in so this section keeps to the page's style. */

@@ -1,6 +1,6 @@
 import { summarize } from "../eval/metrics.js";
 import type { Episode } from "../loops/types.js";
-import type { RunFolder } from "./run-folder.js";
+import type { RunFolder } from "../data/run-folder.js";
 
 /** The width of a time bucket; buckets are UTC hours or UTC days. */
 export type TimeBucketSize = "hour" | "day";

@@ -3,7 +3,7 @@ import type { ReflectionDataItem } from "../data/types.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { AttemptRecord, Episode, ModelCall, Reflection } from "../loops/types.js";
 import { outcomeTags, taskGroup } from "./breakdowns.js";
-import type { RunFolder } from "./run-folder.js";
+import type { RunFolder } from "../data/run-folder.js";
 
 /** A diff as [op, text] pairs: 0 kept, 1 added, -1 removed. */
 export type DiffPart = [op: -1 | 0 | 1, text: string];

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { UsageError } from "../errors.js";
 import { hostGuard } from "../serve/host-guard.js";
-import { readRunFolders, type RunFolder } from "./run-folder.js";
+import { readRunFolders, type RunFolder } from "../data/run-folder.js";
 import { viewData } from "./view-model.js";
 import { viewerPage } from "./viewer-client.js";
 

@@ -4,7 +4,7 @@ import { BrowserUnavailableError, chromiumAvailable, chromiumPath } from "./brow
 import { exportChartPngs } from "./png-export.js";
 import { buildReport } from "./report-html.js";
 import { controlsJson, reflectionControls, type ControlComparison } from "./reflection-controls.js";
-import { readRunFolders, type RunFolder } from "./run-folder.js";
+import { readRunFolders, type RunFolder } from "../data/run-folder.js";
 import type { TimeBucketSize } from "./time-axis.js";
 
 /** `auto`: PNGs when Chromium is there, else say so and go on; `always`: no Chromium is an error; `never`: HTML only. */

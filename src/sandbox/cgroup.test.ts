@@ -30,7 +30,7 @@ function runToEnd(argv: string[]): Promise<{ code: number | null; signal: NodeJS
 
 describe("RunCgroup on this machine's kernel", async () => {
   const found = await findCgroupHost();
-  // Said in the output: a machine without a usable cgroup runs the rlimit fallback, tested in sandbox-memory.test.ts.
+  // Said in the output: a machine without a usable cgroup runs the rlimit fallback, tested in sandbox-memory.sandbox.test.ts.
   const skip = found.host === undefined ? `no cgroup on this machine: ${found.why}` : false;
 
   it("kills a process that touches more than the limit and says so; a process under it runs; the folders go", { skip }, async () => {

@@ -32,7 +32,7 @@ export interface ServerSamplerOptions {
  * `model`; the version before is unloaded (`POST /v1/unload_lora_adapter {lora_name}`) and its folder removed.
  * Version 0 is the base model by its served name. Sampling goes through the HTTP `LanguageModel` (http.ts).
  * vLLM reports log-probs before temperature by default (its `raw_logprobs` mode): `logprobsAt: "raw"`.
- * Only contract-tested here (server-sampler.test.ts runs a local server with exactly this API): vLLM needs a GPU.
+ * Only contract-tested here (server-sampler.worker.test.ts runs a local server with exactly this API): vLLM needs a GPU.
  */
 export async function openServerSampler(options: ServerSamplerOptions): Promise<RolloutSampler> {
   if (options.baseModel.trim() === "") throw new UsageError("--sampler server needs the served base model's name: pass --sampler-model NAME (what the server lists at /v1/models)");

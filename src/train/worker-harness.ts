@@ -13,8 +13,8 @@ let prepared: Promise<string> | undefined;
 
 /**
  * The worker's venv, built first if absent (as `reflect train setup` does: minutes on a cold machine), and SmolLM2's
- * GGUF, whose tokenizer the tiny model uses. Test files that start a worker await this at module level: outside any
- * test or hook, so outside every timeout. Gives the venv's Python.
+ * GGUF, whose tokenizer the tiny model uses. Test files that start a worker await this in a file-level `before()`
+ * hook (hooks have no timeout unless given one), never on import. Gives the venv's Python.
  */
 export function prepareTestWorker(): Promise<string> {
   prepared ??= (async () => {

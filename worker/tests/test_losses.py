@@ -1,5 +1,5 @@
 """The policy-gradient loss's KL term against a hand computation (run: python -m unittest discover -s worker/tests,
-in the worker's venv; src/train/worker-losses.test.ts runs it)."""
+in the worker's venv; src/train/worker-losses.worker.test.ts runs it)."""
 
 import math
 import unittest

@@ -1,6 +1,6 @@
 import os from "node:os";
 import { RequestFieldError } from "../../errors.js";
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import { buildRequestChecks } from "./build.js";
 import type { Reply } from "./request-check.js";
 import type { RequestCheckSpec } from "./request-task.js";

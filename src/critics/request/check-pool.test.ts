@@ -48,7 +48,7 @@ describe("the check pool", () => {
 
   it("stops a catastrophic parameter pattern across 40 tool calls at the run deadline: cannot judge, naming the limit", async () => {
     const checks = await prepareRequestChecks({ tools: [catastrophicTool] }, { pool: pool({ runMs: 300 }), toolChoiceRequired: false });
-    const { value: check, worstGapMs } = await withLoopWatch(async () => (checks[0] as { run: (r: Reply) => Promise<import("../../loops/types.js").Check> }).run(forty));
+    const { value: check, worstGapMs } = await withLoopWatch(async () => (checks[0] as { run: (r: Reply) => Promise<import("../../core/types.js").Check> }).run(forty));
     assert.equal(check.pass, null);
     assert.match(check.feedback, /Cannot judge: the tools check: checking the reply went past the checks\.runMs limit \(300 ms\)/);
     assert.ok(worstGapMs < 200, `the event loop was held ${worstGapMs.toFixed(0)} ms`);

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { ReflectkitError } from "../../errors.js";
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import type { IsolatedPart, JobAnswer } from "./check-job.js";
 
 /** A job as the pool sends it: any plain data its worker script reads (`CheckJob` for check-worker.js), less the id. */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { ReflectkitError, RequestFieldError } from "../../errors.js";
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import type { CodeJudgeOptions } from "../../tasks/code/index.js";
 import { taskFamilies } from "../../tasks/registry.js";
 import { buildRequestChecks } from "./build.js";

@@ -1,6 +1,6 @@
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import { lastJsonFence } from "../../tasks/json/extract-json.js";
-import { parseJson, type JsonProblem } from "../../tasks/json/parse-json.js";
+import { parseJson, type JsonProblem } from "../../util/parse-json.js";
 import type { RequestCheck } from "./request-check.js";
 import { compileRequestSchema } from "./request-schemas.js";
 

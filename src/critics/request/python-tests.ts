@@ -1,5 +1,5 @@
 import { RequestFieldError } from "../../errors.js";
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import { extractCode, judgeCode, NO_CODE_FEEDBACK, type CodeJudgeOptions, type CodeTestSpec } from "../../tasks/code/index.js";
 import type { RequestCheck } from "./request-check.js";
 

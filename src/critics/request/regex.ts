@@ -1,5 +1,5 @@
 import { RequestFieldError } from "../../errors.js";
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import type { RequestCheck } from "./request-check.js";
 import { runWithin } from "./time-limit.js";
 

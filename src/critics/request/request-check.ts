@@ -1,4 +1,4 @@
-import type { Check, CheckSource } from "../../loops/types.js";
+import type { Check, CheckSource } from "../../core/types.js";
 import type { ToolCall } from "../../models/language-model.js";
 
 /** A reply as a request check sees it: its text and the tool calls it made. */

@@ -1,4 +1,4 @@
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import type { ChatMessage, ToolDefinition } from "../../models/language-model.js";
 import type { ReplyParts, Task, Verdict } from "../../tasks/task.js";
 import type { Reply, RequestCheck } from "./request-check.js";

@@ -1,5 +1,5 @@
 import { RequestFieldError, UsageError } from "../../errors.js";
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import type { ToolCall } from "../../models/language-model.js";
 import { findTaskFamily, taskFamilies } from "../../tasks/registry.js";
 import type { Judgement, Task, Verdict } from "../../tasks/task.js";

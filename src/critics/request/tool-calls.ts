@@ -1,8 +1,8 @@
 import { RequestFieldError } from "../../errors.js";
-import type { Check } from "../../loops/types.js";
+import type { Check } from "../../core/types.js";
 import type { ToolDefinition } from "../../models/language-model.js";
 import { readToolCallBlocks } from "../../models/prompted-tools.js";
-import { parseJson } from "../../tasks/json/parse-json.js";
+import { parseJson } from "../../util/parse-json.js";
 import type { RequestCheck } from "./request-check.js";
 import { compileRequestSchema, type Validator } from "./request-schemas.js";
 import { defaultRequestCheckBounds } from "./spec-bounds.js";

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { englishCapital, englishLowercase } from "./change-case.js";
 import { detectLanguage } from "./language.js";
+import { checkLanguage } from "./response-language.js";
 
 /** One sentence in each language of IFEval's `language:response_language` prompts, and English. */
 const SAMPLES: Array<[string, string]> = [
@@ -78,5 +80,32 @@ describe("detectLanguage", () => {
   it("takes kana-bearing text as Japanese and Han alone as Chinese", () => {
     assert.equal(detectLanguage("今日はとても良い天気です。").language, "ja");
     assert.equal(detectLanguage("今天天气很好。").language, "zh-cn");
+  });
+
+  // Replies of bench/language-id/replies.json; each expectation is langdetect 1.0.9's majority under 21 seeds.
+  it("leaves a guess CLD3 calls unreliable undetermined: short replies, capitals, JSON objects of short keys", () => {
+    // CLD3 said Albanian (0.23), Albanian, Tagalog (0.38), Dutch (0.21), Dutch; langdetect: English 21 of 21 (German for the last).
+    const english = [
+      '{"name": "john", "age": 30, "city": "new york"}',
+      '{"Name": "John", "Age": 30, "City": "New York"}',
+      "good morning everyone!",
+      "The German word Schadenfreude has no exact English equivalent.",
+    ];
+    for (const reply of english) {
+      assert.deepEqual(detectLanguage(reply), { language: null, script: "Latin" }, reply);
+      assert.equal(checkLanguage(reply, "en").followed, true, reply);
+    }
+    assert.equal(checkLanguage("Guten Morgen!", "de").followed, true);
+    assert.equal(englishLowercase.check({ id: "change_case:english_lowercase" }, english[0] as string).followed, true);
+  });
+
+  it("still names the language of short capitals and JSON where CLD3 is sure", () => {
+    for (const reply of ["I AM SORRY, I CANNOT HELP WITH THAT.", "THE CAPITAL OF FRANCE IS PARIS.", '{"summary": "the company grew fast in the last year and hired many new people."}', '{"TITLE": "THE GREAT GATSBY", "AUTHOR": "F. SCOTT FITZGERALD"}']) {
+      assert.equal(detectLanguage(reply).language, "en", reply);
+    }
+    assert.equal(englishCapital.check({ id: "change_case:english_capital" }, "ONCE UPON A TIME THERE WAS A KING.").followed, true);
+    // Welsh at 0.81 to CLD3, German to langdetect: not English either way.
+    assert.equal(englishCapital.check({ id: "change_case:english_capital" }, "HAPPY BIRTHDAY, MY DEAR FRIEND!").followed, false);
+    assert.equal(checkLanguage("Heute ist ein schöner Tag und ich bin sehr glücklich.", "en").followed, false);
   });
 });

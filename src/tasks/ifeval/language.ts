@@ -19,6 +19,12 @@ import { ReflectkitError } from "../../errors.js";
  *    sweep of Gujarati + English P.S. mixes and checked on 60 held-out mixes in ten other scripts.
  * 3. CLD3 names 107 languages; one that langdetect cannot return (CLD3 calls some short Italian Corsican, some
  *    Finnish Esperanto) counts as undetermined (`language: null`, the script still known), as does CLD3's `und`.
+ * 4. A guess CLD3 itself marks unreliable (`is_reliable`: its probability under 0.7) counts as undetermined too.
+ *    On a few words of English in capitals or a JSON object of short keys CLD3 guesses wildly ("Schadenfreude"
+ *    made one English sentence Dutch at 0.21, `{"name": "john", "age": 30, "city": "new york"}` Albanian at 0.23);
+ *    langdetect, with too little to go on, raises and upstream counts the instruction as followed. Undetermined
+ *    gives the same benefit of the doubt where the script fits. CLD3 already reads text case-blind and skips
+ *    punctuation, so lower-casing or stripping the JSON syntax first changes none of its guesses.
  *
  * Codes are spelled as langdetect spells them (`zh-cn`, `he`, `tl`). Case does not matter to CLD3.
  */
@@ -92,7 +98,7 @@ export function detectLanguage(raw: string): LanguageGuess {
   if (script === null) return { language: null, script: null };
   const result = cld3.findLanguage(lettersOf(text, script));
   const code = LANGDETECT_CODES[result.language] ?? result.language;
-  return { language: LANGDETECT_LANGUAGES.has(code) ? code : null, script };
+  return { language: result.is_reliable && LANGDETECT_LANGUAGES.has(code) ? code : null, script };
 }
 
 /** "Hindi (hi)". */

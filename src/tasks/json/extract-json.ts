@@ -1,4 +1,4 @@
-import { checkJsonSyntax } from "./parse-json.js";
+import { checkJsonSyntax } from "../../util/parse-json.js";
 
 /**
  * Finds the JSON a model meant as its answer, in order of preference:

@@ -13,7 +13,7 @@ export { canonicalJson } from "./canonical-json.js";
 export { extractJson, lastAnswerBlock, lastBalancedValue, lastJsonFence, type ExtractedJson, type JsonSource } from "./extract-json.js";
 export { generateJson, generateJsonCases, JSON_CASE_KINDS, type JsonCase, type JsonCaseKind } from "./generate.js";
 export { loadJsonTask } from "./load.js";
-export { checkJsonSyntax, MAX_JSON_DEPTH, parseJson, type JsonProblem, type ParsedJson } from "./parse-json.js";
+export { checkJsonSyntax, MAX_JSON_DEPTH, parseJson, type JsonProblem, type ParsedJson } from "../../util/parse-json.js";
 export { jsonPrompt } from "./prompt.js";
 export { parseJsonRecord, type JsonRecord, type JsonSchema } from "./record.js";
 export { SchemaCache, schemaDialect, type CompiledSchema, type SchemaDialect } from "./schema-cache.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { canonicalJson } from "./canonical-json.js";
-import { checkJsonSyntax, MAX_JSON_DEPTH, parseJson } from "./parse-json.js";
+import { checkJsonSyntax, MAX_JSON_DEPTH, parseJson } from "../../util/parse-json.js";
 
 function problemOf(text: string) {
   const parsed = parseJson(text);

@@ -1,7 +1,7 @@
 import type { Verdict } from "../task.js";
 import { canonicalJson } from "./canonical-json.js";
 import { extractJson, type JsonSource } from "./extract-json.js";
-import { parseJson } from "./parse-json.js";
+import { parseJson } from "../../util/parse-json.js";
 import type { JsonRecord } from "./record.js";
 import { clip, type SchemaCache } from "./schema-cache.js";
 import { describeViolations } from "./violations.js";

@@ -7,7 +7,8 @@ import type { WorkerClient } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker } from "./worker-harness.js";
 
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 // The worker renders training conversations token for token as node-llama-cpp renders them at inference, for both
 // registered models: what RRR and SFT train on is what `reflect eval` later shows the model.

@@ -19,7 +19,8 @@ import { openServerSampler } from "./server-sampler.js";
 import type { WorkerClient } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
 
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 const BASE = "base-model";
 

@@ -6,7 +6,8 @@ import { WorkerClient, WorkerError } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
 
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 // Conformance tests of the training worker on a tiny model (issue 6): a step moves the parameters, masked tokens
 // get exactly zero gradient, a batch's loss is the sum of its parts, the same data split 1×4 or 4×1 gives the same

@@ -7,7 +7,8 @@ import type { WorkerClient } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker, tempDir, trainSecretWord } from "./worker-harness.js";
 
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 // The real SmolLM2-135M-Instruct (Q4_1 GGUF) trained a few LoRA steps in the worker, exported back to GGUF, and read
 // by node-llama-cpp: its next-token log-probabilities must match the trained PyTorch model within the quantisation

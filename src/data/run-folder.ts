@@ -2,10 +2,10 @@ import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { InputError } from "../errors.js";
 import { summarize, type Summary } from "../eval/metrics.js";
-import { instructionEfficacy, type InstructionEfficacy } from "../data/efficacy.js";
-import { readGenerationFolder, readJsonFile } from "../data/generation-folder.js";
-import { reflectionStatistics, type TaskStatistics } from "../data/stats.js";
-import type { ReflectionDataItem } from "../data/types.js";
+import { instructionEfficacy, type InstructionEfficacy } from "./efficacy.js";
+import { readGenerationFolder, readJsonFile } from "./generation-folder.js";
+import { reflectionStatistics, type TaskStatistics } from "./stats.js";
+import type { ReflectionDataItem } from "./types.js";
 import type { Episode } from "../loops/types.js";
 import { findLog, readLog } from "../record/log.js";
 

@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { workerPackageDir } from "./setup.js";
 import { prepareTestWorker } from "./worker-harness.js";
 
 // The worker venv (built if absent), at module level: outside every test timeout.
-const python = await prepareTestWorker();
+let python = "";
+// Built (or found) before the first test, not on import.
+before(async () => {
+  python = await prepareTestWorker();
+});
 
 // The worker's own unit tests (worker/tests, Python's unittest: the losses against hand computations), run in the
 // worker's venv so the project's one test runner covers them.

@@ -4,23 +4,26 @@
  * the KL to the untrained model (null on a step without an update). Sizes are tiny (8 items, B = 2, G = 4, 24-token
  * turns): 116 s here. At these sizes SmolLM2's retries all failed (no group with signal, so no update and no KL);
  * G = 8, K = 3 with 64-token retries ran past 9 minutes inside its first step on the shared 2 cores. The KL's effect
- * is tested on the tiny model (worker.test.ts, objectives.test.ts). Since session 17 a GGUF LoRA run samples on the
+ * is tested on the tiny model (worker.worker.test.ts, objectives.worker.test.ts). Since session 17 a GGUF LoRA run samples on the
  * engine by default (`--sampler engine`); this test runs that default. 516 s in session 17, 473 s of it the first
  * step's sampling while a benchmark held the cores (the second step sampled in 23 s).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import type { Rollout } from "../train/rrr.js";
 import type { StepMetrics } from "../train/train-loop.js";
 import { prepareTestWorker } from "../train/worker-harness.js";
 import { assertExit, cli, jsonLines, removeCacheDir, tempDir } from "./cli-harness.js";
 
-const model = await resolveRegisteredModel("smollm2-135m");
-// The worker's venv, built if absent: outside every test timeout.
-await prepareTestWorker();
+let model = "";
+// The model fetched and the worker's venv built if absent, before the first test (not on import): outside every test timeout.
+before(async () => {
+  model = await resolveRegisteredModel("smollm2-135m");
+  await prepareTestWorker();
+});
 
 describe("reflect train rrr on SmolLM2-135M", { timeout: 600_000 }, () => {
   it("--resample-ties 2 --kl 0.05: signal share before/after, resamples and KL in metrics.jsonl, the result and the printout", async (t) => {

@@ -7,14 +7,18 @@
 import assert from "node:assert/strict";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import type { StepMetrics } from "../train/train-loop.js";
 import { prepareTestWorker } from "../train/worker-harness.js";
 import { assertExit, cli, jsonLines, removeCacheDir, startCli, tempDir } from "./cli-harness.js";
 
-const tokenizer = await resolveRegisteredModel("smollm2-135m");
-await prepareTestWorker();
+let tokenizer = "";
+// Fetched and built (or found) before the first test, not on import: outside every test's timeout.
+before(async () => {
+  tokenizer = await resolveRegisteredModel("smollm2-135m");
+  await prepareTestWorker();
+});
 const worker = { limitMs: 240_000 };
 /** Relative tolerance on weights between world sizes (float32 sums in another order); observed values are printed. */
 const TOLERANCE = 1e-5;

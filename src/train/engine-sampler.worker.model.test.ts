@@ -20,7 +20,8 @@ import type { LoadParams } from "./types.js";
 import type { WorkerClient } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker, tempDir, trainSecretWord } from "./worker-harness.js";
 
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 describe("the engine sampler on SmolLM2-135M", { timeout: 600_000 }, () => {
   let worker: WorkerClient;
@@ -77,7 +78,7 @@ describe("the engine sampler on SmolLM2-135M", { timeout: 600_000 }, () => {
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       t.diagnostic(`mean |Δ log p| over ${diffs.policy.length} tokens: learner with the adapter ${mean(diffs.policy).toFixed(4)}, with it off ${mean(diffs.reference).toFixed(4)}`);
       assert.ok(diffs.policy.length >= 6);
-      // The Q4_1 floor on SmolLM2 is about 0.04 (lora-export.model.test.ts); last measured here 0.032 vs 0.665.
+      // The Q4_1 floor on SmolLM2 is about 0.04 (lora-export.worker.model.test.ts); last measured here 0.032 vs 0.665.
       assert.ok(mean(diffs.policy) < 0.15, `with the adapter ${mean(diffs.policy)}`);
       assert.ok(mean(diffs.reference) > 4 * mean(diffs.policy), `with the adapter off ${mean(diffs.reference)}`);
 

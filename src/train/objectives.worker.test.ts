@@ -14,7 +14,8 @@ import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker
 import type { WorkerClient } from "./worker-client.js";
 
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 // Each objective trains a few steps on a tiny model (issue 6's CI requirement), checked for what it must do:
 // SFT and DPO lower their loss on their data, a resumed run repeats an uninterrupted one, and RRR's loss touches

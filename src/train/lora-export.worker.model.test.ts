@@ -14,7 +14,8 @@ import type { WorkerClient } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker, tempDir, trainSecretWord } from "./worker-harness.js";
 
 // Builds the worker's venv if absent: at module level, outside every test timeout (minutes on a cold machine).
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 // The real SmolLM2-135M-Instruct (Q4_1 GGUF) with a LoRA adapter on all seven linear layers of each block (q and k
 // included, whose B matrices llama.cpp's layout permutes), written as a GGUF LoRA file and applied by node-llama-cpp
@@ -73,7 +74,7 @@ describe("GGUF LoRA export of a SmolLM2 adapter", { timeout: 900_000 }, () => {
     // The floor: the Q4_1 file against the dequantised weights PyTorch runs in f32, with no adapter on either side.
     assert.ok(check.floorMeanAbs !== undefined && check.floorMeanAbs < 0.15, `quantisation floor ${check.floorMeanAbs}`);
     assert.ok(check.baseMeanAbs > 3 * (check.floorMeanAbs ?? 0), `training moved the model: the base alone is off by ${check.baseMeanAbs}`);
-    // Tolerance: within 1.5× the floor + 0.02 nats (the merged f32 export meets the same bound in export.model.test.ts).
+    // Tolerance: within 1.5× the floor + 0.02 nats (the merged f32 export meets the same bound in export.worker.model.test.ts).
     assert.ok(check.exportedMeanAbs < 1.5 * (check.floorMeanAbs ?? 0) + 0.02, `base + adapter ${check.exportedMeanAbs} vs floor ${check.floorMeanAbs}`);
     assert.ok(check.exportedMeanAbs < check.baseMeanAbs / 3, JSON.stringify(check));
 

@@ -8,14 +8,18 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import type { StepMetrics } from "../train/train-loop.js";
 import { prepareTestWorker } from "../train/worker-harness.js";
 import { assertExit, cli, jsonLines, removeCacheDir, startCli, tempDir } from "./cli-harness.js";
 
-const model = await resolveRegisteredModel("smollm2-135m");
-await prepareTestWorker();
+let model = "";
+// The model fetched and the worker's venv built if absent, before the first test (not on import): outside every test timeout.
+before(async () => {
+  model = await resolveRegisteredModel("smollm2-135m");
+  await prepareTestWorker();
+});
 
 describe("reflect train rrr --sampler engine on SmolLM2-135M", { timeout: 600_000 }, () => {
   it("SIGTERM after step 1 ends the run at once and leaves no adapter file; the rerun resumes and resyncs; mismatch and times in metrics and result", async (t) => {

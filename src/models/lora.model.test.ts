@@ -7,7 +7,7 @@ import { openModel } from "./open.js";
 import { resolveRegisteredModel } from "./resolve.js";
 
 // Headers only: no model is loaded. The adapter files themselves are written and applied in
-// src/train/lora-export.model.test.ts (they need the training worker).
+// src/train/lora-export.worker.model.test.ts (they need the training worker).
 
 test("a missing adapter file says where it looked and how to make one", async () => {
   const base = await resolveRegisteredModel("smollm2-135m");

@@ -1,7 +1,7 @@
 /**
  * The RRR loop with a sampler other than the worker, on the tiny model (SmolLM2's real tokenizer and chat template):
  * a sampler double that returns scripted texts and reports log-probs, and records its syncs and calls. The worker path
- * itself is tested, unchanged, in objectives.test.ts; the real engine in engine-sampler.model.test.ts.
+ * itself is tested, unchanged, in objectives.worker.test.ts; the real engine in engine-sampler.worker.model.test.ts.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -16,7 +16,8 @@ import type { StepMetrics } from "./train-loop.js";
 import type { WorkerClient } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
 
-await prepareTestWorker();
+// Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
+before(() => prepareTestWorker());
 
 type Event = { sync: number } | { generate: number; held: number; conversations: number; temperature: number };
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../data/fixture.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
@@ -15,11 +15,14 @@ import { prepareTestWorker } from "../train/worker-harness.js";
 import { assertExit, cli, jsonLines, removeCacheDir, tempDir } from "./cli-harness.js";
 
 // The CLI runs offline with an empty model cache of its own; the tiny model takes SmolLM2's tokenizer from the file.
-const tokenizer = await resolveRegisteredModel("smollm2-135m");
-// The CLI runs below start the worker in its default venv: built here if absent, outside every test timeout (the CLI
-// runs are killed after a minute, and a cold build takes minutes).
-await prepareTestWorker();
-const tiny = ["--model", `tiny:${tokenizer}`, "--lora-rank", "4", "--lora-alpha", "8", "--threads", "2"];
+// The CLI runs below start the worker in its default venv: built before the first test if absent (not on import),
+// outside every test timeout (the CLI runs are killed after a minute, and a cold build takes minutes).
+const tiny: string[] = [];
+before(async () => {
+  const tokenizer = await resolveRegisteredModel("smollm2-135m");
+  await prepareTestWorker();
+  tiny.push("--model", `tiny:${tokenizer}`, "--lora-rank", "4", "--lora-alpha", "8", "--threads", "2");
+});
 /** A run that starts the worker imports PyTorch and transformers and loads a model: about a minute on 2 busy cores
  * (measured: 82 s at load average 16), well past the CLI harness's default limit. */
 const worker = { limitMs: 300_000 };
