@@ -15,6 +15,7 @@ import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../
 import { assertDrawn, openBrowser, pngStats, renderedCharts, requireChromium, strictPage } from "./browser-harness.js";
 import { writeTimeFixture } from "./time-fixture.js";
 import { writeReport, type ReportResult } from "./write-report.js";
+import { readLogIn } from "../record/log.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const RUNS = ["bench/runs/engine/reflect-retry", "bench/runs/engine/reflexion-same-item", "bench/runs/arithmetic-smollm2-135m-t4", "bench/runs/arithmetic-gemma-3-270m-t2"].map((r) => path.join(REPO, r));
@@ -87,10 +88,7 @@ describe("reflect report in headless Chromium", () => {
     await page.locator('svg[data-chart="flips-1"] a[href="#run=1&filter=w2r"]').click();
     await page.waitForFunction('location.hash === "#run=1&filter=w2r"');
     const listed = await page.locator(".episode-list a.episode-link").count();
-    const expected = readFileSync(path.join(REPO, "bench/runs/engine/reflexion-same-item/episodes.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { attempts: { verdict: { correct: boolean | null } }[] })
+    const expected = (await readLogIn<{ attempts: { verdict: { correct: boolean | null } }[] }>(path.join(REPO, "bench/runs/engine/reflexion-same-item"), "episodes", { noun: "episode" })).values
       .filter((e) => e.attempts.some((a, i) => i > 0 && a.verdict.correct === true && e.attempts[i - 1]?.verdict.correct !== true)).length;
     assert.equal(listed, expected);
     assert.equal(listed, 8);

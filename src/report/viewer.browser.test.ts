@@ -4,7 +4,6 @@
  * recorded in episodes.jsonl; the filters and the search.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -12,13 +11,11 @@ import type { Episode } from "../loops/types.js";
 import { assertDrawn, openBrowser, pngStats, requireChromium, strictPage } from "./browser-harness.js";
 import { outcomeTags } from "./breakdowns.js";
 import { startViewer, type RunningViewer } from "./viewer-server.js";
+import { readLogIn } from "../record/log.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const RUN = path.join(REPO, "bench/runs/arithmetic-smollm2-135m-t4");
-const episodes = readFileSync(path.join(RUN, "episodes.jsonl"), "utf8")
-  .trim()
-  .split("\n")
-  .map((line) => JSON.parse(line) as Episode);
+const { values: episodes } = await readLogIn<Episode>(RUN, "episodes", { noun: "episode" });
 
 describe("reflect view in headless Chromium", () => {
   let viewer: RunningViewer;
