@@ -7,8 +7,19 @@ export class ReflectkitError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
-  static isInstance(error: unknown): error is ReflectkitError {
-    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+  /**
+   * Whether `error` is one of this class: `ReflectkitError.isInstance(e)` any reflectkit error, `InputError.isInstance(e)`
+   * an input error. Errors from another copy of the package carry the marker and are matched by their class's place
+   * in the prototype chain, so match by class here rather than by comparing `name` strings.
+   */
+  static isInstance<T extends ReflectkitError>(this: abstract new (...args: never[]) => T, error: unknown): error is T {
+    if (typeof error !== "object" || error === null || (error as Record<symbol, unknown>)[MARKER] !== true) return false;
+    // Any marked error is a reflectkit error, whichever copy of the package threw it.
+    if (error instanceof this || (this as unknown) === ReflectkitError) return true;
+    for (let proto: unknown = Object.getPrototypeOf(error); proto !== null && proto !== undefined; proto = Object.getPrototypeOf(proto)) {
+      if ((proto as { constructor?: { name?: string } }).constructor?.name === this.name) return true;
+    }
+    return false;
   }
 }
 

@@ -23,6 +23,9 @@ export { majorityVote } from "./loops/vote.js";
 export { placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
+export { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./loops/conversation.js";
+export { describeStopReason, parseStopReason, stopReasonString, runBudgetLimit, type StopReasonKind } from "./loops/stop-reason.js";
+export { selectedAttempt } from "./loops/selected-attempt.js";
 export { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
 export {
   isAttemptCount,
@@ -39,6 +42,7 @@ export {
 } from "./loops/stop.js";
 export type { Critic, CritiqueInput, CritiqueContext } from "./critics/critic.js";
 export { verifierCritic, checkFromVerdict } from "./critics/verifier-critic.js";
+export { checksPass, checksScore } from "./critics/verdict.js";
 export { rubricJudge, parseJudgement, failureCategories, judgeSchema, type FailureCategory, type RubricJudgeOptions } from "./critics/rubric-judge.js";
 export type * from "./loops/types.js";
 export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";

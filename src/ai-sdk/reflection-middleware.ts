@@ -19,6 +19,7 @@ import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { StopCondition } from "../loops/stop.js";
 import type { Check, Episode } from "../loops/types.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import { fromAISDK } from "./from-ai-sdk.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { chatMessages, finishReasonV4, streamParts, usageV4 } from "./to-ai-sdk.js";
@@ -94,7 +95,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
     });
     await options.recorder?.append(episode);
     await options.onEpisode?.(episode);
-    const selected = episode.attempts.find((a) => a.turn === episode.selected);
+    const selected = selectedAttempt(episode);
     if (selected === undefined) {
       params.abortSignal?.throwIfAborted();
       throw new ModelCallError(`reflection middleware: no attempt to return (${episode.error?.message ?? episode.stoppedBy})`, episode.error?.status, false);

@@ -1,18 +1,13 @@
 import type { Summary } from "../eval/metrics.js";
+import { describeStopReason, parseStopReason } from "../loops/stop-reason.js";
 import { formatMeasuredTheatre } from "./format-theatre.js";
 import { textTable } from "./text-table.js";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-const BUDGET_NOUNS: Record<string, string> = { tokens: "token", calls: "call", time: "time" };
 
-/** An episode's stop reason as a reader says it: `turns:2` → `turn limit (2)`, `budget:tokens` → `token budget`. */
-export function stopReasonText(reason: string): string {
-  const turns = /^turns:(\d+)$/.exec(reason);
-  if (turns !== null) return `turn limit (${turns[1]})`;
-  const budget = /^budget:(\w+)$/.exec(reason);
-  if (budget !== null) return `${BUDGET_NOUNS[budget[1] as string] ?? budget[1]} budget`;
-  if (reason === "error") return "model error";
-  return reason.replace(">=", " ≥ ");
+/** An episode's recorded stop reason as a reader says it: `turns:2` → `turn limit (2)`, `budget:tokens` → `token budget`. */
+export function stopReasonText(text: string): string {
+  return describeStopReason(parseStopReason(text));
 }
 
 /**

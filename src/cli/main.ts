@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { InterruptedError, ReflectkitError, UsageError } from "../errors.js";
+import { InputError, InterruptedError, ReflectkitError, UsageError } from "../errors.js";
 import { reflectkitVersion } from "../version.js";
 import { registerData } from "./data.js";
 import { registerEval } from "./eval.js";
@@ -34,8 +34,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (ReflectkitError.isInstance(error)) {
       process.stderr.write(`reflect: ${error.message}\n`);
-      if (error instanceof InterruptedError) return 130;
-      return error instanceof UsageError || error.name === "InputError" ? 2 : 1;
+      if (InterruptedError.isInstance(error)) return 130;
+      return UsageError.isInstance(error) || InputError.isInstance(error) ? 2 : 1;
     }
     throw error;
   }

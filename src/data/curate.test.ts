@@ -7,6 +7,7 @@ import { InputError, UsageError } from "../errors.js";
 import type { GenerateRequest } from "../models/language-model.js";
 import { scriptedModel } from "../models/scripted.js";
 import { curateReflectionData, splitOf, type CurationReport, type DPlusRow, type PairRow, type PreferenceRow } from "./curate.js";
+import { preferenceConversation, sftConversation } from "./export.js";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder, type ItemSpec } from "./fixture.js";
 import { preferenceSchema } from "./preference-judge.js";
 
@@ -81,6 +82,24 @@ describe("curateReflectionData", () => {
     assert.ok(!all.includes("R4 unjudged"));
     assert.deepEqual(readLines(path.join(outDir, "d_plus.jsonl")), sets.d_plus);
     assert.deepEqual(readLines(path.join(outDir, "distill.jsonl")), sets.distill);
+  });
+
+  it("a first answer's tool calls stay in the exported conversations: each is the conversation the reflection was written after", async () => {
+    const toolCalls = [{ id: "call_0", name: "add", arguments: '{"a":2,"b":3}' }];
+    const item = failedItem("t1", "What is 2 + 3?", "<answer>4</answer>", [
+      [STEP, "R1 redo the sum", "<answer>5</answer>", true],
+      [QUICK, "R2 check the carry", "<answer>6</answer>", false],
+    ]);
+    const generated = fixtureItem({ ...item, first: { ...item.first, toolCalls } }, own);
+    const inDir = tmp();
+    await writeGenerationFolder(inDir, [generated], own);
+    const { sets } = await curateReflectionData({ inDir, outDir: tmp(), testShare: 0 });
+    const row = sets.d_plus[0] as DPlusRow;
+    assert.match(row.first_answer, /^<answer>4<\/answer>\n<tool_call>\{"name":"add"/u);
+    const shown = generated.reflections.find((r) => r.reflection.output === row.reflection)?.reflection.messages;
+    assert.deepEqual(sftConversation(row, "two-stage-reflection").slice(0, -1).map(({ role, content }) => ({ role, content })), shown);
+    const pair = sets.d_pm[0] as PairRow;
+    assert.deepEqual(preferenceConversation(pair).prompt.slice(0, -1), shown?.slice(0, -1), "the pair's prompt up to its request");
   });
 
   it("D±: a right against a wrong retry of the same item, never the same reflection text, one instruction's pairs first, at most N", async () => {

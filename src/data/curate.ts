@@ -4,6 +4,7 @@ import pLimit from "p-limit";
 import { InputError, UsageError } from "../errors.js";
 import { writeFileWhole } from "../record/log.js";
 import { Budget } from "../loops/budget.js";
+import { replyText } from "../loops/conversation.js";
 import type { ModelCall } from "../loops/types.js";
 import type { ChatMessage, LanguageModel, SamplingParams } from "../models/language-model.js";
 import { noopTracer } from "../telemetry/tracer.js";
@@ -29,6 +30,7 @@ export interface AttemptContext {
   model: string;
   /** The prompt of the first answer, as the model saw it (the task's prompt and the thought request). */
   question: ChatMessage[];
+  /** The first answer as the reflection's conversation holds it: its text, then its tool calls (`replyText`). */
   first_answer: string;
   /** What the model was told about its wrong first answer. */
   feedback: string;
@@ -177,7 +179,7 @@ export async function curateReflectionData(options: CurateReflectionDataOptions)
     if (turns.length === 0) continue;
     reflected++;
     const first = item.first as NonNullable<ReflectionDataItem["first"]>;
-    const context: AttemptContext = { split: splitOf(item.id, seed, testShare), id: item.id, task: item.task, model: item.model, question: first.call.messages, first_answer: first.call.output, feedback: item.feedbackShown ?? "" };
+    const context: AttemptContext = { split: splitOf(item.id, seed, testShare), id: item.id, task: item.task, model: item.model, question: first.call.messages, first_answer: replyText(first.call), feedback: item.feedbackShown ?? "" };
     splits[context.split]++;
     for (const turn of turns) if (!used.has(turn.instruction.id)) used.set(turn.instruction.id, turn.instruction);
 

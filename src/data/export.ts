@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { InputError, UsageError } from "../errors.js";
+import { afterFailure } from "../loops/conversation.js";
 import { reflectionRequest, retryRequest } from "../loops/feedback.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { readRecords } from "../tasks/records.js";
@@ -141,7 +142,7 @@ export function preferenceConversation(row: PairRow): PreferenceConversation {
   const { chosen, rejected } = row;
   const request = chosen.reflection_request === rejected.reflection_request ? chosen.reflection_request : reflectionRequest(row.feedback);
   return {
-    prompt: [...row.question.map(plain), { role: "assistant", content: row.first_answer }, { role: "user", content: request }],
+    prompt: afterFailure(row.question.map(plain), { output: row.first_answer }, row.feedback, request),
     chosen: [{ role: "assistant", content: chosen.reflection }],
     rejected: [{ role: "assistant", content: rejected.reflection }],
   };

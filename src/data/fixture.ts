@@ -5,9 +5,10 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { feedbackMessage, retryRequest } from "../loops/feedback.js";
+import { afterFailure, retryTurn } from "../loops/conversation.js";
+import { feedbackMessage } from "../loops/feedback.js";
 import type { CallRole, ModelCall } from "../loops/types.js";
-import type { ChatMessage } from "../models/language-model.js";
+import type { ChatMessage, ToolCall } from "../models/language-model.js";
 import { firstAnswerPrompt, instructedReflectionRequest } from "./generate.js";
 import { instructionPool, type ReflectionInstruction } from "./instructions.js";
 import type { ReflectionDataItem } from "./types.js";
@@ -24,7 +25,8 @@ export interface ItemSpec {
   id: string;
   question: string;
   task?: string;
-  first: { answer: string; correct: boolean | null };
+  /** The first answer; `toolCalls`: the calls it made besides its text. */
+  first: { answer: string; correct: boolean | null; toolCalls?: ToolCall[] };
   samples?: SampleSpec[];
 }
 
@@ -38,17 +40,17 @@ function call(role: CallRole, messages: ChatMessage[], output: string): ModelCal
 /** An item as `generateReflectionData` writes it; `own` are the run's own instructions (the pool's are known). */
 export function fixtureItem(spec: ItemSpec, own: readonly ReflectionInstruction[] = []): ReflectionDataItem {
   const prompt = firstAnswerPrompt([{ role: "user", content: spec.question }]);
-  const first = call("attempt", prompt, spec.first.answer);
+  const first = { ...call("attempt", prompt, spec.first.answer), ...(spec.first.toolCalls === undefined ? {} : { toolCalls: spec.first.toolCalls }) };
   const feedbackShown = spec.first.correct === false ? feedbackMessage({ pass: false, feedback: "" }, "binary") : undefined;
   const counts = new Map<string, number>();
   const reflections = (spec.samples ?? []).map((s) => {
     const instruction = [...pool, ...own].find((i) => i.id === s.instruction) ?? { id: s.instruction, text: `(unknown instruction ${s.instruction})` };
     const sample = counts.get(s.instruction) ?? 0;
     counts.set(s.instruction, sample + 1);
-    const messages: ChatMessage[] = [...prompt, { role: "assistant", content: spec.first.answer }, { role: "user", content: instructedReflectionRequest(feedbackShown ?? "", instruction) }];
+    const messages = afterFailure(prompt, first, feedbackShown ?? "", instructedReflectionRequest(feedbackShown ?? "", instruction));
     const reflection = call("reflection", messages, s.reflection);
     if (s.answer === undefined) return { instruction: s.instruction, sample, reflection };
-    const retry = call("attempt", [...messages, { role: "assistant", content: s.reflection }, { role: "user", content: retryRequest(prompt) }], s.answer);
+    const retry = call("attempt", retryTurn(messages, s.reflection, prompt), s.answer);
     return { instruction: s.instruction, sample, reflection, retry, verdict: { correct: s.correct ?? null, feedback: "", answer: null } };
   });
   return {

@@ -4,8 +4,8 @@ import { durableRun } from "../record/durable-run.js";
 import { writeFileWhole } from "../record/log.js";
 import { Budget, type BudgetLimits } from "../loops/budget.js";
 import { callModel, episodeError, verifyOutput, type CallSampling, type CallScope } from "../loops/episode-run.js";
-import { feedbackMessage, retryRequest, type FeedbackMode } from "../loops/feedback.js";
-import { replyText } from "../loops/reflect-retry.js";
+import { afterFailure, retryTurn } from "../loops/conversation.js";
+import { feedbackMessage, type FeedbackMode } from "../loops/feedback.js";
 import type { CallRole, EpisodeError, ModelCall } from "../loops/types.js";
 import type { ChatMessage, LanguageModel, SamplingParams } from "../models/language-model.js";
 import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/task.js";
@@ -232,12 +232,11 @@ async function generateItem<R>(setup: ItemSetup<R>, item: TaskItem<R>, signal: A
           // Each sample is its own conversation (and KV-cache session): the embedded model's outputs then do not
           // depend on which sample ran before it.
           const conversation = `${instruction.id}#${sample}`;
-          const messages: ChatMessage[] = [...prompt, { role: "assistant", content: replyText(firstCall) }, { role: "user", content: instructedReflectionRequest(feedbackShown, instruction) }];
+          const messages = afterFailure(prompt, firstCall, feedbackShown, instructedReflectionRequest(feedbackShown, instruction));
           const reflection = await call("reflection", { instruction: instruction.id, sample, role: "reflection" }, messages, setup.reflection, conversation, firstCall);
           const entry: ReflectionSample = { instruction: instruction.id, sample, reflection };
           reflections.push(entry);
-          messages.push({ role: "assistant", content: reflection.output }, { role: "user", content: retryRequest(prompt) });
-          entry.retry = await call("attempt", { instruction: instruction.id, sample, role: "retry" }, messages, { ...setup.retry, ...setup.requestFormat?.(item) }, conversation, reflection);
+          entry.retry = await call("attempt", { instruction: instruction.id, sample, role: "retry" }, retryTurn(messages, reflection.output, prompt), { ...setup.retry, ...setup.requestFormat?.(item) }, conversation, reflection);
           entry.verdict = await verifyOutput(task, item.record, entry.retry.output, partsOf(entry.retry));
         }
       }

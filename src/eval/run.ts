@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
-import { Budget, type BudgetKind, type BudgetLimits } from "../loops/budget.js";
+import { Budget, type BudgetLimits } from "../loops/budget.js";
+import { parseStopReason, runBudgetLimit } from "../loops/stop-reason.js";
 import type { Episode } from "../loops/types.js";
 import type { TaskItem } from "../tasks/task.js";
 import { durableRun } from "../record/durable-run.js";
@@ -85,9 +86,10 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
       // A call crowded out by the reservations of episodes in flight waits inside the episode for one to settle
       // (or for the signal); an episode that the run budget stopped before its first call is an item not run.
       const episode = await options.episode(item, { signal, runBudget });
-      if (episode.usage.calls === 0 && episode.stoppedBy.startsWith("run-budget:")) {
+      const runLimit = runBudgetLimit(parseStopReason(episode.stoppedBy));
+      if (episode.usage.calls === 0 && runLimit !== null) {
         notRun++;
-        notRunReason ??= episode.error?.message ?? `the run's ${runBudget.describe(episode.stoppedBy.slice("run-budget:".length) as BudgetKind)} is spent`;
+        notRunReason ??= episode.error?.message ?? `the run's ${runBudget.describe(runLimit)} is spent`;
         return undefined;
       }
       return episode;

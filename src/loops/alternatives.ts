@@ -3,6 +3,7 @@ import type { ChatMessage } from "../models/language-model.js";
 import { BudgetSpentError } from "./budget.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
+import type { StopReason } from "./stop-reason.js";
 import type { Episode, PanelAnswer } from "./types.js";
 
 export interface AlternativesOptions<R> extends LoopOptions<R> {
@@ -39,7 +40,7 @@ export function alternatives<R>(options: AlternativesOptions<R>): Promise<Episod
   return runEpisode("alternatives", { ...options, turns: 2, stopWhen: [] }, [], (run) => compareAlternatives(run, k, temperature));
 }
 
-async function compareAlternatives<R>(run: EpisodeRun<R>, k: number, temperature: number): Promise<string> {
+async function compareAlternatives<R>(run: EpisodeRun<R>, k: number, temperature: number): Promise<StopReason> {
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   const sampling = run.options.attempt ?? defaultAttemptSampling;
@@ -61,10 +62,10 @@ async function compareAlternatives<R>(run: EpisodeRun<R>, k: number, temperature
   const messages: ChatMessage[] = [...taskPrompt.slice(0, -1), { role: "user", content: comparisonRequest(panel.map((p) => p.call.output), taskPrompt) }];
   const call = await run.call(model, "attempt", messages, sampling, "compare", "compare");
   const verdict = await run.verify(call.output);
-  return run.settle({ turn: 2, call, verdict, checks: [] }, "latest") ?? "turns:2";
+  return run.settle({ turn: 2, call, verdict, checks: [] }, "latest") ?? { kind: "turns", limit: 2 };
 }
 
-function settleFirst<R>(run: EpisodeRun<R>, panel: PanelAnswer[]): string | null {
+function settleFirst<R>(run: EpisodeRun<R>, panel: PanelAnswer[]): StopReason | null {
   const first = panel[0] as PanelAnswer;
   return run.settle({ turn: 1, call: first.call, verdict: first.verdict, checks: [], panel }, "latest");
 }

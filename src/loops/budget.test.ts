@@ -10,6 +10,7 @@ import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, generateArithmetic } from "../tasks/arithmetic/index.js";
 import { Budget, BudgetSpentError, promptTokenBound } from "./budget.js";
 import { reflectRetry } from "./reflect-retry.js";
+import { stopReasonString } from "./stop-reason.js";
 
 const task = arithmeticTask();
 const items = generateArithmetic({ seed: 3, count: 8 });
@@ -67,14 +68,14 @@ describe("Budget", () => {
     const episode = new Budget({ tokens: 150 }, run);
     assert.throws(
       () => episode.reserve(200, 10),
-      (e: unknown) => e instanceof BudgetSpentError && e.scope === "episode" && e.reason === "too-small" && e.stopReason === "budget:tokens" && /the episode's token budget \(150\) cannot fit one call: its prompt alone may take up to 200 tokens — raise the episode's token budget above 200/.test(e.message),
+      (e: unknown) => e instanceof BudgetSpentError && e.scope === "episode" && e.reason === "too-small" && stopReasonString(e.stopReason) === "budget:tokens" && /the episode's token budget \(150\) cannot fit one call: its prompt alone may take up to 200 tokens — raise the episode's token budget above 200/.test(e.message),
     );
     const held = new Budget({ tokens: 500 }, run).reserve(400, 100);
     assert.equal(held.tokens, 500);
     const other = new Budget({}, run);
     assert.throws(
       () => other.reserve(400, 100),
-      (e: unknown) => e instanceof BudgetSpentError && e.scope === "run" && e.reason === "crowded" && e.stopReason === "run-budget:tokens",
+      (e: unknown) => e instanceof BudgetSpentError && e.scope === "run" && e.reason === "crowded" && stopReasonString(e.stopReason) === "run-budget:tokens",
     );
     run.settle(held, 750);
     assert.throws(

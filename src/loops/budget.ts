@@ -1,4 +1,5 @@
 import { ReflectkitError, UsageError } from "../errors.js";
+import type { StopReason } from "./stop-reason.js";
 
 /** Limits of one episode or one run. Tokens are prompt plus completion tokens, as APIs bill them. */
 export interface BudgetLimits {
@@ -42,9 +43,9 @@ export class BudgetSpentError extends ReflectkitError {
     super(detail ?? `the ${scope}'s ${kind} budget is spent`);
   }
 
-  /** The episode's `stoppedBy`: `budget:<kind>` for the episode's budget, `run-budget:<kind>` for the run's. */
-  get stopReason(): string {
-    return `${this.scope === "run" ? "run-budget" : "budget"}:${this.kind}`;
+  /** The episode's stop reason (recorded as `budget:<kind>` for the episode's or an item's budget, `run-budget:<kind>` for the run's). */
+  get stopReason(): StopReason {
+    return { kind: "budget", scope: this.scope === "run" ? "run" : "episode", limit: this.kind };
   }
 }
 

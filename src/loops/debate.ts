@@ -3,6 +3,7 @@ import type { ChatMessage, LanguageModel } from "../models/language-model.js";
 import { BudgetSpentError } from "./budget.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
+import type { StopReason } from "./stop-reason.js";
 import type { Episode, PanelAnswer } from "./types.js";
 import { majorityVote } from "./vote.js";
 
@@ -39,7 +40,7 @@ export function debate<R>(options: DebateOptions<R>): Promise<Episode<R>> {
   return runEpisode("debate", { ...options, turns: rounds, stopWhen: [] }, [], (run) => debateRounds(run, [options.model, ...options.agents]));
 }
 
-async function debateRounds<R>(run: EpisodeRun<R>, agents: readonly LanguageModel[]): Promise<string> {
+async function debateRounds<R>(run: EpisodeRun<R>, agents: readonly LanguageModel[]): Promise<StopReason> {
   const { task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   const conversations: ChatMessage[][] = agents.map(() => [...taskPrompt]);
@@ -70,7 +71,7 @@ async function debateRounds<R>(run: EpisodeRun<R>, agents: readonly LanguageMode
   }
 }
 
-function settleRound<R>(run: EpisodeRun<R>, round: number, panel: PanelAnswer[]): string | null {
+function settleRound<R>(run: EpisodeRun<R>, round: number, panel: PanelAnswer[]): StopReason | null {
   const vote = majorityVote(panel.map((p) => p.verdict.answer));
   const chosen = panel[vote.chosen] as PanelAnswer;
   return run.settle({ turn: round, call: chosen.call, verdict: chosen.verdict, checks: [], panel, vote }, "latest");

@@ -7,6 +7,8 @@ import { hash32 } from "../util/hash.js";
 import { attemptConfidence, keepLogprobs } from "./answer-confidence.js";
 import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
 import { attemptScore, firstStop, isAttemptCount, type StopCondition } from "./stop.js";
+import { stopReasonString, type StopReason } from "./stop-reason.js";
+import { selectedAttempt } from "./selected-attempt.js";
 import type { AttemptRecord, CallRole, Check, Episode, EpisodeError, ModelCall, Reflection } from "./types.js";
 
 /** Options every strategy takes: one options object per call; budgets belong to the call. */
@@ -157,7 +159,7 @@ export class EpisodeRun<R> {
    * verifier (a debate's vote, a comparison of alternatives), rolling back to a better-scoring attempt would let the
    * ground truth pick the answer.
    */
-  settle(draft: AttemptDraft, keep: "best" | "latest" = "best"): string | null {
+  settle(draft: AttemptDraft, keep: "best" | "latest" = "best"): StopReason | null {
     // Every strategy records its attempts here, so the confidence of each is computed in one place.
     if (this.options.attempt?.logprobs === true && draft.confidence === undefined) draft = { ...draft, confidence: attemptConfidence(this.options.task, this.item.record, draft.call) };
     const best = this.attempts.reduce<AttemptRecord | undefined>((b, a) => (b === undefined || attemptScore(a) > attemptScore(b) ? a : b), undefined);
@@ -183,12 +185,13 @@ export class EpisodeRun<R> {
     if (last !== undefined) last.reflection = reflection;
   }
 
-  finish(stoppedBy: string, error?: unknown): Episode<R> {
+  finish(stop: StopReason, error?: unknown): Episode<R> {
+    const stoppedBy = stopReasonString(stop);
     const last = this.attempts.at(-1);
     // An episode cut short (budget, error) after a "continue" still returns its best attempt.
     if (last !== undefined && last.decision === "continue") last.decision = last.selected === last.turn ? "accept" : "rollback";
     const selected = last?.selected ?? null;
-    const chosen = selected === null ? undefined : this.attempts[selected - 1];
+    const chosen = selectedAttempt({ attempts: this.attempts, selected });
     const solved = this.attempts.find((a) => a.verdict.correct === true);
     const byRole: Episode["usageByRole"] = {};
     for (const call of this.calls) {
@@ -234,19 +237,19 @@ export class EpisodeRun<R> {
  * failure (after the backend's own retries) with `error` and the error kept. An interruption (the caller's signal)
  * and bugs propagate.
  */
-export async function runEpisode<R>(strategy: string, options: LoopOptions<R>, defaults: readonly StopCondition[], body: (run: EpisodeRun<R>) => Promise<string>): Promise<Episode<R>> {
+export async function runEpisode<R>(strategy: string, options: LoopOptions<R>, defaults: readonly StopCondition[], body: (run: EpisodeRun<R>) => Promise<StopReason>): Promise<Episode<R>> {
   const run = new EpisodeRun(strategy, { ...options, stopWhen: options.stopWhen ?? defaults });
   try {
     return run.finish(await body(run));
   } catch (error) {
     if (options.signal?.aborted === true) {
-      run.finish("interrupted", error);
+      run.finish({ kind: "interrupted" }, error);
       throw error;
     }
     // A budget that no call can fit in is a configuration error: its message (which budget, and what to raise) is kept.
     if (error instanceof BudgetSpentError) return run.finish(error.stopReason, error.reason === "too-small" ? error : undefined);
-    if (ReflectkitError.isInstance(error)) return run.finish("error", error);
-    run.finish("error", error);
+    if (ReflectkitError.isInstance(error)) return run.finish({ kind: "error" }, error);
+    run.finish({ kind: "error" }, error);
     throw error;
   }
 }

@@ -2,13 +2,16 @@ import type { ChatMessage, LanguageModel } from "../models/language-model.js";
 import { checkFromVerdict } from "../critics/verifier-critic.js";
 import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
-import { failingCheck, feedbackMessage, reflectionRequest, retryRequest, type FeedbackMode } from "./feedback.js";
-import { placeboReflection, retryWithoutReflection } from "./reflection-control.js";
+import { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./conversation.js";
+import { failingCheck, feedbackMessage, type FeedbackMode } from "./feedback.js";
+import { placeboReflection } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
-import type { Check, Episode, ModelCall, ReflectionMode } from "./types.js";
+import type { StopReason } from "./stop-reason.js";
+import type { Check, Episode, ReflectionMode } from "./types.js";
 
 export type { FeedbackMode } from "./feedback.js";
 export { feedbackMessage } from "./feedback.js";
+export { replyText } from "./conversation.js";
 
 export interface ReflectRetryOptions<R> extends LoopOptions<R> {
   /** `binary` (the papers' setting, the default): the model learns only that it failed. `detailed`: it sees the check's words. */
@@ -47,10 +50,10 @@ export async function withMode<R>(episode: Promise<Episode<R>>, mode: Reflection
  * The loop reflect-retry and cascade share: checks run cheapest first, each only if the ones before passed — the
  * task's verifier, then the given critics (an LLM judge) — and the model reflects only when one fails.
  */
-export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model", firstAttemptModel?: LanguageModel): Promise<string> {
+export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, critics: readonly Critic<R>[], mode: ReflectionMode = "model", firstAttemptModel?: LanguageModel): Promise<StopReason> {
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
-  const conversation: ChatMessage[] = [...taskPrompt];
+  let conversation: ChatMessage[] = [...taskPrompt];
   for (let turn = 1; ; turn++) {
     run.beginAttempt(turn);
     const call = await run.call(turn === 1 ? (firstAttemptModel ?? model) : model, "attempt", conversation, run.options.attempt ?? defaultAttemptSampling, "main", turn === 1 ? "generate" : "refine");
@@ -65,48 +68,34 @@ export async function retryLoop<R>(run: EpisodeRun<R>, feedback: FeedbackMode, c
     if (stop !== null) return stop;
     const failing = failingCheck(checks);
     // Nothing judged the attempt (a request that asked for no check): there is nothing to reflect on.
-    if (failing === undefined) return "unchecked";
+    if (failing === undefined) return { kind: "unchecked" };
 
-    const feedbackShown = feedbackMessage(failing, feedback);
-    conversation.push({ role: "assistant", content: replyText(call) });
-    await reflectionStep(run, conversation, feedbackShown, taskPrompt, turn, mode);
+    conversation = await reflectionStep(run, conversation, call, feedbackMessage(failing, feedback), taskPrompt, turn, mode);
   }
 }
 
 /**
- * Extends `conversation` (ending with the failed attempt) up to the retry request, by mode. `model`: the reflection
- * request (the feedback first), the model's reflection, the retry request. `placebo`: the same turns, with a fixed
- * generic text in the reflection's place and no model call. `none`: one user message, the feedback and the retry
+ * The conversation after the failed `attempt` of `conversation`, up to the retry request, by mode (built by
+ * conversation.ts, as data generation and RRR training build it). `model`: the attempt, the reflection request (the
+ * feedback first), the model's reflection, the retry request. `placebo`: the same turns, with a fixed generic text in
+ * the reflection's place and no model call. `none`: the attempt, then one user message, the feedback and the retry
  * request (`retryWithoutReflection`), and no reflection recorded.
  */
-async function reflectionStep<R>(run: EpisodeRun<R>, conversation: ChatMessage[], feedbackShown: string, taskPrompt: readonly ChatMessage[], turn: number, mode: ReflectionMode): Promise<void> {
-  if (mode === "none") {
-    conversation.push({ role: "user", content: retryWithoutReflection(feedbackShown, taskPrompt) });
-    return;
-  }
-  const request = reflectionRequest(feedbackShown);
-  conversation.push({ role: "user", content: request });
+async function reflectionStep<R>(run: EpisodeRun<R>, conversation: readonly ChatMessage[], attempt: Reply, feedbackShown: string, taskPrompt: readonly ChatMessage[], turn: number, mode: ReflectionMode): Promise<ChatMessage[]> {
+  if (mode === "none") return retryWithoutReflectionTurn(conversation, attempt, feedbackShown, taskPrompt);
+  const asked = afterFailure(conversation, attempt, feedbackShown);
+  const request = (asked.at(-1) as ChatMessage).content;
   let text: string;
   if (mode === "placebo") {
     const placebo = placeboReflection(run.item.id, turn);
     text = placebo.text;
     run.reflect({ source: "placebo", feedbackShown, request, text, variant: placebo.variant });
   } else {
-    const reflection = await run.call(run.options.model, "reflection", conversation, run.options.reflection ?? defaultReflectionSampling, "main", "reflect");
+    const reflection = await run.call(run.options.model, "reflection", asked, run.options.reflection ?? defaultReflectionSampling, "main", "reflect");
     run.reflect({ feedbackShown, call: reflection });
     text = reflection.output;
   }
-  conversation.push({ role: "assistant", content: text }, { role: "user", content: retryRequest(taskPrompt) });
-}
-
-/**
- * An attempt as the next turn of its conversation sees it: the text, then its tool calls written out. The calls go
- * back as text, not as `tool_calls`: an API that receives tool calls expects tool results next, and there are none.
- */
-export function replyText(call: Pick<ModelCall, "output" | "toolCalls">): string {
-  if (call.toolCalls === undefined || call.toolCalls.length === 0) return call.output;
-  const calls = call.toolCalls.map((c) => `<tool_call>${JSON.stringify({ name: c.name, arguments: c.arguments })}</tool_call>`).join("\n");
-  return call.output === "" ? calls : `${call.output}\n${calls}`;
+  return retryTurn(asked, text, taskPrompt);
 }
 
 /** Runs a critic with the loop's model access, inside a `critique` span carrying its verdict. */

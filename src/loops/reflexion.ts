@@ -1,6 +1,7 @@
 import { checkFromVerdict } from "../critics/verifier-critic.js";
 import { capLesson, type Lesson, type LessonStore } from "../memory/lesson-store.js";
 import type { ChatMessage } from "../models/language-model.js";
+import { afterFailure } from "./conversation.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type LoopOptions } from "./episode-run.js";
 import { feedbackMessage, taskQuestion, type FeedbackMode } from "./feedback.js";
 import { isVerified } from "./stop.js";
@@ -60,7 +61,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
         if (stop !== null) return stop;
 
         const feedbackShown = feedbackMessage(check, options.feedback ?? "binary");
-        const reflectMessages: ChatMessage[] = [...messages, { role: "assistant", content: call.output }, { role: "user", content: lessonRequest(feedbackShown) }];
+        const reflectMessages = afterFailure(messages, call, feedbackShown, lessonRequest(feedbackShown));
         const reflection = await run.call(model, "reflection", reflectMessages, options.reflection ?? defaultReflectionSampling, `trial${turn}`, "reflect");
         run.reflect({ feedbackShown, call: reflection });
         const text = capLesson(reflection.output.trim());

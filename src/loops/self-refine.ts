@@ -1,5 +1,6 @@
 import type { Critic } from "../critics/critic.js";
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
+import { afterFailure } from "./conversation.js";
 import { defaultAttemptSampling, runEpisode, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
 import { critique } from "./reflect-retry.js";
@@ -26,7 +27,7 @@ export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>
     const { model, task, item, critic } = options;
     const refiner = options.refiner ?? model;
     const taskPrompt = task.prompt(item.record);
-    const conversation: ChatMessage[] = [...taskPrompt];
+    let conversation: ChatMessage[] = [...taskPrompt];
     for (let turn = 1; ; turn++) {
       run.beginAttempt(turn);
       const writer = turn === 1 ? model : refiner;
@@ -35,7 +36,7 @@ export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>
       const check = await critique(run, critic, { record: item.record, prompt: taskPrompt, output: call.output, verdict });
       const stop = run.settle({ turn, call, verdict, checks: [check] });
       if (stop !== null) return stop;
-      conversation.push({ role: "assistant", content: call.output }, { role: "user", content: refineRequest(check.feedback, check.pass, taskPrompt) });
+      conversation = afterFailure(conversation, call, check.feedback, refineRequest(check.feedback, check.pass, taskPrompt));
     }
   });
 }

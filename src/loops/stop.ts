@@ -1,4 +1,6 @@
+import { checksPass, checksScore } from "../critics/verdict.js";
 import type { BudgetKind } from "./budget.js";
+import { parseStopReason, stopReasonString, type StopReason } from "./stop-reason.js";
 import type { AttemptRecord } from "./types.js";
 
 /** What a stop condition may see besides the attempts. */
@@ -8,27 +10,29 @@ export interface LoopState {
 }
 
 /**
- * A small pure predicate over the attempt history; the loop stops at the first one that holds and records its
- * `label` as the episode's `stoppedBy`.
+ * A small pure predicate over the attempt history; the loop stops at the first one that holds with its `reason`, and
+ * records its `label` (the reason's string form) as the episode's `stoppedBy`.
  */
 export interface StopCondition {
   (attempts: readonly AttemptRecord[], state: LoopState): boolean;
   readonly label: string;
+  readonly reason: StopReason;
 }
 
-export function stopCondition(label: string, holds: (attempts: readonly AttemptRecord[], state: LoopState) => boolean): StopCondition {
-  return Object.assign((attempts: readonly AttemptRecord[], state: LoopState) => holds(attempts, state), { label });
+/** A stop condition named by `label` (a caller's own) or by a built-in `reason`. */
+export function stopCondition(label: string | StopReason, holds: (attempts: readonly AttemptRecord[], state: LoopState) => boolean): StopCondition {
+  const reason = typeof label === "string" ? parseStopReason(label) : label;
+  return Object.assign((attempts: readonly AttemptRecord[], state: LoopState) => holds(attempts, state), { label: typeof label === "string" ? label : stopReasonString(label), reason });
 }
 
 /** The score the loop gives an attempt: the lowest of its checks' scores (0 without checks). */
 export function attemptScore(attempt: Pick<AttemptRecord, "checks">): number {
-  if (attempt.checks.length === 0) return 0;
-  return Math.min(...attempt.checks.map((c) => c.score));
+  return checksScore(attempt.checks);
 }
 
 /** Whether every check of the attempt passed. */
 export function passedChecks(attempt: Pick<AttemptRecord, "checks">): boolean {
-  return attempt.checks.length > 0 && attempt.checks.every((c) => c.pass === true);
+  return checksPass(attempt.checks) === true;
 }
 
 /** The answer an attempt gave, for comparing attempts: the verifier's extracted answer, else the trimmed output. */
@@ -37,33 +41,33 @@ export function answerKey(attempt: AttemptRecord): string {
 }
 
 /** At least `n` attempts made. Every loop applies `isAttemptCount(turns)`: loops are bounded. */
-export const isAttemptCount = (n: number): StopCondition => stopCondition(`turns:${n}`, (attempts) => attempts.length >= n);
+export const isAttemptCount = (n: number): StopCondition => stopCondition({ kind: "turns", limit: n }, (attempts) => attempts.length >= n);
 
 /** The last attempt passed all the loop's checks (the verifier, or the critic in self-refine). */
-export const isVerified = (): StopCondition => stopCondition("verified", (attempts) => attempts.length > 0 && passedChecks(attempts.at(-1) as AttemptRecord));
+export const isVerified = (): StopCondition => stopCondition({ kind: "verified" }, (attempts) => attempts.length > 0 && passedChecks(attempts.at(-1) as AttemptRecord));
 
 /** The last attempt's score is at least `threshold`. */
 export const isScoreAtLeast = (threshold: number): StopCondition =>
-  stopCondition(`score>=${threshold}`, (attempts) => attempts.length > 0 && attemptScore(attempts.at(-1) as AttemptRecord) >= threshold);
+  stopCondition({ kind: "score", threshold }, (attempts) => attempts.length > 0 && attemptScore(attempts.at(-1) as AttemptRecord) >= threshold);
 
 /** The last two attempts gave the same answer: another round is unlikely to change it. */
 export const isUnchanged = (): StopCondition =>
-  stopCondition("unchanged", (attempts) => attempts.length >= 2 && answerKey(attempts.at(-1) as AttemptRecord) === answerKey(attempts.at(-2) as AttemptRecord));
+  stopCondition({ kind: "unchanged" }, (attempts) => attempts.length >= 2 && answerKey(attempts.at(-1) as AttemptRecord) === answerKey(attempts.at(-2) as AttemptRecord));
 
 /** The last attempt scored below an earlier one: stop, and the loop rolls back to the best earlier attempt. */
 export const isScoreDropped = (): StopCondition =>
-  stopCondition("score-dropped", (attempts) => {
+  stopCondition({ kind: "score-dropped" }, (attempts) => {
     if (attempts.length < 2) return false;
     const last = attemptScore(attempts.at(-1) as AttemptRecord);
     return attempts.slice(0, -1).some((a) => attemptScore(a) > last);
   });
 
 /** A budget of the episode or the run leaves no room for another call. */
-export const isBudgetSpent = (): StopCondition => stopCondition("budget", (_attempts, state) => state.budget !== null);
+export const isBudgetSpent = (): StopCondition => stopCondition({ kind: "budget" }, (_attempts, state) => state.budget !== null);
 
-/** The label of the first condition that holds, or null. */
-export function firstStop(conditions: readonly StopCondition[], attempts: readonly AttemptRecord[], state: LoopState): string | null {
-  return conditions.find((condition) => condition(attempts, state))?.label ?? null;
+/** The reason of the first condition that holds, or null. */
+export function firstStop(conditions: readonly StopCondition[], attempts: readonly AttemptRecord[], state: LoopState): StopReason | null {
+  return conditions.find((condition) => condition(attempts, state))?.reason ?? null;
 }
 
 /**

@@ -108,11 +108,7 @@ export interface AttemptRecord {
   selected: number;
 }
 
-/**
- * Why an episode stopped: a stop condition's name, `unchecked` (no check judged the attempt, so nothing to reflect on), `budget:<tokens|calls|time>` (the episode's budget),
- * `run-budget:<tokens|calls|time>` (the run's), `error`, or `interrupted`.
- */
-export type StopReason = string;
+export type { StopReason } from "./stop-reason.js";
 
 export interface EpisodeError {
   name: string;
@@ -134,7 +130,12 @@ export interface Episode<R = unknown> {
   correct: boolean;
   /** The turn of the first attempt the verifier judged correct, or null (whether or not the loop returned it). */
   solvedAt: number | null;
-  stoppedBy: StopReason;
+  /**
+   * Why it stopped, in the stable string form records carry (`stopReasonString`): a stop condition's label
+   * (`verified`, `turns:2`, `score>=0.8`, …), `unchecked`, `budget:<tokens|calls|time>` (the episode's budget),
+   * `run-budget:<…>` (the run's), `error` or `interrupted`. Branch on `parseStopReason(stoppedBy)`, never on the text.
+   */
+  stoppedBy: string;
   /** A model or budget failure that ended the episode early; the attempts before it are kept. */
   error?: EpisodeError;
   /** `calls` counts every call charged to the budgets, failed ones (no tokens) included. */

@@ -8,7 +8,7 @@ import type { ChatMessage, ToolCall, ToolDefinition } from "./language-model.js"
  * The format is the one SmolLM2-Instruct was tuned on (its function-calling data, Argilla's Synth-APIGen, as its model
  * card and chat template give it): the functions as JSON inside `<tools></tools>`, and the calls as a JSON list of
  * `{"name", "arguments"}` objects inside one `<tool_call></tool_call>`. The reader also takes the Hermes/Qwen form —
- * one object per block, several blocks — which is how `replyText` in loops/reflect-retry.ts writes calls back into a
+ * one object per block, several blocks — which is how `replyText` in loops/conversation.ts writes calls back into a
  * conversation (with `arguments` as a JSON string).
  */
 export function toolsSystemPrompt(tools: readonly ToolDefinition[]): string {

@@ -7,7 +7,9 @@
  * bounded. The metrics live in a private registry: a host application's own `prom-client` metrics are not mixed in.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AttemptRecord, CallRole, CheckSource, Episode } from "../loops/types.js";
+import { parseStopReason } from "../loops/stop-reason.js";
+import type { CallRole, CheckSource, Episode } from "../loops/types.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { GatewayObserver, RequestOutcome, UpstreamFailure } from "./observer.js";
 
 export interface GatewayMetricsOptions {
@@ -47,11 +49,15 @@ export type StopReasonLabel = (typeof stopReasons)[number];
  * spent budget → `budget:<kind>`, the `budget` stop condition → `budget`; anything else → `other`.
  */
 export function stopReasonLabel(stoppedBy: string): StopReasonLabel {
-  if (/^turns:\d+$/u.test(stoppedBy)) return "turns";
-  if (/^score(>=|:)/u.test(stoppedBy)) return "score";
-  const budget = /^(?:run-)?budget:(tokens|calls|time)$/u.exec(stoppedBy);
-  if (budget !== null) return `budget:${budget[1]}` as StopReasonLabel;
-  return (stopReasons as readonly string[]).includes(stoppedBy) ? (stoppedBy as StopReasonLabel) : "other";
+  const reason = parseStopReason(stoppedBy);
+  switch (reason.kind) {
+    case "budget":
+      return reason.limit === undefined ? "budget" : `budget:${reason.limit}`;
+    case "condition":
+      return "other";
+    default:
+      return reason.kind;
+  }
 }
 
 /** An HTTP status as a label value: the code itself when it is one (100–599), else `other`. */
@@ -148,7 +154,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     attempts.inc(episode.attempts.length);
     reflections.inc(episode.attempts.filter((a) => a.reflection !== undefined).length);
     const first = episode.attempts[0];
-    const chosen: AttemptRecord | undefined = episode.selected === null ? undefined : episode.attempts[episode.selected - 1];
+    const chosen = selectedAttempt(episode);
     if (first !== undefined) {
       checked.inc();
       if (first.verdict.correct === true) firstPass.inc();

@@ -8,6 +8,7 @@
  */
 import { attemptScore } from "../loops/stop.js";
 import type { Episode } from "../loops/types.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { SpanHandle, Tracer } from "../telemetry/tracer.js";
 
 export interface RequestSpanStart {
@@ -51,7 +52,7 @@ export function endRequestSpan(span: SpanHandle, result: Episode | Error, status
   }
   const episode = result;
   const first = episode.attempts[0];
-  const chosen = episode.selected === null ? undefined : episode.attempts[episode.selected - 1];
+  const chosen = selectedAttempt(episode);
   span.setAttributes({
     "reflect.attempts": episode.attempts.length,
     "reflect.stopped_by": episode.stoppedBy,

@@ -1,8 +1,8 @@
 import { RequestFieldError } from "../errors.js";
 import type { BudgetLimits } from "../loops/budget.js";
+import { replyText } from "../loops/conversation.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { FeedbackMode } from "../loops/feedback.js";
-import { replyText } from "../loops/reflect-retry.js";
 import { parseStopConditions, type StopCondition } from "../loops/stop.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../models/language-model.js";
 import type { RequestCheckSpec } from "../critics/request/request-task.js";

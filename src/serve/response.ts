@@ -1,3 +1,5 @@
+import { checksPass } from "../critics/verdict.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { Episode, ModelCall } from "../loops/types.js";
 import type { FinishReason, TokenUsage, ToolCall } from "../models/language-model.js";
 
@@ -86,20 +88,19 @@ export function openAiUsage(usage: Pick<TokenUsage, "promptTokens" | "completion
 
 /** The returned attempt's call of a finished episode, or undefined when it made none. */
 export function selectedCall(episode: Episode): ModelCall | undefined {
-  return episode.selected === null ? undefined : episode.attempts[episode.selected - 1]?.call;
+  return selectedAttempt(episode)?.call;
 }
 
 /** The `reflect` extension of an episode that returned an attempt. */
 export function reflectExtension(episode: Episode): ReflectExtension {
   const last = episode.attempts.at(-1);
-  const chosen = episode.selected === null ? undefined : episode.attempts[episode.selected - 1];
-  const checks = chosen?.checks ?? [];
+  const checks = selectedAttempt(episode)?.checks ?? [];
   return {
     attempts: episode.attempts.length,
     decision: last?.decision ?? "accept",
     stopped_by: episode.stoppedBy,
     selected: episode.selected ?? 0,
-    passed: checks.length === 0 ? null : checks.some((c) => c.pass === false) ? false : checks.every((c) => c.pass === true) ? true : null,
+    passed: checksPass(checks),
     checks: episode.attempts.flatMap((a) => a.checks.map((c) => ({ turn: a.turn, source: c.source, pass: c.pass, score: c.score, feedback: c.feedback }))),
     usage_by_role: episode.usageByRole,
     ...(episode.error === undefined ? {} : { error: episode.error.message }),

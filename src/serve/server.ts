@@ -20,6 +20,7 @@ import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../record/record-writer.js";
 import { cascade } from "../loops/cascade.js";
 import { defaultReflectionSampling } from "../loops/episode-run.js";
+import { parseStopReason } from "../loops/stop-reason.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
@@ -391,7 +392,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   function shapeReflected(chat: ChatRequest, episode: Episode, meta: CompletionMeta): Response {
     const call = selectedCall(episode);
     if (call === undefined) {
-      if (episode.error?.name === "BudgetSpentError") return refuse(new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small"));
+      // A budget stop keeps its error only when the budget could not fit one call (`runEpisode`): the request's fault.
+      if (episode.error !== undefined && parseStopReason(episode.stoppedBy).kind === "budget") return refuse(new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small"));
       const failure = episode.error === undefined ? { status: 504 as const, message: `the request's budget (${episode.stoppedBy}) ran out before any attempt` } : upstreamError(episode.error, false);
       return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
     }

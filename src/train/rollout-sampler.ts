@@ -1,5 +1,5 @@
 import { ReflectkitError } from "../errors.js";
-import type { ChatMessage, GenerateResult, LanguageModel, TokenLogprob } from "../models/language-model.js";
+import type { ChatMessage, GenerateResult, LanguageModel, TokenLogprob, ToolCall } from "../models/language-model.js";
 import { hash32 } from "../util/hash.js";
 import type { TrainerBackend } from "./types.js";
 
@@ -33,6 +33,8 @@ export interface SampledReply {
   tokens?: number[];
   /** The sampler's log-prob of each token it generated, where it reports them (see `RolloutSampler.logprobsAt`). */
   logprobs?: TokenLogprob[];
+  /** The reply's tool calls, where the model made any: the next turn writes them back as the loops do (`replyText`). */
+  toolCalls?: ToolCall[];
 }
 
 /**
@@ -166,5 +168,10 @@ export function samplingFor(params: RolloutParams, conversation: number, sample:
 }
 
 export function reply(result: GenerateResult): SampledReply {
-  return { text: result.text, finishReason: result.finishReason === "length" ? "length" : "stop", ...(result.logprobs === undefined ? {} : { logprobs: result.logprobs }) };
+  return {
+    text: result.text,
+    finishReason: result.finishReason === "length" ? "length" : "stop",
+    ...(result.logprobs === undefined ? {} : { logprobs: result.logprobs }),
+    ...(result.toolCalls === undefined || result.toolCalls.length === 0 ? {} : { toolCalls: result.toolCalls }),
+  };
 }

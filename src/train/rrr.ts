@@ -3,8 +3,9 @@ import path from "node:path";
 import { UsageError } from "../errors.js";
 import { checkFingerprint } from "../record/durable-run.js";
 import { appendToLog, openLog, writeFileWhole } from "../record/log.js";
-import { feedbackMessage, reflectionRequest, retryRequest, type FeedbackMode } from "../loops/feedback.js";
-import type { ChatMessage, TokenLogprob } from "../models/language-model.js";
+import { afterFailure, retryTurn } from "../loops/conversation.js";
+import { feedbackMessage, type FeedbackMode } from "../loops/feedback.js";
+import type { ChatMessage, TokenLogprob, ToolCall } from "../models/language-model.js";
 import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { hash32 } from "../util/hash.js";
 import { groupAdvantages, tokenAdvantages } from "./advantages.js";
@@ -51,6 +52,8 @@ export interface RrrOptions extends CommonTrainOptions {
 interface FirstAttempt {
   id: string;
   output: string;
+  /** The attempt's tool calls, where it made any (absent in files written before they were kept). */
+  toolCalls?: ToolCall[];
   correct: boolean | null;
   feedback: string;
 }
@@ -159,24 +162,19 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
     const asks = chosen.map((first) => {
       const item = byId.get(first.id) as TaskItem<unknown>;
       const taskPrompt = options.task.prompt(item.record);
-      const conversation: ChatMessage[] = [
-        ...taskPrompt,
-        { role: "assistant", content: first.output },
-        { role: "user", content: reflectionRequest(feedbackMessage({ pass: false, feedback: first.feedback }, options.feedback)) },
-      ];
-      return { first, item, taskPrompt, conversation };
+      return { first, item, taskPrompt, conversation: reflectionConversation(taskPrompt, first, options.feedback) };
     });
     const reflections = await sampler.generate(asks.map((a) => a.conversation), { n: options.group, ...sampling(options.reflection), seed: hash32(`${options.seed}:${n}:reflect${tag}`), ...abort }, learner);
     const retryConversations = asks.flatMap((a, i) =>
-      (reflections[i] ?? []).map((s) => [...a.conversation, { role: "assistant" as const, content: s.text }, { role: "user" as const, content: retryRequest(a.taskPrompt) }]),
+      (reflections[i] ?? []).map((s) => retryTurn(a.conversation, s.text, a.taskPrompt)),
     );
-    const retries = (await sampler.generate(retryConversations, { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:retry${tag}`), ...abort }, learner)).map((r) => r[0]?.text ?? "");
+    const retries = (await sampler.generate(retryConversations, { n: 1, ...sampling(options.retry), seed: hash32(`${options.seed}:${n}:retry${tag}`), ...abort }, learner)).map((r) => r[0] ?? { text: "", finishReason: "stop" as const });
     const samples = await policySamples(backend, asks.map((a) => a.conversation), reflections);
     return Promise.all(
       asks.map(async (a, i) => {
-        const texts = retries.slice(i * options.group, (i + 1) * options.group);
-        const rewards = await Promise.all(texts.map(async (text) => ((await options.task.verify(a.item.record, text)).correct === true ? 1 : 0)));
-        return { first: a.first, samples: samples[i] ?? [], rewards, retries: texts };
+        const replies = retries.slice(i * options.group, (i + 1) * options.group);
+        const rewards = await Promise.all(replies.map(async (r) => ((await options.task.verify(a.item.record, r.text, partsOf(r))).correct === true ? 1 : 0)));
+        return { first: a.first, samples: samples[i] ?? [], rewards, retries: replies.map((r) => r.text) };
       }),
     );
   };
@@ -378,6 +376,20 @@ export function samplerSummary(metrics: readonly StepMetrics[]): Record<string, 
   };
 }
 
+/**
+ * What the model is asked after its failed first attempt: the task's prompt, the attempt (its tool calls included),
+ * and the reflection request opened by the feedback — the conversation `reflect eval` shows the model at the same point
+ * (`afterFailure`, shared with the loops and data generation).
+ */
+export function reflectionConversation(taskPrompt: readonly ChatMessage[], first: Pick<FirstAttempt, "output" | "toolCalls" | "feedback">, feedback: FeedbackMode): ChatMessage[] {
+  return afterFailure(taskPrompt, first, feedbackMessage({ pass: false, feedback: first.feedback }, feedback));
+}
+
+/** The parts of a sampled reply a verifier judges besides its text: its tool calls, when it made any. */
+function partsOf(reply: Pick<SampledReply, "toolCalls">): { toolCalls: ToolCall[] } | undefined {
+  return reply.toolCalls === undefined ? undefined : { toolCalls: reply.toolCalls };
+}
+
 function sampling(s: RrrSampling): { maxTokens: number; temperature: number; topP?: number } {
   return { maxTokens: s.maxTokens, temperature: s.temperature, ...(s.topP === undefined ? {} : { topP: s.topP }) };
 }
@@ -411,9 +423,9 @@ async function firstAttempts(sampler: RolloutSampler, options: RrrOptions, enoug
         );
         const firsts: FirstAttempt[] = [];
         for (const [i, item] of pending.entries()) {
-          const text = samples[i]?.[0]?.text ?? "";
-          const verdict = await options.task.verify(item.record, text);
-          firsts.push({ id: item.id, output: text, correct: verdict.correct, feedback: verdict.feedback });
+          const sample = samples[i]?.[0] ?? { text: "", finishReason: "stop" as const };
+          const verdict = await options.task.verify(item.record, sample.text, partsOf(sample));
+          firsts.push({ id: item.id, output: sample.text, ...(sample.toolCalls === undefined ? {} : { toolCalls: sample.toolCalls }), correct: verdict.correct, feedback: verdict.feedback });
         }
         // The batch's lines in one group commit.
         await Promise.all(firsts.map((first) => writer.append(first)));

@@ -1,7 +1,10 @@
 import type { Check } from "../../core/types.js";
 import type { ChatMessage, ToolDefinition } from "../../models/language-model.js";
 import type { ReplyParts, Task, Verdict } from "../../tasks/task.js";
+import { composeVerdict } from "../verdict.js";
 import type { Reply, RequestCheck } from "./request-check.js";
+
+export { composeVerdict } from "../verdict.js";
 
 /**
  * The checks a request asks for, as data (so a record can rebuild them: `reflect data generate` from a gateway record).
@@ -63,16 +66,6 @@ export function requestTask(checks: readonly RequestCheck[], name = "gateway"): 
       return { messages: messages as ChatMessage[], checks: checks as RequestCheckSpec };
     },
   };
-}
-
-/** The verdict of checks run cheapest first: a failure fails it, all passing passes it, otherwise it cannot judge. */
-export function composeVerdict(checks: readonly Check[], answer: string | null): Verdict {
-  const failed = checks.find((c) => c.pass === false);
-  const unjudged = checks.find((c) => c.pass === null);
-  const correct = checks.length === 0 ? null : failed !== undefined ? false : unjudged !== undefined ? null : true;
-  const score = checks.length === 0 ? 0 : Math.min(...checks.map((c) => c.score));
-  const feedback = (failed ?? unjudged)?.feedback ?? (checks.length === 0 ? "no check applies to this request" : "every check passed");
-  return { correct, score, feedback, answer, checks: [...checks] };
 }
 
 /** The answer of a reply, for answer-change rates: its tool calls when it made any, else its trimmed text. */
