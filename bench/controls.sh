@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reflection controls (issue 17, BENCHMARKS.md): does the reflection's content help, or only a second try? The same
+# Reflection controls (BENCHMARKS.md "Reflection or theatre"): does the reflection's content help, or only a second try? The same
 # 100 arithmetic items as bench/sampled.sh (bench/runs/sampled/items.jsonl), 2 turns, reflect-retry with binary
 # feedback, under each `--reflection` mode — model (the model reflects), placebo (a fixed generic reflection, no model
 # call), none (the retry follows the feedback, no reflection turn) — greedy (seed 1) and at T = 0.7 (seeds 1–3).

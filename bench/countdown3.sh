@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Is there a second task family for RRR (issue 18)? The base rate of 3-number Countdown with few-shot
+# Is there a second task family for RRR? The base rate of 3-number Countdown with few-shot
 # demonstrations: the first 100 three-number rows of TinyZero's Countdown test split
 # ($REFLECTKIT_DATA/countdown/tinyzero_countdown_test.jsonl, selected into a temporary file, never the repository),
 # reflect-retry, binary feedback, the model's own reflection, 2 turns, 3 demonstrations, --stop-at-answer, greedy and

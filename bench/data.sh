@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The data pipeline's benchmarks (issue 5, BENCHMARKS.md): reflection samples per hour on the embedded model at 1 and
+# The data pipeline's benchmarks (BENCHMARKS.md "Reflection data"): reflection samples per hour on the embedded model at 1 and
 # 4 parallel sequences (the same 30 items), and ReflectEvo's Table-1 statistics for a 200-item run, curated and
 # exported. Resumable like bench/spine.sh: a finished run is not repeated.
 # Usage: bash bench/data.sh [OUT_DIR]   (default bench/runs/data; then `node bin/reflect.js data stats --in OUT_DIR/<run>`)

@@ -1,4 +1,4 @@
-// Checks whether node-llama-cpp keeps sequences apart when it decodes several together (dev/LOG.md, session 17). Four
+// Checks whether node-llama-cpp keeps sequences apart when it decodes several together (dev/LOG.md, 2026-11-27). Four
 // different prompts, greedy: decoded one at a time, then as four sequences on one context (LlamaChat, as
 // src/models/embedded.ts uses it), without seeds and with a seed per request. Greedy outputs must not depend on either;
 // on node-llama-cpp 3.21.1 the four-sequence runs continued some prompts with another prompt's tokens, intermittently

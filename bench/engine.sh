@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine's benchmarks (issue 4, BENCHMARKS.md): the strategies side by side on the same items, and the cascade
+# The engine's benchmarks (BENCHMARKS.md "The engine"): the strategies side by side on the same items, and the cascade
 # against always-reflect. SmolLM2-135M generates; where a judge is used it is SmolLM2 too (the generator judging
 # itself, as in Self-Refine) unless the run name says otherwise. Resumable like bench/spine.sh.
 # Usage: bash bench/engine.sh [OUT_DIR]   (default bench/runs/engine; then `node bench/engine-table.mjs OUT_DIR`)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3's end-to-end check: `reflect eval --limit 20` on every benchmark task family, on the default embedded model,
+# The end-to-end check of every task family: `reflect eval --limit 20` on every benchmark task family, on the default embedded model,
 # 2 turns, detailed feedback (the verifier's words reach the reflection). Resumable like bench/spine.sh.
 # Usage: bash bench/families.sh [OUT_DIR]   (default bench/runs/families; `node bench/table.mjs OUT_DIR` prints them)
 set -euo pipefail

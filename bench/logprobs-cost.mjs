@@ -2,7 +2,7 @@
 // without `logprobs: true`, on one loaded model, in ABBA blocks (without, with, with, without) so drift hits both.
 //
 // Usage (after npm run build; wrap in the heavy-work lock on a shared machine):
-//   flock /tmp/reflectkit-heavy.lock node bench/logprobs-cost.mjs [--items 8] [--rounds 2] [--max-tokens 64]
+//   node bench/logprobs-cost.mjs [--items 8] [--rounds 2] [--max-tokens 64]
 //
 // - Prompts: the arithmetic task's, seeded items (seed 1); greedy, so both sides generate the same tokens (checked).
 // - Figures per side: wall ms and CPU ms (user + system of this process, which holds llama.cpp's threads) per

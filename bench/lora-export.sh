@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18, item 1: does a GGUF LoRA adapter on the unchanged Q4_1 base keep what training changed, where merging it
+# Does a GGUF LoRA adapter on the unchanged Q4_1 base keep what training changed, where merging it
 # back into Q4_1 loses it? SmolLM2-135M-Instruct gets a short, deliberately strong LoRA SFT run (4 steps at lr 2e-3 on
 # the data pipeline's D+, bench/data.sh) so the update is visibly non-zero; the run is then exported three ways and each
 # file's next-token log-probs under node-llama-cpp are compared with the PyTorch model with the adapter (f32) on the

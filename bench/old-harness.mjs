@@ -1,4 +1,4 @@
-// The code harness as it was before issue 14 (one sandbox, the program and the tests in one namespace), kept only
+// The code harness as it was before the two-process judge (one sandbox, the program and the tests in one namespace), kept only
 // so bench/verifiers.mjs and bench/reference-judge.mjs can compare the two-process judge against it. Not for use.
 import { randomBytes } from "node:crypto";
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Strategies that bring in the outside, and confidence over turns (issue 17, BENCHMARKS.md): on the same 100
+# Strategies that bring in the outside, and confidence over turns (BENCHMARKS.md): on the same 100
 # arithmetic items as bench/controls.sh (bench/runs/sampled/items.jsonl), greedy, with answer confidence recorded:
 #   alternatives  — SmolLM2, k = 4 candidates at T = 0.7, then the comparison (against controls/model/greedy);
 #   rr-smollm2-shots3 / rr-gemma-shots3-t4 — reflect-retry with 3 demonstrations and --stop-at-answer, the setting the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The evidence table of issue 18 (BENCHMARKS.md "The evidence: RRR over three training seeds"): RRR on SmolLM2-135M with
+# The evidence table of RRR over training seeds (BENCHMARKS.md "The evidence: RRR over three training seeds"): RRR on SmolLM2-135M with
 # bench/rrr-lora.sh's recipe, one run per training seed, each exported as a GGUF LoRA on the unchanged Q4_1 base and
 # evaluated sampled (T = 0.7, seeds 1–3) on the 100 held-out items of bench/controls.sh with its own reflection; then
 # few-shot Gemma 3 270M (3 demonstrations, --stop-at-answer) under the same protocol (2 turns, own reflection, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The first-attempt guard (issue 18, BENCHMARKS.md "The adapter on the retry only"): RRR's trained adapters evaluated
+# The first-attempt guard (BENCHMARKS.md "The adapter on the retry only"): RRR's trained adapters evaluated
 # with `--lora-on retry` — the first attempt on the unchanged Q4_1 base (as RRR's training sampled it), the reflection
 # and the retry on Q4_1 + LoRA — under the protocol of bench/rrr-evidence.sh (the 100 held-out items, reflect-retry,
 # its own reflection, 2 turns, T = 0.7, sampling seeds 1–3, --confidence). Needs each run's adapter.gguf (written by

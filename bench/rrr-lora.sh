@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RRR kept as a GGUF LoRA on the unchanged Q4_1 base (issues 17 and 18, BENCHMARKS.md): train Reflect, Retry, Reward
+# RRR kept as a GGUF LoRA on the unchanged Q4_1 base (BENCHMARKS.md): train Reflect, Retry, Reward
 # on SmolLM2-135M with bench/rrr.sh's recipe (arithmetic items held out from the 100 evaluation items; rollouts sampled
 # in the worker, as the published run was — `--sampler engine` in TRAIN FLAGS for the engine), export the
 # adapter with `train export --lora`, then evaluate Q4_1 + LoRA sampled (T = 0.7, seeds 1–3, --confidence) on the 100 items of

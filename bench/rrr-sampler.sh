@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where `train rrr` samples its rollouts (issue 18): the same short RRR configuration — the same items, seed, batch,
+# Where `train rrr` samples its rollouts: the same short RRR configuration — the same items, seed, batch,
 # group and token limits — with `--sampler worker` (Hugging Face generate in the PyTorch worker) and `--sampler engine`
 # (node-llama-cpp on the base GGUF, the LoRA adapter hot-swapped after each update), run alternately, a fresh run folder
 # each time, so the two sides share the machine's drift. Then bench/rrr-sampler-table.mjs prints the median seconds per

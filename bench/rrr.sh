@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reflect, Retry, Reward on SmolLM2-135M-Instruct on CPU (issue 6, BENCHMARKS.md): train on arithmetic items held
+# Reflect, Retry, Reward on SmolLM2-135M-Instruct on CPU (BENCHMARKS.md "Learning to reflect"): train on arithmetic items held
 # out from the evaluation run, export to GGUF, and evaluate on the same 100 held-out items as the untrained model
 # (bench/runs/arithmetic-smollm2-135m-t2, made by bench/spine.sh with the same eval flags). Resumable: each stage is
 # skipped when its output exists, and training resumes from its last checkpoint.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sampled evaluation of trained models (issue 6, BENCHMARKS.md). Greedy decoding of SmolLM2 on arithmetic hangs on a
+# Sampled evaluation of trained models (BENCHMARKS.md). Greedy decoding of SmolLM2 on arithmetic hangs on a
 # knife-edge first token ("The answer is" vs working it out), so a small change of weights or numerics moves greedy
 # accuracy by ten points either way. Sampling at T = 0.7 with three seeds averages over that edge: the same 100
 # items as the spine's run (bench/runs/arithmetic-smollm2-135m-t2), 2 turns, each model × seeds 1–3.

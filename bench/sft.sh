@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SFT on the data pipeline's D+ (issue 6, BENCHMARKS.md): SmolLM2-135M-Instruct fine-tuned (LoRA) on the 24 reflections
+# SFT on the data pipeline's D+ (BENCHMARKS.md): SmolLM2-135M-Instruct fine-tuned (LoRA) on the 24 reflections
 # that fixed an answer in bench/runs/data/arithmetic-200 (bench/data.sh), exported to GGUF twice (f16, and re-quantised
 # to the base file's Q4_1), and evaluated on the spine's 100 arithmetic items like the untrained model. D+ questions
 # that also occur among those 100 are left out of the comparison by bench/sft-table.mjs (the held-out rows).

@@ -1,5 +1,5 @@
 // Training throughput through reflectkit's worker (TypeScript → JSON lines → PyTorch) against a bare PyTorch loop on
-// the same model, LoRA config, batch and loss (issue 6, BENCHMARKS.md). Alternates bare and worker runs so a drift in
+// the same model, LoRA config, batch and loss (BENCHMARKS.md). Alternates bare and worker runs so a drift in
 // machine load hits both. Usage: node bench/train-overhead.mjs [steps=6] [rounds=2] [batch=8]
 import { readdirSync } from "node:fs";
 import { writeFile } from "node:fs/promises";

@@ -90,7 +90,7 @@ for (let round = 0; round < 3; round++) {
 }
 const labels = [
   ["sandbox", "reflectkit judge (two linked bubblewrap sandboxes per program: judge + candidate)"],
-  ["old", "reflectkit before issue 14 (one bubblewrap sandbox per program, tests beside the program)"],
+  ["old", "reflectkit before the two-process judge (one bubblewrap sandbox per program, tests beside the program)"],
   ["exec", "exec per program (HumanEval execution.py style, no isolation)"],
 ];
 for (const [name, label] of labels) {

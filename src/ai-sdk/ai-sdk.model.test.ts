@@ -1,7 +1,7 @@
 /**
  * The AI SDK door on the real embedded SmolLM2-135M, through the real `ai` package: `toAISDK` with and without
- * `reflectionMiddleware`, for `generateText`, `generateObject` (deprecated in ai@7 but still exported, and named by
- * issue 16), `generateText` with `Output.object` (ai@7's form) and `streamText`. The caller's check rejects the first
+ * `reflectionMiddleware`, for `generateText`, `generateObject` (deprecated in ai@7 but still exported, and still
+ * in use), `generateText` with `Output.object` (ai@7's form) and `streamText`. The caller's check rejects the first
  * draft of every call deterministically (it counts the attempts it sees), so each episode reflects and retries
  * whatever the small model says. What the model says is not asserted beyond what the checks and grammar guarantee.
  */

@@ -1,5 +1,5 @@
 /**
- * examples/ai-sdk.mjs, the "Done when" script of issue 16, run as a user runs it: a child `node` process importing
+ * examples/ai-sdk.mjs, the AI SDK door's example script, run as a user runs it: a child `node` process importing
  * `ai`, `reflectkit` and `reflectkit/ai-sdk` by name (the package's self-reference through its `exports`), on the
  * real embedded SmolLM2. Checks the shape of what it prints, not what the small model says.
  */

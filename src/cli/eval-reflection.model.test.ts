@@ -1,7 +1,8 @@
 /**
  * `reflect eval --reflection placebo|none` on the embedded SmolLM2 from the command line, on 2 arithmetic items its
- * first greedy attempt gets wrong (from the committed spine run, bench/runs/arithmetic-smollm2-135m-t2), so the
- * control runs; and the placebo texts' length in SmolLM2's own tokens.
+ * first greedy attempt gets wrong (from the spine run's test fixture,
+ * src/report/fixtures/runs/arithmetic-smollm2-135m-t4, whose first attempts are the 2-turn run's), so the control
+ * runs; and the placebo texts' length in SmolLM2's own tokens.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -14,7 +15,6 @@ import { getLlama } from "node-llama-cpp";
 import type { Episode } from "../loops/types.js";
 import { placeboReflection, placeboReflections } from "../loops/reflection-control.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
-import { readLogIn } from "../record/log.js";
 
 const run = promisify(execFile);
 const REPO = path.resolve(import.meta.dirname, "..", "..");
@@ -23,8 +23,8 @@ const BIN = path.join(REPO, "bin", "reflect.js");
 const lines = <T>(file: string) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as T);
 
 /** Two items whose first greedy attempt was wrong in the spine run (same prompt, same model: attempt 1 is the same). */
-async function wrongItems(dir: string): Promise<string> {
-  const { values: spine } = await readLogIn<Episode>(path.join(REPO, "bench/runs/arithmetic-smollm2-135m-t2"), "episodes", { noun: "episode" });
+function wrongItems(dir: string): string {
+  const spine = lines<Episode>(path.join(REPO, "src/report/fixtures/runs/arithmetic-smollm2-135m-t4/episodes.jsonl"));
   const file = path.join(dir, "items.jsonl");
   writeFileSync(file, spine.filter((e) => e.attempts[0]?.verdict.correct === false).slice(0, 2).map((e) => `${JSON.stringify(e.record)}\n`).join(""));
   return file;
@@ -41,7 +41,7 @@ describe("reflect eval --reflection on SmolLM2", { timeout: 1_200_000 }, () => {
   it("placebo and none: the retry runs with no reflection call; what each records", async () => {
     await resolveRegisteredModel("smollm2-135m");
     const dir = mkdtempSync(path.join(os.tmpdir(), "reflectkit-controls-model-"));
-    const data = await wrongItems(dir);
+    const data = wrongItems(dir);
 
     const placeboOut = path.join(dir, "placebo");
     const placebo = await reflect(data, "placebo", placeboOut);

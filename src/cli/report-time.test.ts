@@ -36,7 +36,7 @@ describe("reflect report on a gateway record", { timeout: 60_000 }, () => {
     assertExit(byDay, 0);
     assert.match(byDay.stdout, /^day \(UTC\) +requests .*\n2026-11-25 +9 +44\.4% \[.*\] +77\.8% \[.*\] +\+33\.3 +5 +32 +2\.11$/m);
     // A `reflect eval` run has no time axis (its times say when an experiment ran), and says so when one is asked for.
-    const evalRun = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "bench/runs/engine/reflect-retry");
+    const evalRun = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "src/report/fixtures/runs/reflect-retry");
     const notRecord = await cli(["report", evalRun, "--out", path.join(dir, "eval"), "--no-png", "--bucket", "hour"]);
     assertExit(notRecord, 0);
     assert.match(notRecord.stdout, /note: --bucket hour: none of these runs is a record/);

@@ -1,6 +1,7 @@
 /**
- * `reflect report` and `reflect view` as a user runs them: on committed runs of the embedded models and on a
- * reflection-data folder made by `reflect data generate` against a scripted local server (no model runs here).
+ * `reflect report` and `reflect view` as a user runs them: on runs of the embedded models (src/report/fixtures/runs:
+ * the first 20 items of committed engine runs) and on a reflection-data folder made by `reflect data generate`
+ * against a scripted local server (no model runs here).
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -13,7 +14,8 @@ import { requireChromium } from "../report/browser-harness.js";
 import { assertExit, cli, removeCacheDir, startCli, startServer, tempDir } from "./cli-harness.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const RUN = path.join(REPO, "bench/runs/engine/reflect-retry");
+const FIXTURES = path.join(REPO, "src/report/fixtures/runs");
+const RUN = path.join(FIXTURES, "reflect-retry");
 
 describe("reflect report", { timeout: 120_000 }, () => {
   after(removeCacheDir);
@@ -21,7 +23,7 @@ describe("reflect report", { timeout: 120_000 }, () => {
   it("writes the HTML and one PNG per chart", async (t) => {
     requireChromium();
     const out = path.join(await tempDir(t), "report");
-    const result = await cli(["report", RUN, path.join(REPO, "bench/runs/engine/cascade"), "--out", out, "--png"]);
+    const result = await cli(["report", RUN, path.join(FIXTURES, "cascade"), "--out", out, "--png"]);
     assertExit(result, 0);
     assert.match(result.stdout, /report: .*report\.html \(2 runs, 6 charts\)\ncharts: 6 PNGs in /);
     assert.deepEqual(readdirSync(path.join(out, "charts")).sort(), ["accuracy.png", "cost-lift.png", "flips-0.png", "flips-1.png", "paired.png", "per-task.png"]);
@@ -30,19 +32,19 @@ describe("reflect report", { timeout: 120_000 }, () => {
 
   it("prints each run's theatre metrics, and a judge's self-agreement across the runs", async (t) => {
     const out = path.join(await tempDir(t), "report");
-    const result = await cli(["report", RUN, path.join(REPO, "bench/runs/engine/self-refine-judge"), "--out", out, "--no-png"]);
+    const result = await cli(["report", RUN, path.join(FIXTURES, "self-refine-judge"), "--out", out, "--no-png"]);
     assertExit(result, 0);
     const lines = result.stdout.split("\n");
     const start = lines.indexOf("reflect-retry — theatre");
     assert.ok(start > 0, result.stdout);
     assert.deepEqual(lines.slice(start + 1, start + 5), [
       "confidence by turn: n/a (no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed)",
-      "confirm rate (retries after a wrong answer that repeat it): 97/106 = 91.5% [84.6%, 95.5%]",
-      "degeneration rate (wrong first and last, P(answer) rose): n/a (no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed; 52 episodes were wrong at first and last)",
+      "confirm rate (retries after a wrong answer that repeat it): 18/22 = 81.8% [61.5%, 92.7%]",
+      "degeneration rate (wrong first and last, P(answer) rose): n/a (no answer confidence recorded: the run did not ask for log-probs, its backend gives none, or it was written before confidence existed; 10 episodes were wrong at first and last)",
       "self-agreement: n/a (no judge: no attempt was checked by an LLM judge)",
     ]);
-    // SmolLM2 as its own judge (self-refine) passed all 54 of its wrong answers.
-    assert.ok(lines.includes("self-agreement, judge embedded:smollm2-135m passing wrong answers: own model 54/54 = 100.0% [93.4%, 100.0%] · other model n/a (the judge judged no wrong answer of another model)"), result.stdout);
+    // SmolLM2 as its own judge (self-refine) passed all 12 of its wrong answers on these items (54 of 54 on all 100).
+    assert.ok(lines.includes("self-agreement, judge embedded:smollm2-135m passing wrong answers: own model 12/12 = 100.0% [75.8%, 100.0%] · other model n/a (the judge judged no wrong answer of another model)"), result.stdout);
     assert.match(result.stdout, /^self-agreement across these runs/m);
   });
 
@@ -72,12 +74,12 @@ describe("reflect report", { timeout: 120_000 }, () => {
     const killed = path.join(dir, "killed");
     await copyRunFolderPlain(RUN, killed);
     const file = path.join(killed, "episodes.jsonl");
-    await writeFile(file, `${readFileSync(file, "utf8").split("\n").slice(0, 84).join("\n")}\n`);
+    await writeFile(file, `${readFileSync(file, "utf8").split("\n").slice(0, 14).join("\n")}\n`);
     const result = await cli(["report", RUN, killed, "--out", path.join(dir, "out"), "--no-png"]);
     assertExit(result, 0);
-    assert.match(result.stdout, /^note: killed is unfinished: 84 of 100 episodes .*run its command again to finish it$/m);
+    assert.match(result.stdout, /^note: killed is unfinished: 14 of 20 episodes .*run its command again to finish it$/m);
     assert.doesNotMatch(result.stdout, /reflect-retry is unfinished/);
-    assert.match(readFileSync(path.join(dir, "out", "report.html"), "utf8"), /<td>killed<\/td>(<td>[^<]*<\/td>){5}<td>unfinished: 84 of 100<\/td>/);
+    assert.match(readFileSync(path.join(dir, "out", "report.html"), "utf8"), /<td>killed<\/td>(<td>[^<]*<\/td>){5}<td>unfinished: 14 of 20<\/td>/);
   });
 
   it("bad input exits 2 naming the folder, or the file and the line", async (t) => {
@@ -122,7 +124,7 @@ describe("reflect view", { timeout: 60_000 }, () => {
       });
       run.done.then((r) => reject(new Error(`reflect view exited early: ${r.stderr}`)), reject);
     });
-    assert.match(stdout, /^reflect view: 100 episodes of 1 run at /);
+    assert.match(stdout, /^reflect view: 20 episodes of 1 run at /);
     const data = (await (await fetch(`${url}api/data`)).json()) as { episodes: { id: string }[] };
     assert.equal(data.episodes[0]?.id, "gen-0-0");
     assert.match(await (await fetch(url)).text(), /<section id="viewer"><\/section>/);

@@ -4,8 +4,8 @@
  * the KL to the untrained model (null on a step without an update). Sizes are tiny (8 items, B = 2, G = 4, 24-token
  * turns): 116 s here. At these sizes SmolLM2's retries all failed (no group with signal, so no update and no KL);
  * G = 8, K = 3 with 64-token retries ran past 9 minutes inside its first step on the shared 2 cores. The KL's effect
- * is tested on the tiny model (worker.worker.test.ts, objectives.worker.test.ts). Since session 17 a GGUF LoRA run samples on the
- * engine by default (`--sampler engine`); this test runs that default. 516 s in session 17, 473 s of it the first
+ * is tested on the tiny model (worker.worker.test.ts, objectives.worker.test.ts). A GGUF LoRA run samples on the
+ * engine by default (`--sampler engine`); this test runs that default. 516 s on 2026-11-27, 473 s of it the first
  * step's sampling while a benchmark held the cores (the second step sampled in 23 s).
  */
 import assert from "node:assert/strict";

@@ -20,7 +20,7 @@ async function tempDir(t: TestContext): Promise<string> {
   return dir;
 }
 
-/** The test's own checks (the gateway's builder is the checks engineer's): the reply must equal the spec's regex. */
+/** The test's own checks (the gateway's builder is tested with the checks): the reply must equal the spec's regex. */
 const buildChecks = (spec: RequestCheckSpec): RequestCheck[] => [
   {
     source: "regex",
@@ -69,6 +69,6 @@ describe("recordSource → generateReflectionData", () => {
     await writer.append({ ...requestEpisode({ id: "not-a-request", passes: [false, true] }), record: { question: "What is 2 + 2?" } });
     await writer.close();
     await assert.rejects(recordSource(odd, buildChecks), (e: Error) => e.message.startsWith(`${path.join(odd, "episodes.jsonl")}:2: episode "not-a-request": not a request record`));
-    await assert.rejects(recordSource(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "bench/runs/engine/reflect-retry"), buildChecks), /is not a gateway record/);
+    await assert.rejects(recordSource(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "src/report/fixtures/runs/reflect-retry"), buildChecks), /is not a gateway record/);
   });
 });

@@ -3,7 +3,7 @@ import { meanEstimate, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, newcombeDifference, 
 import { wilsonInterval } from "./metrics.js";
 
 /**
- * Theatre metrics (issue 17): does reflection change answers, or does it confirm them and grow surer of them? Each
+ * Theatre metrics: does reflection change answers, or does it confirm them and grow surer of them? Each
  * figure comes from the episodes' attempts, measured by the verifier's verdict (the ground truth), and is
  * `{available: false, reason}` when its inputs are missing — no log-probs, no retries, no judge — never zero.
  */

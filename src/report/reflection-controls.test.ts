@@ -40,11 +40,11 @@ describe("reflection controls in the report", () => {
       config.fingerprint.data = data;
       await writeFile(path.join(folder, "config.json"), JSON.stringify(config));
     };
-    await setData(folders[0] as string, "/work/other-checkout/items.jsonl");
+    await setData(folders[0] as string, "/srv/other-checkout/items.jsonl");
     const [together, ...none] = reflectionControls(await readRunFolders(folders));
     assert.equal(none.length, 0);
     assert.deepEqual(together?.modes.map((m) => m.seeds), [[1, 2], [1, 2], [1, 2]]);
-    await setData(folders[0] as string, "/work/other-items.jsonl");
+    await setData(folders[0] as string, "/srv/other-items.jsonl");
     const split = reflectionControls(await readRunFolders(folders));
     assert.deepEqual(split.map((c) => c.modes.map((m) => [m.mode, m.seeds])), [[["model", [2]], ["none", [1, 2]], ["placebo", [1, 2]]]]);
   });

@@ -1,7 +1,7 @@
 /**
- * The report in a real headless Chromium (Debian's package, driven by playwright-core): made from committed run
- * folders of the embedded models (bench/runs: SmolLM2-135M with three strategies, a legacy SmolLM2 run, Gemma-3-270M)
- * and a reflection-data folder; every chart must render with visible marks, the page must fetch nothing, the PNG
+ * The report in a real headless Chromium (Debian's package, driven by playwright-core): made from 20 items of
+ * committed run folders of the embedded models (src/report/fixtures/runs: SmolLM2-135M with two strategies, a legacy
+ * SmolLM2 run, Gemma-3-270M) and a reflection-data folder; every chart must render with visible marks, the page must fetch nothing, the PNG
  * exports and a screenshot must decode and show a drawing, and the report's links must open episodes.
  */
 import assert from "node:assert/strict";
@@ -15,10 +15,9 @@ import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "../
 import { assertDrawn, openBrowser, pngStats, renderedCharts, requireChromium, strictPage } from "./browser-harness.js";
 import { writeTimeFixture } from "./time-fixture.js";
 import { writeReport, type ReportResult } from "./write-report.js";
-import { readLogIn } from "../record/log.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const RUNS = ["bench/runs/engine/reflect-retry", "bench/runs/engine/reflexion-same-item", "bench/runs/arithmetic-smollm2-135m-t4", "bench/runs/arithmetic-gemma-3-270m-t2"].map((r) => path.join(REPO, r));
+const RUNS = ["reflect-retry", "reflexion-same-item", "arithmetic-smollm2-135m-t4", "arithmetic-gemma-3-270m-t2"].map((r) => path.join(REPO, "src/report/fixtures/runs", r));
 
 describe("reflect report in headless Chromium", () => {
   let dir: string;
@@ -84,14 +83,17 @@ describe("reflect report in headless Chromium", () => {
     const { page, errors } = await strictPage(browser, url);
     await page.goto(url, { waitUntil: "load" });
     await page.waitForSelector("#viewer[data-ready=true]");
-    // Reflexion (run 1) fixed 8 episodes wrong→right (BENCHMARKS.md: 46 % → 54 %).
+    // Reflexion (run 1) fixed 3 of these 20 episodes wrong→right (8 of all 100: BENCHMARKS.md, 46 % → 54 %).
     await page.locator('svg[data-chart="flips-1"] a[href="#run=1&filter=w2r"]').click();
     await page.waitForFunction('location.hash === "#run=1&filter=w2r"');
     const listed = await page.locator(".episode-list a.episode-link").count();
-    const expected = (await readLogIn<{ attempts: { verdict: { correct: boolean | null } }[] }>(path.join(REPO, "bench/runs/engine/reflexion-same-item"), "episodes", { noun: "episode" })).values
+    const expected = readFileSync(path.join(RUNS[1] as string, "episodes.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { attempts: { verdict: { correct: boolean | null } }[] })
       .filter((e) => e.attempts.some((a, i) => i > 0 && a.verdict.correct === true && e.attempts[i - 1]?.verdict.correct !== true)).length;
     assert.equal(listed, expected);
-    assert.equal(listed, 8);
+    assert.equal(listed, 3);
     await page.locator(".episode-list a.episode-link").first().click();
     const detail = page.locator("#episode-detail");
     await detail.waitFor();

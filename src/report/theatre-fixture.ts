@@ -1,6 +1,6 @@
 /**
  * Run folders for the theatre tests (unit and browser). `writeConfidenceRun` copies a committed run of the embedded
- * SmolLM2 (bench/runs/engine/reflect-retry, written before answer confidence existed) and gives every attempt a
+ * SmolLM2 (fixtures/runs/reflect-retry, written before answer confidence existed) and gives every attempt a
  * made-up confidence — right answers near 0.85, wrong ones rising from 0.45 by 0.1 a turn, with seeded jitter — so the
  * chart has something to draw. These are test values, not measurements. Not a test file itself (a `test-*` name would
  * make `node --test dist/` run it as one).
@@ -13,8 +13,8 @@ import { readLogIn } from "../record/log.js";
 import { mulberry32 } from "../util/random.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const OLD_RUN = path.join(REPO, "bench/runs/engine/reflect-retry");
-export const JUDGE_RUN = path.join(REPO, "bench/runs/engine/self-refine-judge");
+export const OLD_RUN = path.join(REPO, "src/report/fixtures/runs/reflect-retry");
+export const JUDGE_RUN = path.join(REPO, "src/report/fixtures/runs/self-refine-judge");
 
 /** Writes the copy with made-up confidence into `dir`; returns its episodes. */
 export async function writeConfidenceRun(dir: string): Promise<Episode[]> {

@@ -51,9 +51,9 @@ describe("the report's theatre section", () => {
     const old = runs[1] as EvalRun;
     assert.ok(old.summary.confirm_rate.available);
     assert.ok(text.includes(`${old.summary.confirm_rate.k}/${old.summary.confirm_rate.n} = `));
-    // The judge run (self-refine, SmolLM2 judging its own answers) passed every one of its 54 wrong answers; no other
+    // The judge run (self-refine, SmolLM2 judging its own answers) passed every one of its 12 wrong answers; no other
     // model, so the other side is n/a. Self-refine stops when the judge passes, so it made no retry.
-    assert.match(text, /embedded:smollm2-135m: 54\/54 = 100\.0% \[93\.4%, 100\.0%\] · n\/a — the judge judged no wrong answer of another model/);
+    assert.match(text, /embedded:smollm2-135m: 12\/12 = 100\.0% \[75\.8%, 100\.0%\] · n\/a — the judge judged no wrong answer of another model/);
     assert.match(text, /self-refine-judge n\/a — no retries/);
   });
 

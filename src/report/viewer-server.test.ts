@@ -6,7 +6,7 @@ import { rawRequest } from "../serve/serve-harness.js";
 import { startViewer, type RunningViewer } from "./viewer-server.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const RUN = path.join(REPO, "bench/runs/arithmetic-smollm2-135m-t4");
+const RUN = path.join(REPO, "src/report/fixtures/runs/arithmetic-smollm2-135m-t4");
 
 describe("reflect view's server", () => {
   let viewer: RunningViewer;
@@ -22,7 +22,7 @@ describe("reflect view's server", () => {
       assert.match(page.headers["content-type"] ?? "", /^text\/html/u);
       const data = await rawRequest(`${viewer.url}api/data`, { headers: { host, "sec-fetch-site": "same-origin" } });
       assert.equal(data.status, 200, host);
-      assert.equal((JSON.parse(data.body) as { episodes: unknown[] }).episodes.length, 100);
+      assert.equal((JSON.parse(data.body) as { episodes: unknown[] }).episodes.length, 20);
     }
   });
 

@@ -1,9 +1,10 @@
 /**
- * `reflect view`'s page in a real headless Chromium, on a committed run of the embedded SmolLM2-135M (4 turns,
- * binary feedback): an episode's attempts, the verifier's feedback, the reflection and the diff between attempts as
- * recorded in episodes.jsonl; the filters and the search.
+ * `reflect view`'s page in a real headless Chromium, on 20 items of a committed run of the embedded SmolLM2-135M
+ * (src/report/fixtures/runs; 4 turns, binary feedback): an episode's attempts, the verifier's feedback, the reflection
+ * and the diff between attempts as recorded in episodes.jsonl; the filters and the search.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -11,11 +12,13 @@ import type { Episode } from "../loops/types.js";
 import { assertDrawn, openBrowser, pngStats, requireChromium, strictPage } from "./browser-harness.js";
 import { outcomeTags } from "./breakdowns.js";
 import { startViewer, type RunningViewer } from "./viewer-server.js";
-import { readLogIn } from "../record/log.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const RUN = path.join(REPO, "bench/runs/arithmetic-smollm2-135m-t4");
-const { values: episodes } = await readLogIn<Episode>(RUN, "episodes", { noun: "episode" });
+const RUN = path.join(REPO, "src/report/fixtures/runs/arithmetic-smollm2-135m-t4");
+const episodes = readFileSync(path.join(RUN, "episodes.jsonl"), "utf8")
+  .trim()
+  .split("\n")
+  .map((line) => JSON.parse(line) as Episode);
 
 describe("reflect view in headless Chromium", () => {
   let viewer: RunningViewer;
@@ -28,7 +31,7 @@ describe("reflect view in headless Chromium", () => {
   it("serves the page and the data on 127.0.0.1 only, and nothing else", async () => {
     assert.match(viewer.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
     const data = (await (await fetch(`${viewer.url}api/data`)).json()) as { episodes: unknown[]; runs: { label: string }[] };
-    assert.equal(data.episodes.length, 100);
+    assert.equal(data.episodes.length, 20);
     assert.deepEqual(
       data.runs.map((r) => r.label),
       ["arithmetic-smollm2-135m-t4"],
@@ -74,7 +77,7 @@ describe("reflect view in headless Chromium", () => {
     const { page, errors } = await strictPage(browser, viewer.url);
     await page.goto(viewer.url);
     await page.waitForSelector("#viewer[data-ready=true]");
-    assert.equal(await page.locator("#episode-count").textContent(), "100 episodes");
+    assert.equal(await page.locator("#episode-count").textContent(), "20 episodes");
     for (const tag of ["never-solved", "fixed", "unchanged"] as const) {
       await page.selectOption("#filter-select", tag);
       const expected = episodes.filter((e) => outcomeTags(e).includes(tag)).length;

@@ -17,7 +17,7 @@ import type { WorkerClient } from "./worker-client.js";
 // Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
 before(() => prepareTestWorker());
 
-// Each objective trains a few steps on a tiny model (issue 6's CI requirement), checked for what it must do:
+// Each objective trains a few steps on a tiny model (fast enough for CI), checked for what it must do:
 // SFT and DPO lower their loss on their data, a resumed run repeats an uninterrupted one, and RRR's loss touches
 // exactly the reflection tokens.
 

@@ -55,7 +55,7 @@ describe("the worker venv's build", { timeout: 300_000 }, () => {
   after(() => rm(home, { recursive: true, force: true }));
 
   test("clears what killed builds left and makes one venv for two builders at once", async (t) => {
-    // An older reflectkit's build killed in pip: the final folder, half full, no marker (the ENOTEMPTY of issue 14).
+    // An older reflectkit's build killed in pip: the final folder, half full, no marker (the ENOTEMPTY found in a clean-clone check).
     mkdirSync(path.join(venv, "lib", "python3.11", "site-packages", "numpy", "rec"), { recursive: true });
     writeFileSync(path.join(venv, "lib", "python3.11", "site-packages", "numpy", "rec", "__init__.py"), "");
     // This reflectkit's build killed in pip: its own build folder and its lock, both naming a dead pid.

@@ -6,11 +6,10 @@ import type { ParameterProbe, WeightedDatum } from "./types.js";
 import { WorkerClient, WorkerError } from "./worker-client.js";
 import { prepareTestWorker, startTestWorker, tinyModel } from "./worker-harness.js";
 
-// Builds the worker's venv if absent: at module level, outside every test timeout.
 // Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
 before(() => prepareTestWorker());
 
-// Issue 18, item 3: the worker under real `torchrun` with 2 CPU ranks (gloo) against one process, on the tiny random
+// The worker under real `torchrun` with 2 CPU ranks (gloo) against one process, on the tiny random
 // Llama of worker.worker.test.ts (SmolLM2's real tokenizer and chat template, random weights: NOT the real model — the same
 // code path in seconds). The batch's loss is normalised over the whole batch's loss tokens on the TypeScript side
 // (normaliseOverBatchTokens) and every loss is a plain sum, so 2 ranks must give the single-process numbers; only the

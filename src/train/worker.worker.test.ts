@@ -9,7 +9,7 @@ import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker
 // Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
 before(() => prepareTestWorker());
 
-// Conformance tests of the training worker on a tiny model (issue 6): a step moves the parameters, masked tokens
+// Conformance tests of the training worker on a tiny model: a step moves the parameters, masked tokens
 // get exactly zero gradient, a batch's loss is the sum of its parts, the same data split 1×4 or 4×1 gives the same
 // gradient, and save → restore round-trips.
 

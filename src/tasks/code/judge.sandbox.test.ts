@@ -113,7 +113,7 @@ describe("judgeCode", () => {
     }
   });
 
-  it("runs issue 3's hostile-program suite: each a failed verdict, the host and the runner unharmed", async () => {
+  it("runs the hostile-program suite: each a failed verdict, the host and the runner unharmed", async () => {
     const secret = "sk-reflectkit-test-3f9c2e71";
     process.env.REFLECTKIT_TEST_SECRET = secret;
     const outside = await mkdtemp(path.join(os.tmpdir(), "reflectkit-hostile-"));

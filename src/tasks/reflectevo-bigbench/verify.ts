@@ -8,7 +8,7 @@ import { bestScores } from "./squad.js";
  * Free-text items: SQuAD exact match (after normalisation) against any reference is `correct`, the best token F1
  * is `score`; the feedback reports the F1 and never the reference. Choice items (see bigbenchOptions) are judged
  * by letter, score 1 or 0. ReflectEvo itself scores this file by case-insensitive exact match of `Finish[…]`
- * with no normalisation; SQuAD normalisation is the brief's choice, as ReflectEvo's free-text variant uses.
+ * with no normalisation; SQuAD normalisation is reflectkit's choice, as ReflectEvo's free-text variant uses.
  */
 export function verifyReflectevoBigbench(record: ReflectevoBigbenchRecord, output: string): Verdict {
   const options = bigbenchOptions(record);
