@@ -14,7 +14,7 @@ import { rubricJudge } from "../critics/rubric-judge.js";
 import { ModelCallError } from "../errors.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import { cascade } from "../loops/cascade.js";
-import type { RecordWriter } from "../eval/record-writer.js";
+import type { RecordWriter } from "../record/record-writer.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { StopCondition } from "../loops/stop.js";

@@ -82,7 +82,9 @@ describe("openRecordWriter", () => {
     await Promise.all(episodes.map((e) => writer.append(e)));
     await writer.close();
     await writer.close();
-    const written = (await lines(dir)).filter((l) => l !== "").map((l) => JSON.parse(l) as Episode);
+    const raw = (await lines(dir)).filter((l) => l !== "").map((l) => JSON.parse(l) as Episode & { v: number });
+    assert.ok(raw.every((line) => line.v === 1), "every line carries the format version");
+    const written = raw.map(({ v: _v, ...episode }) => episode);
     assert.deepEqual(written.map((e) => e.id), episodes.map((e) => e.id));
     assert.deepEqual(written, JSON.parse(JSON.stringify(episodes)));
     const config = JSON.parse(await readFile(path.join(dir, "config.json"), "utf8")) as Record<string, unknown>;

@@ -1,12 +1,14 @@
 import { existsSync } from "node:fs";
-import { mkdir, open, readdir, readFile, type FileHandle } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { InputError, ReflectkitError, UsageError } from "../errors.js";
+import { InputError, UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
-import { redactSecrets } from "../telemetry/sanitize.js";
 import { reflectkitVersion } from "../version.js";
-import { writeFileWhole } from "./durable-run.js";
+import { openLog, refuseCompressed, writeFileWhole } from "./log.js";
 import { redactEpisode } from "./redact-episode.js";
+import { scrubbedJson, secretScrubber } from "./secrets.js";
+
+export { RecordWriteError } from "./log.js";
 
 export interface RecordWriterOptions {
   /** The record folder: `episodes.jsonl` and `config.json`, read by `reflect report`, `reflect view` and `reflect data`. */
@@ -35,15 +37,12 @@ export interface RecordWriter {
   close(): Promise<void>;
 }
 
-/** Writing a record failed (the disk is full, the folder went away): the episodes of that write were not acknowledged. */
-export class RecordWriteError extends ReflectkitError {
-  override name = "RecordWriteError";
-}
-
 /** The format of a record folder, in `config.json` as `record_format`: what tells a record from a `reflect eval` run. */
 export const recordFormat = 1;
 
-const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
+// A record kept compressed (`episodes.jsonl.gz`) is still a record: opening it to append is refused (`refuseCompressed`),
+// saying to gunzip it first.
+const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl", "episodes.jsonl.gz"]);
 
 /**
  * Opens (or creates) a record folder. `episodes.jsonl` holds one episode per line exactly as `reflect eval` writes them
@@ -51,9 +50,9 @@ const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
  * `{kind: "gateway" (or the caller's), record_format: 1, reflectkit, record_content, ...config, opened_at, history}`,
  * where `history` keeps the config of every earlier opening (an upstream changed between restarts stays visible).
  *
- * - Durability: `append` resolves after its line is written and `datasync`ed. Appends group-commit: lines queued while
- *   a write is in flight go out in one write and one sync; lines never interleave and keep the order of the `append`
- *   calls. A failed write is truncated away and rejects the appends it carried (RecordWriteError).
+ * - Durability: `episodes.jsonl` is a record log (`openLog` in ./log.ts): `append` resolves after its line is written
+ *   and `datasync`ed; appends group-commit; a failed write is truncated away and rejects the appends it carried
+ *   (RecordWriteError); every line carries the format version `"v":1`.
  * - Continuing: a folder holding a record is appended to (a last line cut off by a kill is truncated away); one made
  *   with the other `recordContent` setting, a `reflect eval` or `reflect data` run, or any other file is refused.
  * - Content: without `recordContent` the episode keeps its shape (report, view and metrics read it unchanged) and
@@ -63,10 +62,10 @@ const FILES = new Set(["config.json", "config.json.partial", "episodes.jsonl"]);
  *   names kept), verdict and check `feedback`, the judge call, reflections' `feedbackShown`, lessons, an error's
  *   `message`; a verdict's `answer` becomes `[redacted: N chars, #h]`, h an HMAC under a key drawn per episode and
  *   never stored, so answer changes stay countable. Counts, verdicts (`correct`, `pass`, `score`), check sources and
- *   categories, usage, timings, finish and stop reasons and `startedAt` are kept (details: src/eval/redact-episode.ts).
- *   Secrets: in every line and in `config.json`, bearer
- *   tokens, `sk-…` keys and the value of every environment variable whose name says key, token, secret, password,
- *   credential or auth (8 characters or more) become `[REDACTED]`, whatever `recordContent` says.
+ *   categories, usage, timings, finish and stop reasons and `startedAt` are kept (details: src/record/redact-episode.ts).
+ * - Secrets: in every line (as every record log writer does) and in `config.json`, bearer tokens, `sk-…` keys and the
+ *   value of every environment variable whose name says key, token, secret, password, credential or auth (8
+ *   characters or more), or that `secretEnv` names, become `[REDACTED]`, whatever `recordContent` says (./secrets.ts).
  * One process writes a folder at a time.
  */
 export async function openRecordWriter(options: RecordWriterOptions): Promise<RecordWriter> {
@@ -76,10 +75,11 @@ export async function openRecordWriter(options: RecordWriterOptions): Promise<Re
   const configPath = path.join(dir, "config.json");
   const linesPath = path.join(dir, "episodes.jsonl");
   const previous = await existingRecord(dir, options.recordContent);
+  refuseCompressed(linesPath); // before config.json is written: a refused opening changes nothing
   const openedAt = (options.clock ?? (() => new Date()))().toISOString();
   const config = {
     kind: "gateway",
-    ...(scrub(options.config) as Record<string, unknown>),
+    ...(JSON.parse(scrubbedJson(options.config, scrub)) as Record<string, unknown>),
     record_format: recordFormat,
     reflectkit: reflectkitVersion,
     record_content: options.recordContent,
@@ -87,74 +87,17 @@ export async function openRecordWriter(options: RecordWriterOptions): Promise<Re
     history: previous === null ? [] : [...(Array.isArray(previous.history) ? previous.history : []), { ...previous, history: undefined }],
   };
   await writeFileWhole(configPath, `${JSON.stringify(config, null, 2)}\n`);
-  if (existsSync(linesPath)) await truncateCutLine(linesPath);
-  const file = await open(linesPath, "a");
-  const { size } = await file.stat();
-  return new GroupCommitWriter(dir, file, size, (episode) => `${JSON.stringify(scrub(options.recordContent ? episode : redactEpisode(episode)))}\n`);
-}
-
-interface Pending {
-  line: string;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-class GroupCommitWriter implements RecordWriter {
-  private queue: Pending[] = [];
-  private flushing: Promise<void> | null = null;
-  private closed: Promise<void> | null = null;
-
-  constructor(
-    readonly dir: string,
-    private readonly file: FileHandle,
-    /** Bytes of whole lines on disk. */
-    private size: number,
-    private readonly serialize: (episode: Episode) => string,
-  ) {}
-
-  append(episode: Episode): Promise<void> {
-    if (this.closed !== null) return Promise.reject(new UsageError(`the record writer of ${this.dir} is closed — open it again to append`));
-    // Serialized now, so a caller that changes the episode afterwards changes nothing on disk, and order is call order.
-    let line: string;
-    try {
-      line = this.serialize(episode);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, resolve, reject });
-      this.flushing ??= this.flush();
-    });
-  }
-
-  /** Writes and syncs everything queued, batch after batch, until the queue is empty. */
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
-      const bytes = Buffer.from(batch.map((p) => p.line).join(""), "utf8");
-      try {
-        for (let at = 0; at < bytes.length; ) at += (await this.file.write(bytes, at, bytes.length - at)).bytesWritten;
-        await this.file.datasync();
-        this.size += bytes.length;
-        for (const p of batch) p.resolve();
-      } catch (cause) {
-        // Leave no part of the failed batch behind, so later lines start on a line of their own.
-        await this.file.truncate(this.size).catch(() => {});
-        const error = new RecordWriteError(`could not write ${batch.length} episode(s) to ${path.join(this.dir, "episodes.jsonl")} (${(cause as Error).message}) — they are not recorded; free space or fix the folder`, { cause });
-        for (const p of batch) p.reject(error);
-      }
-    }
-    this.flushing = null;
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      while (this.flushing !== null) await this.flushing;
-      await this.file.close();
-    })();
-    return this.closed;
-  }
+  const { writer } = await openLog<Episode>(linesPath, {
+    noun: "episode",
+    readBack: false,
+    ...(options.secretEnv === undefined ? {} : { secretEnv: options.secretEnv }),
+    ...(options.recordContent ? {} : { shape: redactEpisode }),
+  });
+  return {
+    dir,
+    append: (episode) => writer.append(episode),
+    close: () => writer.close(),
+  };
 }
 
 /** The config of the record in `dir`, null when `dir` is empty; refuses anything else, naming what it found. */
@@ -179,51 +122,4 @@ async function existingRecord(dir: string, recordContent: boolean): Promise<Reco
     throw new UsageError(`the record in ${dir} was made ${config.record_content === true ? "with" : "without"} request and reply text (record content ${config.record_content === true ? "on" : "off"}) — record into it the same way, or pass another folder`);
   }
   return config;
-}
-
-/** Drops a last line cut off by a kill: everything after the last newline (the file is only ever appended to). */
-async function truncateCutLine(file: string): Promise<void> {
-  const handle = await open(file, "r+");
-  try {
-    const { size } = await handle.stat();
-    const chunk = Buffer.alloc(64 * 1024);
-    let end = size;
-    while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const { bytesRead } = await handle.read(chunk, 0, end - start, start);
-      const at = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
-      if (at !== -1) {
-        end = start + at + 1;
-        break;
-      }
-      end = start;
-    }
-    if (end < size) {
-      await handle.truncate(end);
-      await handle.datasync();
-    }
-  } finally {
-    await handle.close();
-  }
-}
-
-const SECRET_NAME = /(key|token|secret|passw|credential|auth)/i;
-
-/**
- * Replaces secrets in every string of a value: bearer tokens and `sk-…` keys (as spans do), and the values of the
- * environment's secret-named variables as they are when the writer opens.
- */
-function secretScrubber(secretEnv: readonly string[]): (value: unknown) => unknown {
-  const values = Object.entries(process.env)
-    .filter((entry): entry is [string, string] => (SECRET_NAME.test(entry[0]) || secretEnv.includes(entry[0])) && typeof entry[1] === "string" && entry[1].length >= 8)
-    .map(([, v]) => v)
-    .sort((a, b) => b.length - a.length);
-  const text = (s: string) => redactSecrets(values.reduce((out, v) => (out.includes(v) ? out.replaceAll(v, "[REDACTED]") : out), s));
-  const walk = (value: unknown): unknown => {
-    if (typeof value === "string") return text(value);
-    if (Array.isArray(value)) return value.map(walk);
-    if (typeof value !== "object" || value === null) return value;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
-  };
-  return walk;
 }

@@ -12,10 +12,10 @@
  *   same function that wrote the run's summary.json, and `accuracy` (Acc@tN).
  */
 import { createHash } from "node:crypto";
-import type { EvalRun } from "../../data/run-folder.js";
-import type { Episode, ModelCall } from "../../loops/types.js";
-import type { ChatMessage, FinishReason } from "../../models/language-model.js";
-import { reflectkitVersion } from "../../version.js";
+import type { EvalRun } from "../data/run-folder.js";
+import type { Episode, ModelCall } from "../loops/types.js";
+import type { ChatMessage, FinishReason } from "../models/language-model.js";
+import { reflectkitVersion } from "../version.js";
 import { accuracyAtTurns, episodeMetadata, promptOf, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
 /** The log schema version this writer follows (`inspect_ai`'s `LOG_SCHEMA_VERSION`). */

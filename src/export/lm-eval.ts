@@ -16,8 +16,8 @@
  *   reflection) and the stop reason (the item itself is the `doc`).
  */
 import { createHash } from "node:crypto";
-import type { EvalRun } from "../../data/run-folder.js";
-import { reflectkitVersion } from "../../version.js";
+import type { EvalRun } from "../data/run-folder.js";
+import { reflectkitVersion } from "../version.js";
 import { accuracyAtTurns, episodeMetadata, meanAndStderr, promptOf, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
 export interface LmEvalExport {

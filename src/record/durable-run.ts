@@ -1,9 +1,10 @@
 import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
-import { mkdir, open, readFile, rename, truncate, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { InputError, UsageError } from "../errors.js";
+import { openLog, refuseCompressed, writeFileWhole } from "./log.js";
 
 /** What `durableRun` needs of an item and of a finished line: a stable id, unique in the input. */
 export interface HasId {
@@ -35,6 +36,8 @@ export interface DurableRunOptions<I extends HasId, L extends HasId> {
   work: (item: I, signal: AbortSignal) => Promise<L | undefined>;
   /** Called after a line is on disk. */
   onLine?: (line: L) => void;
+  /** Environment variables whose values are secrets whatever their names (see `secretScrubber`). */
+  secretEnv?: readonly string[];
 }
 
 export interface DurableRunResult<L> {
@@ -46,8 +49,9 @@ export interface DurableRunResult<L> {
 
 /**
  * The machinery of a run that survives being killed: ids must be unique; a folder made with another configuration
- * is refused; each finished item is appended to `<out>/<file>` and synced to disk; killed at any moment, the same
- * call reads back what finished (dropping a line cut off by the kill) and runs only the missing items.
+ * is refused; each finished item is appended to `<out>/<file>`, a record log (`openLog`: synced to disk, group
+ * commit, versioned, scrubbed of secrets); killed at any moment, the same call reads back what finished (dropping a
+ * line cut off by the kill) and runs only the missing items.
  * `runEval` and the reflection-data generator are both built on it.
  */
 export async function durableRun<I extends HasId, L extends HasId>(options: DurableRunOptions<I, L>): Promise<DurableRunResult<L>> {
@@ -58,15 +62,16 @@ export async function durableRun<I extends HasId, L extends HasId>(options: Dura
   }
   await mkdir(options.outDir, { recursive: true });
   const linesPath = path.join(options.outDir, options.file);
+  refuseCompressed(linesPath);
   await checkFingerprint(options.outDir, options.fingerprint);
   await writeFileWhole(path.join(options.outDir, "config.json"), `${JSON.stringify({ ...options.config, fingerprint: options.fingerprint }, null, 2)}\n`);
 
   const done = new Map<string, L>();
-  for (const line of await readJsonLines<L>(linesPath, options.noun, options.check)) if (ids.has(line.id)) done.set(line.id, line);
+  const { writer, lines } = await openLog<L>(linesPath, { noun: options.noun, check: options.check, ...(options.secretEnv === undefined ? {} : { secretEnv: options.secretEnv }) });
+  for (const line of lines) if (ids.has(line.id)) done.set(line.id, line);
   const resumed = done.size;
   for (const line of done.values()) options.onResumed?.(line);
 
-  const file = await open(linesPath, "a");
   const limit = pLimit(Math.max(1, options.concurrency));
   const controller = new AbortController();
   // Every item in flight listens to this signal, through several layers at once during a model call (the model's
@@ -85,8 +90,7 @@ export async function durableRun<I extends HasId, L extends HasId>(options: Dura
             try {
               const line = await options.work(item, controller.signal);
               if (line === undefined) return;
-              await file.write(`${JSON.stringify(line)}\n`);
-              await file.datasync();
+              await writer.append(line);
               done.set(item.id, line);
               options.onLine?.(line);
             } catch (error) {
@@ -98,20 +102,10 @@ export async function durableRun<I extends HasId, L extends HasId>(options: Dura
     );
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
-    await file.close();
+    await writer.close();
   }
   if (failure !== undefined) throw failure;
   return { lines: options.items.map((item) => done.get(item.id)).filter((line): line is L => line !== undefined), resumed };
-}
-
-/**
- * Writes a file so that a kill at any moment leaves the old content or the new, never a truncated file: every resume
- * rewrites config.json, and a kill between truncating and writing it would make the run folder unresumable.
- */
-export async function writeFileWhole(file: string, text: string): Promise<void> {
-  const partial = `${file}.partial`;
-  await writeFile(partial, text);
-  await rename(partial, file);
 }
 
 /** Throws a UsageError when `outDir` holds a run made with another configuration; a new or matching folder passes. */
@@ -130,30 +124,4 @@ export async function checkFingerprint(outDir: string, fingerprint: Record<strin
     const shown = differences.map((key) => `${key}: ${JSON.stringify(previous[key])} then, ${JSON.stringify(fingerprint[key])} now`).join("; ");
     throw new UsageError(`${outDir} holds a run with another configuration (${shown}) — pass another --out to start a new run, or the same flags to resume it`);
   }
-}
-
-/**
- * Reads the finished lines of a run; drops a last line cut off by a kill (and truncates it away); any other bad line
- * is an InputError naming the file and the line.
- */
-export async function readJsonLines<L>(file: string, noun: string, check: (value: unknown) => void): Promise<L[]> {
-  if (!existsSync(file)) return [];
-  const text = await readFile(file, "utf8");
-  const lastNewline = text.lastIndexOf("\n");
-  if (lastNewline < text.length - 1) await truncate(file, Buffer.byteLength(text.slice(0, lastNewline + 1)));
-  const lines: L[] = [];
-  text
-    .slice(0, lastNewline + 1)
-    .split("\n")
-    .forEach((line, index) => {
-      if (line.trim() === "") return;
-      try {
-        const value: unknown = JSON.parse(line);
-        check(value);
-        lines.push(value as L);
-      } catch (error) {
-        throw new InputError(`bad ${noun} line (${(error as Error).message}) — the run folder is damaged; move the file away or pass another --out`, file, index + 1);
-      }
-    });
-  return lines;
 }

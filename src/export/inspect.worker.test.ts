@@ -10,10 +10,10 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { assertExit, cli, removeCacheDir, tempDir } from "../../cli/cli-harness.js";
-import type { Summary } from "../../eval/metrics.js";
-import type { Episode } from "../../loops/types.js";
-import { ensureWorkerEnv } from "../../train/setup.js";
+import { assertExit, cli, removeCacheDir, tempDir } from "../cli/cli-harness.js";
+import type { Summary } from "../eval/metrics.js";
+import type { Episode } from "../loops/types.js";
+import { ensureWorkerEnv } from "../train/setup.js";
 import { gatewayFixtureEpisodes, writeEvalRunFixture, writeGatewayRecordFixture } from "./export-fixture.js";
 
 /** The pinned reader. Changing it makes a fresh venv (the folder name carries it). */

@@ -7,10 +7,10 @@
  */
 import path from "node:path";
 import type { TestContext } from "node:test";
-import { assertExit, cli, startServer } from "../../cli/cli-harness.js";
-import { requestEpisode } from "../../eval/record-fixture.js";
-import { openRecordWriter } from "../../eval/record-writer.js";
-import type { Episode } from "../../loops/types.js";
+import { assertExit, cli, startServer } from "../cli/cli-harness.js";
+import { requestEpisode } from "../record/record-fixture.js";
+import { openRecordWriter } from "../record/record-writer.js";
+import type { Episode } from "../loops/types.js";
 
 /** Runs `reflect eval` into `dir` (a new folder): config.json, summary.json and episodes.jsonl. */
 export async function writeEvalRunFixture(t: TestContext, dir: string): Promise<void> {

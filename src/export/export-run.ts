@@ -5,10 +5,10 @@
 import { existsSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { InputError, UsageError } from "../../errors.js";
-import { writeFileWhole } from "../../eval/durable-run.js";
-import { readRunFolder, type EvalRun } from "../../data/run-folder.js";
-import { redactSecrets } from "../../telemetry/sanitize.js";
+import { InputError, UsageError } from "../errors.js";
+import { writeFileWhole } from "../record/log.js";
+import { readRunFolder, type EvalRun } from "../data/run-folder.js";
+import { secretScrubber } from "../record/secrets.js";
 import { toInspectLog } from "./inspect.js";
 import { toLmEval } from "./lm-eval.js";
 
@@ -69,12 +69,14 @@ async function readEvalRun(dir: string): Promise<EvalRun> {
 }
 
 /**
- * The run with every bearer token and `sk-…` key in its texts replaced by `[REDACTED]`, before any hash is taken, so
- * an export never carries a credential a run folder written by an older or foreign writer still holds.
+ * The run with every secret in its texts replaced by `[REDACTED]` as every record writer does (bearer tokens, `sk-…`
+ * keys, the values of the environment's secret-named variables), before any hash is taken, so an export never carries
+ * a credential a run folder written by an older or foreign writer still holds.
  */
 function scrubbed(run: EvalRun): EvalRun {
+  const scrub = secretScrubber();
   const walk = (value: unknown): unknown => {
-    if (typeof value === "string") return redactSecrets(value);
+    if (typeof value === "string") return scrub(value);
     if (Array.isArray(value)) return value.map(walk);
     if (typeof value !== "object" || value === null) return value;
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));

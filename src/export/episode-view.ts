@@ -3,9 +3,9 @@
  * uses), the prompt it started from, the answer it returned, and every attempt as plain data (turn, verdict, checks,
  * feedback, reflection) for a sample's metadata.
  */
-import { correctAfter } from "../../eval/metrics.js";
-import type { AttemptRecord, Episode } from "../../loops/types.js";
-import type { ChatMessage } from "../../models/language-model.js";
+import { correctAfter } from "../eval/metrics.js";
+import type { AttemptRecord, Episode } from "../loops/types.js";
+import type { ChatMessage } from "../models/language-model.js";
 
 /** One attempt as an export keeps it: plain JSON, no model-call internals beyond the text and token counts. */
 export interface ExportedAttempt {
