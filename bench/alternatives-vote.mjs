@@ -1,11 +1,11 @@
 // For an `alternatives` run: how its final answer compares with what the k candidates alone give — the first
 // candidate, a majority vote over the candidates' extracted answers (ties to the earliest), and any candidate right
 // (the ceiling a perfect chooser reaches). Usage: node bench/alternatives-vote.mjs RUN_DIR
-import { readFileSync } from "node:fs";
 import path from "node:path";
+import { readLogIn } from "../dist/record/log.js";
 
 const dir = process.argv[2];
-const episodes = readFileSync(path.join(dir, "episodes.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const episodes = (await readLogIn(dir, "episodes", { noun: "episode" })).values;
 const count = { first: 0, vote: 0, any: 0, final: 0 };
 for (const e of episodes) {
   const panel = e.attempts[0].panel ?? [];

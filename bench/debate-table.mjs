@@ -1,11 +1,11 @@
 // For a `debate` run: each agent's accuracy in each round, how answers moved between rounds (right→wrong,
 // wrong→right, per agent), and the final answer (majority vote, ties to the generator) with how it was chosen.
 // Usage: node bench/debate-table.mjs RUN_DIR
-import { readFileSync } from "node:fs";
 import path from "node:path";
+import { readLogIn } from "../dist/record/log.js";
 
 const dir = process.argv[2];
-const episodes = readFileSync(path.join(dir, "episodes.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const episodes = (await readLogIn(dir, "episodes", { noun: "episode" })).values;
 const rounds = Math.max(...episodes.map((e) => e.attempts.length));
 const agents = episodes[0].attempts[0].panel.map((p) => p.call.model);
 const right = (e, r, a) => e.attempts[r]?.panel?.[a]?.verdict.correct === true;

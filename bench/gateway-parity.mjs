@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
+import { readLogIn } from "../dist/record/log.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = (file) => new URL(`../dist/${file}`, import.meta.url).href;
@@ -61,7 +62,7 @@ const evalStarted = performance.now();
 const evalRun = spawnSync(...reflect("eval", "--task", "arithmetic", "--strategy", "cascade", "--turns", String(turns), "--feedback", feedback, "--limit", String(items), "--seed", "0", "--out", path.join(out, "eval"), "--json"), { cwd: root, encoding: "utf8" });
 if (evalRun.status !== 0) throw new Error(`reflect eval failed: ${evalRun.stderr}`);
 const evalSeconds = (performance.now() - evalStarted) / 1000;
-const episodes = readFileSync(path.join(out, "eval/episodes.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const episodes = (await readLogIn(path.join(out, "eval"), "episodes", { noun: "episode" })).values;
 const byId = new Map(episodes.map((e) => [e.id, e]));
 
 // ---- 3. compare, item by item ----

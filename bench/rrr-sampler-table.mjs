@@ -3,17 +3,18 @@
 // (adapter export and swap), training (log-probs, forward/backward, optimizer) — over every step of every run, the
 // engine − worker difference of the step medians with its bootstrap 95 % interval, and the engine's mismatch.
 // Usage: node bench/rrr-sampler-table.mjs [OUT_DIR]
-import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { medianDifferenceInterval, medianOf } from "./median-interval.mjs";
+import { findLog, readLog } from "../dist/record/log.js";
 
 const out = process.argv[2] ?? "bench/runs/rrr-sampler";
 const sides = { worker: [], engine: [] };
 for (const entry of readdirSync(out).sort()) {
   const side = entry.split("-")[0];
-  const file = path.join(out, entry, "train", "metrics.jsonl");
-  if (!(side in sides) || !existsSync(file)) continue;
-  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+  const file = findLog(path.join(out, entry, "train"), "metrics");
+  if (!(side in sides) || file === null) continue;
+  const { values: lines } = await readLog(file, { noun: "metrics" });
   sides[side].push(...lines.map((m) => ({ ...m, run: entry })));
 }
 const fields = [["seconds", "step"], ["sampleSeconds", "sampling"], ["syncSeconds", "sync"], ["trainSeconds", "training"]];

@@ -2,6 +2,7 @@
 // untrained Gemma beside, and the training run's figures. Usage: node bench/rrr-table.mjs [RRR_DIR]
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { findLog, readLog } from "../dist/record/log.js";
 
 const dir = process.argv[2] ?? "bench/runs/rrr";
 const pct = (x) => (100 * x).toFixed(1);
@@ -25,9 +26,9 @@ for (const [label, folder] of rows) {
   const acc = (t) => `${pct(s.accuracy[t])} [${pct(s.accuracy_ci95[t][0])}, ${pct(s.accuracy_ci95[t][1])}]`;
   console.log(`| ${label} | ${s.n} | ${acc(0)} | ${acc(1)} | ${s.delta >= 0 ? "+" : ""}${pct(s.delta)} | ${s.flips[0].wrong_to_right} | ${s.flips[0].right_to_wrong} | ${s.wall_seconds.toFixed(0)} |`);
 }
-const metricsFile = path.join(dir, "train", "metrics.jsonl");
-if (existsSync(metricsFile)) {
-  const m = readFileSync(metricsFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const metricsFile = findLog(path.join(dir, "train"), "metrics");
+if (metricsFile !== null) {
+  const m = (await readLog(metricsFile, { noun: "metrics" })).values;
   const config = JSON.parse(readFileSync(path.join(dir, "train", "config.json"), "utf8"));
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

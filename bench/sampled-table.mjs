@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { bootstrapMean } from "../dist/eval/paired-bootstrap.js";
+import { readLogIn } from "../dist/record/log.js";
 
 const args = process.argv.slice(2);
 const dir = args.shift();
@@ -20,11 +21,10 @@ for (let i = 0; i < args.length; i++) {
     exclude = new Set(rows.map((row) => row.messages[0].content.split("?")[0] + "?"));
   } else pairs.push(args[i].split(":"));
 }
-const lines = (file) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 const question = (r) => `What is ${r.a} ${r.op} ${r.b}?`;
 
 /** item id → [rate right at t1, rate right by t2] over the model's seeds. */
-function rates(name) {
+async function rates(name) {
   // Sampled runs only: a controls folder (bench/controls.sh) keeps its greedy run beside seed-1…3.
   const parts = name.split("+").map((part) => {
     const folder = path.join(dir, part);
@@ -35,7 +35,7 @@ function rates(name) {
   const seeds = parts.flat();
   const byItem = new Map();
   for (const seed of seeds) {
-    for (const e of lines(path.join(seed, "episodes.jsonl"))) {
+    for (const e of (await readLogIn(seed, "episodes", { noun: "episode" })).values) {
       if (exclude.has(question(e.record))) continue;
       const r = byItem.get(e.id) ?? [0, 0];
       r[0] += e.attempts[0]?.verdict.correct === true ? 1 / seeds.length : 0;
@@ -55,7 +55,7 @@ const pct = (x) => (100 * x).toFixed(1).replace(/^-0\.0$/, "0.0");
 const fmt = ([m, lo, hi], sign = false) => `${sign && Number(pct(m)) >= 0 ? "+" : ""}${pct(m)} [${pct(lo)}, ${pct(hi)}]`;
 
 const names = [...new Set(pairs.flat())];
-const data = new Map(names.map((n) => [n, rates(n)]).filter(([, r]) => r.seeds > 0));
+const data = new Map((await Promise.all(names.map(async (n) => [n, await rates(n)]))).filter(([, r]) => r.seeds > 0));
 const missing = [...new Set(pairs.flat())].filter((n) => !data.has(n));
 if (missing.length > 0) console.log(`(no finished run yet: ${missing.join(", ")})\n`);
 console.log("| model | items | seeds | Acc@t1 [95% CI] | Acc@t2 [95% CI] | Δ = t2 − t1 [95% CI] |");

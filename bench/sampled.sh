@@ -12,9 +12,10 @@ out=$1
 shift
 mkdir -p "$out"
 items=$out/items.jsonl
-[ -f "$items" ] || node -e '
-  const lines = require("fs").readFileSync("bench/runs/arithmetic-smollm2-135m-t2/episodes.jsonl", "utf8").trim().split("\n");
-  process.stdout.write(lines.map((l) => JSON.stringify(JSON.parse(l).record)).join("\n") + "\n");' > "$items"
+[ -f "$items" ] || node --input-type=module -e '
+  const { readLogIn } = await import("./dist/record/log.js");
+  const { values } = await readLogIn("bench/runs/arithmetic-smollm2-135m-t2", "episodes", { noun: "episode" });
+  process.stdout.write(values.map((e) => JSON.stringify(e.record)).join("\n") + "\n");' > "$items"
 for spec in "$@"; do
   name=${spec%%=*}
   model=${spec#*=}

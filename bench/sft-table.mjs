@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { summarize } from "../dist/eval/metrics.js";
+import { findLog, readLog } from "../dist/record/log.js";
 
 const dir = process.argv[2] ?? "bench/runs/sft";
 const dataFile = process.argv[3] ?? "bench/runs/data/arithmetic-200-export/d_plus.trl-sft.jsonl";
@@ -29,12 +30,12 @@ for (const [subset, keep] of [
   console.log("|---|---|---|---|---|---|---|---|");
   const firstRight = [];
   for (const [index, row] of rows.entries()) {
-    const file = path.join(row.folder, "episodes.jsonl");
-    if (!existsSync(file)) {
+    const file = findLog(row.folder, "episodes");
+    if (file === null) {
       console.log(`| ${row.label} | (not run: ${row.folder}) |`);
       continue;
     }
-    const episodes = lines(file).filter(keep);
+    const episodes = (await readLog(file, { noun: "episode" })).values.filter(keep);
     const s = summarize(episodes, 2);
     const acc = (t) => `${pct(s.accuracy[t])} [${pct(s.accuracy_ci95[t][0])}, ${pct(s.accuracy_ci95[t][1])}]`;
     firstRight[index] = new Map(episodes.map((e) => [e.id, e.attempts[0].verdict.correct === true]));
@@ -52,9 +53,9 @@ for (const [subset, keep] of [
     console.log(`| ${row.label} | ${s.n} | ${acc(0)} | ${acc(1)} | ${s.delta >= 0 ? "+" : ""}${pct(s.delta)} | ${s.flips[0].wrong_to_right} | ${s.flips[0].right_to_wrong} | ${against} |`);
   }
 }
-const metricsFile = path.join(dir, "train", "metrics.jsonl");
-if (existsSync(metricsFile)) {
-  const m = lines(metricsFile);
+const metricsFile = findLog(path.join(dir, "train"), "metrics");
+if (metricsFile !== null) {
+  const m = (await readLog(metricsFile, { noun: "metrics" })).values;
   console.log(`\ntraining: ${m.length} steps, loss ${m[0].loss.toFixed(3)} → ${m.at(-1).loss.toFixed(3)}, ${(m.reduce((a, x) => a + x.seconds, 0) / 60).toFixed(1)} min`);
 }
 for (const dtype of ["base", "f16"]) {

@@ -145,4 +145,6 @@ export { trainModelSource } from "./train/model-source.js";
 export { inferenceChatTemplate } from "./train/chat-template.js";
 export { checkExport, llamaCppLogprobs, type ExportCheck } from "./train/export-check.js";
 export * from "./critics/request/index.js";
-export { openRecordWriter, RecordWriteError, type RecordWriter, type RecordWriterOptions } from "./eval/record-writer.js";
+export { openRecordWriter, RecordWriteError, type RecordWriter, type RecordWriterOptions } from "./record/record-writer.js";
+export { appendToLog, findLog, logFormat, openLog, readLog, readLogIn, type LineCheck, type LogLines, type LogWriter, type OpenedLog, type OpenLogOptions, type ReadLogOptions } from "./record/log.js";
+export { secretScrubber } from "./record/secrets.js";

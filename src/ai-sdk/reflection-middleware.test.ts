@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { generateText, jsonSchema, Output, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import type { RequestRecord } from "../critics/request/request-task.js";
-import { openRecordWriter } from "../eval/record-writer.js";
+import { openRecordWriter } from "../record/record-writer.js";
 import type { Episode } from "../loops/types.js";
 import type { GenerateRequest, GenerateResult, LanguageModel } from "../models/language-model.js";
 import { scriptedModel, type ScriptedModel } from "../models/scripted.js";

@@ -13,7 +13,7 @@ import { requestTask, type RequestCheckSpec, type RequestRecord } from "../criti
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { ModelCallError, UsageError } from "../errors.js";
 import type { BudgetLimits } from "../loops/budget.js";
-import type { RecordWriter } from "../eval/record-writer.js";
+import type { RecordWriter } from "../record/record-writer.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { StopCondition } from "../loops/stop.js";

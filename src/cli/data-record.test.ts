@@ -8,8 +8,8 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import type { RequestRecord } from "../critics/request/request-task.js";
 import type { ReflectionDataItem, ReflectionDataSummary } from "../data/types.js";
-import { requestEpisode } from "../eval/record-fixture.js";
-import { openRecordWriter } from "../eval/record-writer.js";
+import { requestEpisode } from "../record/record-fixture.js";
+import { openRecordWriter } from "../record/record-writer.js";
 import { assertExit, cli, jsonLines, removeCacheDir, startServer, tempDir } from "./cli-harness.js";
 
 const request = (a: number, b: number): RequestRecord => ({ messages: [{ role: "user", content: `What is ${a} + ${b}? Reply with <answer>N</answer>.` }], checks: { regex: { pattern: `<answer>${a + b}</answer>` } } });

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { EXPORT_FORMATS, exportRun, type ExportFormat } from "../record/export/export-run.js";
+import { EXPORT_FORMATS, exportRun, type ExportFormat } from "../export/export-run.js";
 import { choice } from "./parse.js";
 
 /** `reflect export`: a run folder written as an Inspect AI eval log or as lm-evaluation-harness results. */

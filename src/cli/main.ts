@@ -1,15 +1,32 @@
 import { Command, CommanderError } from "commander";
 import { InputError, InterruptedError, ReflectkitError, UsageError } from "../errors.js";
 import { reflectkitVersion } from "../version.js";
-import { registerData } from "./data.js";
-import { registerEval } from "./eval.js";
-import { registerExport } from "./export.js";
-import { registerModels } from "./models.js";
-import { registerReport } from "./report.js";
-import { registerServe } from "./serve.js";
-import { registerTrain } from "./train.js";
-import { registerVerify } from "./verify.js";
-import { registerView } from "./view.js";
+
+type Register = (program: Command) => void;
+
+/**
+ * Each command's module, loaded only when that command runs: `reflect train` with a bad file should not first load
+ * the inference engine, the gateway and the tracer. Order is the order of `reflect --help`.
+ */
+const commands: Record<string, () => Promise<Register>> = {
+  eval: async () => (await import("./eval.js")).registerEval,
+  verify: async () => (await import("./verify.js")).registerVerify,
+  models: async () => (await import("./models.js")).registerModels,
+  data: async () => (await import("./data.js")).registerData,
+  train: async () => (await import("./train.js")).registerTrain,
+  report: async () => (await import("./report.js")).registerReport,
+  view: async () => (await import("./view.js")).registerView,
+  serve: async () => (await import("./serve.js")).registerServe,
+  export: async () => (await import("./export.js")).registerExport,
+};
+
+/** The registrations `argv` needs: its command's alone, or every one when it names none (`--help`, a typo). */
+async function registrations(argv: readonly string[]): Promise<Register[]> {
+  const named = argv.find((arg) => !arg.startsWith("-"));
+  if (named === undefined && (argv.includes("--version") || argv.includes("-V"))) return [];
+  const chosen = named !== undefined && Object.hasOwn(commands, named) ? [commands[named]!] : Object.values(commands);
+  return Promise.all(chosen.map((load) => load()));
+}
 
 /** Flags → library calls, nothing else. Exit codes: 0 ok, 1 failure, 2 bad usage or input, 130 interrupted. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -18,15 +35,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .version(reflectkitVersion, "-V, --version", "print reflectkit's version")
     .exitOverride()
     .showHelpAfterError();
-  registerEval(program);
-  registerVerify(program);
-  registerModels(program);
-  registerData(program);
-  registerTrain(program);
-  registerReport(program);
-  registerView(program);
-  registerServe(program);
-  registerExport(program);
+  for (const register of await registrations(argv)) register(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;

@@ -9,6 +9,7 @@ import { cp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { copyRunFolderPlain, logText } from "../record/log-fixture.js";
 import { requireChromium } from "../report/browser-harness.js";
 import { assertExit, cli, removeCacheDir, startCli, startServer, tempDir } from "./cli-harness.js";
 
@@ -71,7 +72,7 @@ describe("reflect report", { timeout: 120_000 }, () => {
   it("says which runs are unfinished (fewer episodes than items), in its output and in the runs table", async (t) => {
     const dir = await tempDir(t);
     const killed = path.join(dir, "killed");
-    await cp(RUN, killed, { recursive: true });
+    await copyRunFolderPlain(RUN, killed);
     const file = path.join(killed, "episodes.jsonl");
     await writeFile(file, `${readFileSync(file, "utf8").split("\n").slice(0, 14).join("\n")}\n`);
     const result = await cli(["report", RUN, killed, "--out", path.join(dir, "out"), "--no-png"]);
@@ -86,7 +87,7 @@ describe("reflect report", { timeout: 120_000 }, () => {
     const notRun = await cli(["report", dir, "--out", path.join(dir, "out"), "--no-png"]);
     assertExit(notRun, 2);
     assert.match(notRun.stderr, new RegExp(`^reflect: ${dir.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: not a run folder`));
-    const lines = readFileSync(path.join(RUN, "episodes.jsonl"), "utf8").split("\n");
+    const lines = (await logText(RUN, "episodes")).split("\n");
     await writeFile(path.join(dir, "episodes.jsonl"), `${lines[0]}\n${(lines[1] ?? "").slice(0, 40)}\n${lines[2]}\n`);
     const malformed = await cli(["report", dir, "--out", path.join(dir, "out"), "--no-png"]);
     assertExit(malformed, 2);

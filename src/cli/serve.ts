@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "../errors.js";
-import { openRecordWriter, type RecordWriter } from "../eval/record-writer.js";
+import { openRecordWriter, type RecordWriter } from "../record/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel, type OpenModelOptions } from "../models/open.js";
 import { parseModelSpec } from "../models/spec.js";

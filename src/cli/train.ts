@@ -3,7 +3,8 @@ import path from "node:path";
 import type { Command } from "commander";
 import { readFile, writeFile } from "node:fs/promises";
 import { InputError, UsageError } from "../errors.js";
-import { checkFingerprint } from "../eval/durable-run.js";
+import { checkFingerprint } from "../record/durable-run.js";
+import { findLog, readLogIn, readLog } from "../record/log.js";
 import { feedbackMessage, reflectionRequest } from "../loops/feedback.js";
 import { inferenceChatTemplate } from "../train/chat-template.js";
 import { checkExport, type ExportCheck } from "../train/export-check.js";
@@ -277,26 +278,11 @@ async function openSampler(kind: SamplerKind, flags: SamplerFlags & { out: strin
 
 /** The task records of a `reflect eval` run folder (read only; a line cut off by a running writer is ignored). */
 async function runRecords(run: string): Promise<unknown[]> {
-  const file = path.join(run, "episodes.jsonl");
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}) — --exclude-run takes a \`reflect eval\` run folder`, file);
-  }
-  const records = text
-    .split("\n")
-    .slice(0, -1)
-    .flatMap((line, index) => {
-      if (line.trim() === "") return [];
-      try {
-        const value = JSON.parse(line) as { record?: unknown };
-        if (value.record === undefined) throw new Error("no record");
-        return [value.record];
-      } catch (error) {
-        throw new InputError(`not an episode (${(error as Error).message})`, file, index + 1);
-      }
-    });
+  const { file, values, lineNumbers } = await readLogIn<{ record?: unknown }>(run, "episodes", { noun: "episode" });
+  const records = values.map((value, index) => {
+    if (value.record === undefined) throw new InputError("not an episode (no record)", file, lineNumbers[index]);
+    return value.record;
+  });
   if (records.length === 0) throw new InputError("no episodes to hold out", file);
   return records;
 }
@@ -305,7 +291,8 @@ async function runRecords(run: string): Promise<unknown[]> {
 async function probeConversations(run: string, config: { objective?: string; flags?: { data?: string } }): Promise<{ role: string; content: string }[][]> {
   const lines = async (file: string) => ((await readFile(file, "utf8").catch(() => "")) as string).split("\n").filter((l) => l.trim() !== "").slice(-4).map((l) => JSON.parse(l) as Record<string, unknown>);
   if (config.objective === "rrr") {
-    const rollouts = (await lines(path.join(run, "rollouts.jsonl"))) as unknown as Rollout[];
+    const file = findLog(run, "rollouts");
+    const rollouts = file === null ? [] : (await readLog<Rollout>(file, { noun: "rollout" })).values.slice(-4);
     return rollouts.map((r) => [{ role: "user", content: reflectionRequest(feedbackMessage({ pass: false, feedback: "" }, "binary")) }, { role: "assistant", content: r.reflection || "(empty)" }]);
   }
   const rows = config.flags?.data === undefined ? [] : await lines(config.flags.data);

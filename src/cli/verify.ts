@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
-import { InputError } from "../errors.js";
+import { InputError, ReflectkitError } from "../errors.js";
 import { findTaskFamily, taskFamilies } from "../tasks/registry.js";
 import { choice } from "./parse.js";
 
@@ -17,32 +17,41 @@ export function registerVerify(program: Command): void {
       const task = findTaskFamily(flags.task).create({ mode: flags.mode });
       const source = flags.in === undefined ? "<stdin>" : path.resolve(flags.in);
       const input = flags.in === undefined ? process.stdin : createReadStream(source);
-      const opened = new Promise<void>((resolve, reject) => {
-        input.once("error", (error: NodeJS.ErrnoException) => reject(new InputError(`cannot read (${error.code ?? error.message})`, source)));
-        input.once("readable", () => resolve());
-        input.once("end", () => resolve());
-      });
-      await opened;
+      // An unreadable input ends the lines and is reported after them; awaiting "readable" first instead could miss
+      // the "end" of an empty input and leave the loop waiting on a stream that had already ended.
+      const lines = createInterface({ input, crlfDelay: Infinity });
+      let failure: InputError | undefined;
       let lineNumber = 0;
-      for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-        lineNumber++;
-        if (line.trim() === "") continue;
-        let value: { item?: unknown; output?: unknown };
-        try {
-          value = JSON.parse(line) as typeof value;
-        } catch (error) {
-          throw new InputError(`not valid JSON (${(error as Error).message})`, source, lineNumber);
+      input.once("error", (error: NodeJS.ErrnoException) => {
+        failure = new InputError(`cannot read (${error.code ?? error.message})`, source);
+        lines.close();
+      });
+      try {
+        for await (const line of lines) {
+          lineNumber++;
+          if (line.trim() === "") continue;
+          let value: { item?: unknown; output?: unknown };
+          try {
+            value = JSON.parse(line) as typeof value;
+          } catch (error) {
+            throw new InputError(`not valid JSON (${(error as Error).message})`, source, lineNumber);
+          }
+          if (typeof value !== "object" || value === null || !("item" in value)) throw new InputError('expected {"item": <record>, "output": "<text>"}', source, lineNumber);
+          if (typeof value.output !== "string") throw new InputError('"output" must be a string', source, lineNumber);
+          let record: unknown;
+          try {
+            record = task.parseRecord(value.item);
+          } catch (error) {
+            throw new InputError(`bad ${task.name} item: ${(error as Error).message}`, source, lineNumber);
+          }
+          const verdict = await task.verify(record, value.output);
+          process.stdout.write(`${JSON.stringify({ correct: verdict.correct, feedback: verdict.feedback, answer: verdict.answer, ...(verdict.score === undefined ? {} : { score: verdict.score }) })}\n`);
         }
-        if (typeof value !== "object" || value === null || !("item" in value)) throw new InputError('expected {"item": <record>, "output": "<text>"}', source, lineNumber);
-        if (typeof value.output !== "string") throw new InputError('"output" must be a string', source, lineNumber);
-        let record: unknown;
-        try {
-          record = task.parseRecord(value.item);
-        } catch (error) {
-          throw new InputError(`bad ${task.name} item: ${(error as Error).message}`, source, lineNumber);
-        }
-        const verdict = await task.verify(record, value.output);
-        process.stdout.write(`${JSON.stringify({ correct: verdict.correct, feedback: verdict.feedback, answer: verdict.answer, ...(verdict.score === undefined ? {} : { score: verdict.score }) })}\n`);
+      } catch (error) {
+        // The lines' iterator rethrows the input's own error (a missing file, a folder).
+        if (ReflectkitError.isInstance(error)) throw error;
+        throw failure ?? new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, source);
       }
+      if (failure !== undefined) throw failure;
     });
 }

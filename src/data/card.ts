@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { writeFileWhole } from "../eval/durable-run.js";
+import { writeFileWhole } from "../record/log.js";
 import type { CuratedSet, CurationReport } from "./curate.js";
 import { percent } from "./efficacy.js";
 import type { ExportSplit, TrainingSetting } from "./export.js";

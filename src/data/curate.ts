@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { InputError, UsageError } from "../errors.js";
-import { writeFileWhole } from "../eval/durable-run.js";
+import { writeFileWhole } from "../record/log.js";
 import { Budget } from "../loops/budget.js";
 import { replyText } from "../loops/conversation.js";
 import type { ModelCall } from "../loops/types.js";

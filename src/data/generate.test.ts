@@ -237,7 +237,7 @@ describe("generateReflectionData", () => {
     const { resumed, items: lines } = await generate({ outDir, items: three, model: scripted });
     assert.equal(resumed, 2);
     assert.deepEqual(lines.map((l) => l.id), three.map((i) => i.id));
-    assert.equal(readFileSync(file, "utf8"), `${a}\n${b}\n${JSON.stringify(lines[2])}\n`);
+    assert.equal(readFileSync(file, "utf8"), `${a}\n${b}\n${JSON.stringify({ v: 1, ...lines[2] })}\n`, "the cut line is gone; the new line carries the format version");
     assert.ok(scripted.calls.length > 0 && scripted.calls.every((r) => r.messages[0]?.content.startsWith(task.prompt(items[2]!.record)[0]!.content)), "only the missing item runs");
   });
 });

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { ReflectkitError, UsageError } from "../errors.js";
-import { durableRun, writeFileWhole } from "../eval/durable-run.js";
+import { durableRun } from "../record/durable-run.js";
+import { writeFileWhole } from "../record/log.js";
 import { Budget, type BudgetLimits } from "../loops/budget.js";
 import { callModel, episodeError, verifyOutput, type CallSampling, type CallScope } from "../loops/episode-run.js";
 import { afterFailure, retryTurn } from "../loops/conversation.js";

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { InputError } from "../errors.js";
-import { readRecords } from "../tasks/records.js";
+import { findLog, readLog } from "../record/log.js";
 import { instructionPool, type ReflectionInstruction } from "./instructions.js";
 import { jsonValidator } from "./formats.js";
 import type { ReflectionDataItem } from "./types.js";
@@ -62,13 +62,13 @@ const itemSchema = {
 const checkItem = jsonValidator(itemSchema);
 
 /**
- * Reads `<dir>/samples.jsonl` and `<dir>/config.json` of a `reflect data generate` run. Every problem is an
+ * Reads `<dir>/samples.jsonl` (or `samples.jsonl.gz`) and `<dir>/config.json` of a `reflect data generate` run. Every problem is an
  * InputError naming the file and the line: a line that is not JSON or not a reflection-data item, an instruction id
  * neither in the pool nor among the run's own instructions. A last line cut off by a kill is an error too (unlike a
  * resume, which drops it): curate a finished run. Blank lines are passed over.
  */
 export async function readGenerationFolder(dir: string): Promise<GenerationFolder> {
-  const samplesFile = path.join(dir, "samples.jsonl");
+  const samplesFile = findLog(dir, "samples") ?? path.join(dir, "samples.jsonl");
   const configFile = path.join(dir, "config.json");
   const config = (await readJsonFile(configFile, "a generation config")) as GenerationConfig;
   if (typeof config !== "object" || config === null || typeof config.fingerprint !== "object" || config.fingerprint === null) {
@@ -79,7 +79,10 @@ export async function readGenerationFolder(dir: string): Promise<GenerationFolde
   if (!existsSync(samplesFile)) throw new InputError("no such file — run `reflect data generate --out DIR` first, then pass that DIR as --in", samplesFile);
   const items: GenerationFolder["items"] = [];
   const seen = new Set<string>();
-  for (const { value, line } of await readRecords(samplesFile)) {
+  const samples = await readLog<unknown>(samplesFile, { noun: "sample" });
+  if (samples.partialLastLine !== null) throw new InputError("the last line has no newline: the run is still going or was killed — rerun the same `reflect data generate` command to finish it", samplesFile, samples.partialLastLine);
+  for (const [index, value] of samples.values.entries()) {
+    const line = samples.lineNumbers[index] as number;
     const problem = checkItem(value);
     if (problem !== null) throw new InputError(`not a reflection-data item:\n${problem}`, samplesFile, line);
     const item = value as ReflectionDataItem;

@@ -2,9 +2,10 @@ import path from "node:path";
 import { InputError, UsageError } from "../errors.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
-import { isRedacted } from "../eval/redact-episode.js";
+import { isRedacted } from "../record/redact-episode.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { ModelCall } from "../loops/types.js";
+import { findLog } from "../record/log.js";
 import { readRunFolder } from "./run-folder.js";
 import type { Task, TaskItem, Verdict } from "../tasks/task.js";
 
@@ -34,7 +35,7 @@ export type BuildChecks = (spec: RequestCheckSpec) => RequestCheck[];
  */
 export async function recordSource(dir: string, buildChecks: BuildChecks): Promise<RecordSource> {
   const run = await readRunFolder(dir);
-  const file = path.join(run.dir, "episodes.jsonl");
+  const file = findLog(run.dir, "episodes") ?? path.join(run.dir, "episodes.jsonl");
   if (run.kind !== "eval" || run.config.record_format === undefined) throw new UsageError(`${run.dir} is not a gateway record (config.json has no record_format) — pass the folder of \`reflect serve --record DIR\``);
   const withoutContent = run.config.record_content !== true || run.episodes.some(isRedacted);
   if (withoutContent) throw new UsageError(`${run.dir} was recorded without request and reply text, so there is nothing to reflect on — record with \`reflect serve --record DIR --record-content\``);

@@ -1,5 +1,4 @@
 import { existsSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { InputError } from "../errors.js";
 import { summarize, type Summary } from "../eval/metrics.js";
@@ -8,6 +7,7 @@ import { readGenerationFolder, readJsonFile } from "./generation-folder.js";
 import { reflectionStatistics, type TaskStatistics } from "./stats.js";
 import type { ReflectionDataItem } from "./types.js";
 import type { Episode } from "../loops/types.js";
+import { findLog, readLog } from "../record/log.js";
 
 /** A `reflect eval` folder read back for a report: its episodes and the figures `summarize` computes from them. */
 export interface EvalRun {
@@ -52,15 +52,16 @@ export type RunFolder = EvalRun | DataRun;
 
 /**
  * Reads a run folder without changing it: `episodes.jsonl` (reflect eval) or `samples.jsonl` (reflect data
- * generate), with `config.json` when present. Unlike a resume, a last line cut off by a kill — or still being written
+ * generate), either of them gzip-compressed (`….jsonl.gz`) too, with `config.json` when present. Unlike a resume, a last line cut off by a kill — or still being written
  * by a live run — is left out and reported, never truncated away. Any other bad line is an InputError naming the
  * file and the line.
  */
 export async function readRunFolder(dir: string): Promise<RunFolder> {
   const resolved = path.resolve(dir);
   if (!existsSync(resolved) || !statSync(resolved).isDirectory()) throw new InputError("not a folder — pass the folder of a run (`reflect eval --out DIR` or `reflect data generate --out DIR`)", resolved);
-  if (existsSync(path.join(resolved, "episodes.jsonl"))) return readEvalRun(resolved);
-  if (existsSync(path.join(resolved, "samples.jsonl"))) return readDataRun(resolved);
+  const episodes = findLog(resolved, "episodes");
+  if (episodes !== null) return readEvalRun(resolved, episodes);
+  if (findLog(resolved, "samples") !== null) return readDataRun(resolved);
   throw new InputError("not a run folder: it has neither episodes.jsonl (`reflect eval --out DIR`) nor samples.jsonl (`reflect data generate --out DIR`)", resolved);
 }
 
@@ -76,9 +77,9 @@ export async function readRunFolders(dirs: readonly string[]): Promise<RunFolder
   return runs;
 }
 
-async function readEvalRun(dir: string): Promise<EvalRun> {
+async function readEvalRun(dir: string, episodesFile: string): Promise<EvalRun> {
   const config = await optionalJson(path.join(dir, "config.json"));
-  const { values: episodes, partialLastLine } = await readLines<Episode>(path.join(dir, "episodes.jsonl"), checkEpisode);
+  const { values: episodes, partialLastLine } = await readLog<Episode>(episodesFile, { noun: "episode", check: checkEpisode });
   const fingerprint = (config.fingerprint ?? {}) as Record<string, unknown>;
   const configuredTurns = Number(config.turns ?? fingerprint.turns);
   const turns = Number.isSafeInteger(configuredTurns) && configuredTurns > 0 ? configuredTurns : Math.max(1, ...episodes.map((e) => e.attempts.length));
@@ -137,32 +138,6 @@ async function optionalJson(file: string): Promise<Record<string, unknown>> {
   const value = await readJsonFile(file, "a JSON object");
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InputError("expected a JSON object", file);
   return value as Record<string, unknown>;
-}
-
-async function readLines<T>(file: string, check: (value: unknown) => string | null): Promise<{ values: T[]; partialLastLine: number | null }> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, file, undefined, { cause: error });
-  }
-  const lines = text.split("\n");
-  // Text after the last newline is a line still being written (or cut off by a kill): leave it out, touch nothing.
-  const tail = lines.pop() ?? "";
-  const values: T[] = [];
-  lines.forEach((line, index) => {
-    if (line.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new InputError(`not valid JSON (${(error as Error).message})`, file, index + 1);
-    }
-    const problem = check(value);
-    if (problem !== null) throw new InputError(problem, file, index + 1);
-    values.push(value as T);
-  });
-  return { values, partialLastLine: tail.trim() === "" ? null : lines.length + 1 };
 }
 
 /** What the report and the viewer read of an episode; null when the value has it. */

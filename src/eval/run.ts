@@ -1,12 +1,14 @@
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Budget, type BudgetLimits } from "../loops/budget.js";
 import { parseStopReason, runBudgetLimit } from "../loops/stop-reason.js";
 import type { Episode } from "../loops/types.js";
 import type { TaskItem } from "../tasks/task.js";
-import { durableRun, readJsonLines, writeFileWhole } from "./durable-run.js";
+import { durableRun } from "../record/durable-run.js";
+import { findLog, readLog, writeFileWhole } from "../record/log.js";
 import { summarize, type Summary } from "./metrics.js";
 
-export { checkFingerprint } from "./durable-run.js";
+export { checkFingerprint } from "../record/durable-run.js";
 
 /** What one episode of a run gets from the runner. */
 export interface EpisodeContext {
@@ -104,9 +106,15 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
   return { summary, episodes, resumed, notRun, ...(notRunReason === undefined ? {} : { notRunReason }) };
 }
 
-/** Reads finished episodes; drops a last line cut off by a kill (and truncates it away); any other bad line is an error. */
-export function readEpisodes<R>(episodesPath: string): Promise<Episode<R>[]> {
-  return readJsonLines<Episode<R>>(episodesPath, "episode", checkEpisode);
+/**
+ * Reads the finished episodes of a run: `episodesPath` is its `episodes.jsonl` (or `episodes.jsonl.gz`, found in its
+ * place when only that one is there) or the run folder itself. Never writes: a last line cut off by a kill or still
+ * being written by a live run is left out and left on disk; any other bad line is an InputError naming file and line.
+ */
+export async function readEpisodes<R>(episodesPath: string): Promise<Episode<R>[]> {
+  const isDir = existsSync(episodesPath) && statSync(episodesPath).isDirectory();
+  const file = isDir ? (findLog(episodesPath, "episodes") ?? path.join(episodesPath, "episodes.jsonl")) : !existsSync(episodesPath) && existsSync(`${episodesPath}.gz`) ? `${episodesPath}.gz` : episodesPath;
+  return (await readLog<Episode<R>>(file, { noun: "episode", check: checkEpisode })).values;
 }
 
 function checkEpisode(value: unknown): void {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { UsageError } from "../errors.js";
 import { summarize } from "../eval/metrics.js";
-import { redactEpisode } from "../eval/redact-episode.js";
+import { redactEpisode } from "../record/redact-episode.js";
 import type { GenerateRequest } from "../models/language-model.js";
 import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, type ArithmeticRecord } from "../tasks/arithmetic/index.js";

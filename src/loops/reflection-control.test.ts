@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { redactEpisode } from "../eval/redact-episode.js";
+import { redactEpisode } from "../record/redact-episode.js";
 import { scriptedModel } from "../models/scripted.js";
 import { arithmeticTask, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { verifierCritic } from "../critics/verifier-critic.js";

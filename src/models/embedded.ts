@@ -1,6 +1,6 @@
 import os from "node:os";
 import path from "node:path";
-import { getLlama, LlamaChat, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from "node-llama-cpp";
+import type { ChatHistoryItem, LlamaChat, Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel, Token } from "node-llama-cpp";
 import { ModelCallError } from "../errors.js";
 import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob } from "./language-model.js";
 import { checkLoraAdapter, loraIdSuffix, type LoraAdapter } from "./lora.js";
@@ -74,6 +74,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
   const threads = options.threads ?? os.availableParallelism();
   const prefixReuse = options.prefixReuse ?? true;
   if (options.lora !== undefined) await checkLoraAdapter(options.modelPath, options.lora);
+  const { getLlama, LlamaChat } = await import("node-llama-cpp");
   const llama: Llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
   const model: LlamaModel = await llama.loadModel({ modelPath: options.modelPath });
   const context: LlamaContext = await model.createContext({

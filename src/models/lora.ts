@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { readGgufFileInfo } from "node-llama-cpp";
 import { InputError, ModelNotFoundError } from "../errors.js";
 
 /** A GGUF LoRA adapter applied on top of a base GGUF (llama.cpp's format; `reflect train export --lora` writes one). */
@@ -25,6 +24,7 @@ interface AdapterHeader {
 
 async function readHeader(file: string): Promise<{ metadata: Record<string, unknown>; tensors: { name: string; dims: number[] }[] }> {
   try {
+    const { readGgufFileInfo } = await import("node-llama-cpp");
     const info = await readGgufFileInfo(file, { sourceType: "filesystem", logWarnings: false, ignoreKeys: ["tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type", "tokenizer.ggml.scores"] });
     return { metadata: info.metadata as unknown as Record<string, unknown>, tensors: (info.fullTensorInfo ?? info.tensorInfo ?? []).map((t) => ({ name: t.name, dims: t.dimensions.map(Number) })) };
   } catch (error) {

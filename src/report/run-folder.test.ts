@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
@@ -13,6 +13,7 @@ import { accuracyChart, costLiftChart, flipChart, perTaskChart } from "./charts.
 import { buildReport } from "./report-html.js";
 import { readRunFolder, readRunFolders, unfinished, type DataRun, type EvalRun } from "../data/run-folder.js";
 import { viewData } from "./view-model.js";
+import { copyRunFolderPlain, logText } from "../record/log-fixture.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const run = (name: string) => path.join(REPO, "bench", "runs", name);
@@ -54,7 +55,7 @@ describe("readRunFolder", () => {
 
   it("leaves out a last line still being written, and changes nothing on disk", async (t) => {
     const dir = await temp(t);
-    await cp(run("engine/reflect-retry"), dir, { recursive: true });
+    await copyRunFolderPlain(run("engine/reflect-retry"), dir);
     const file = path.join(dir, "episodes.jsonl");
     const whole = await readFile(file, "utf8");
     const cut = `${whole}{"id":"half`;
@@ -67,7 +68,7 @@ describe("readRunFolder", () => {
 
   it("says a run is unfinished when it holds fewer episodes than the items it was started on", async (t) => {
     const dir = await temp(t);
-    await cp(run("engine/reflect-retry"), dir, { recursive: true });
+    await copyRunFolderPlain(run("engine/reflect-retry"), dir);
     const complete = (await readRunFolder(dir)) as EvalRun;
     assert.equal(complete.plannedItems, 100);
     assert.equal(unfinished(complete), null);
@@ -84,7 +85,7 @@ describe("readRunFolder", () => {
 
   it("names the file and the line of a malformed episode, and says what is wrong", async (t) => {
     const dir = await temp(t);
-    const good = readFileSync(path.join(run("engine/reflect-retry"), "episodes.jsonl"), "utf8").split("\n").slice(0, 2).join("\n");
+    const good = (await logText(run("engine/reflect-retry"), "episodes")).split("\n").slice(0, 2).join("\n");
     await writeFile(path.join(dir, "episodes.jsonl"), `${good}\n{not json\n`);
     await rejectsWith(readRunFolder(dir), new RegExp(`${path.join(dir, "episodes.jsonl").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:3: not valid JSON`));
     await writeFile(path.join(dir, "episodes.jsonl"), `${good}\n{"id":"x","attempts":[{"call":{}}]}\n`);

@@ -5,11 +5,11 @@
  * chart has something to draw. These are test values, not measurements. Not a test file itself (a `test-*` name would
  * make `node --test dist/` run it as one).
  */
-import { readFileSync } from "node:fs";
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Episode } from "../loops/types.js";
+import { readLogIn } from "../record/log.js";
 import { mulberry32 } from "../util/random.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -21,10 +21,7 @@ export async function writeConfidenceRun(dir: string): Promise<Episode[]> {
   await mkdir(dir, { recursive: true });
   await copyFile(path.join(OLD_RUN, "config.json"), path.join(dir, "config.json"));
   const random = mulberry32(17);
-  const episodes = readFileSync(path.join(OLD_RUN, "episodes.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Episode);
+  const { values: episodes } = await readLogIn<Episode>(OLD_RUN, "episodes", { noun: "episode" });
   for (const episode of episodes) {
     for (const [i, attempt] of episode.attempts.entries()) {
       if (attempt.verdict.answer === null) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { requestEpisode } from "../eval/record-fixture.js";
+import { requestEpisode } from "../record/record-fixture.js";
 import { wilsonInterval } from "../eval/metrics.js";
 import { timeAxis, timeAxisCells, type TimeBucket } from "./time-axis.js";
 import { timeFixtureEpisodes, timeFixtureExpected } from "./time-fixture.js";

@@ -3,8 +3,8 @@
  * of its time table is worked out by hand in `timeFixtureExpected`. Not a test file itself (a `test-*` name would
  * make `node --test dist/` run it as one).
  */
-import { requestEpisode } from "../eval/record-fixture.js";
-import { openRecordWriter } from "../eval/record-writer.js";
+import { requestEpisode } from "../record/record-fixture.js";
+import { openRecordWriter } from "../record/record-writer.js";
 import type { Episode } from "../loops/types.js";
 
 const at = (time: string) => `2026-11-25T${time}Z`;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
 import { APIError } from "openai";
-import type { RecordWriter } from "../eval/record-writer.js";
+import type { RecordWriter } from "../record/record-writer.js";
 import type { Episode } from "../loops/types.js";
 import { createHttpModel, type RetryPolicy } from "../models/http.js";
 import type { Tracer } from "../telemetry/tracer.js";

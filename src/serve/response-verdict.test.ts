@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { composeVerdict as requestComposeVerdict } from "../critics/request/request-task.js";
-import { requestEpisode } from "../eval/record-fixture.js";
+import { requestEpisode } from "../record/record-fixture.js";
 import type { Check } from "../core/types.js";
 import { checksPass, composeVerdict } from "../critics/verdict.js";
 import { reflectExtension, selectedCall } from "./response.js";

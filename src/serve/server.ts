@@ -17,7 +17,7 @@ import { requestTask, type RequestCheckSpec, type RequestRecord } from "../criti
 import { defaultRequestCheckBounds, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
-import type { RecordWriter } from "../eval/record-writer.js";
+import type { RecordWriter } from "../record/record-writer.js";
 import { parseStopReason } from "../loops/stop-reason.js";
 import { runStrategy } from "../loops/strategies.js";
 import type { Episode } from "../loops/types.js";

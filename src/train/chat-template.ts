@@ -1,4 +1,3 @@
-import { getLlama, resolveChatWrapper } from "node-llama-cpp";
 
 /**
  * Jinja chat templates that render a conversation exactly as node-llama-cpp's built-in chat wrappers do, token for
@@ -22,6 +21,7 @@ const templates: Record<string, string> = {
  * equivalent (the model's own template is used then, and prompts may differ from inference).
  */
 export async function inferenceChatTemplate(ggufPath: string): Promise<{ wrapper: string; template: string | undefined }> {
+  const { getLlama, resolveChatWrapper } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
   const model = await llama.loadModel({ modelPath: ggufPath, vocabOnly: true });
   try {

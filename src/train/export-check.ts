@@ -1,5 +1,4 @@
 import path from "node:path";
-import { getLlama } from "node-llama-cpp";
 import { checkLoraAdapter, type LoraAdapter } from "../models/lora.js";
 import type { TrainerBackend } from "./types.js";
 
@@ -10,6 +9,7 @@ import type { TrainerBackend } from "./types.js";
  */
 export async function llamaCppLogprobs(modelPath: string, sequences: readonly (readonly number[])[], threads = 2, lora?: LoraAdapter): Promise<number[][]> {
   if (lora !== undefined) await checkLoraAdapter(modelPath, lora);
+  const { getLlama } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
   const model = await llama.loadModel({ modelPath });
   try {

@@ -1,7 +1,8 @@
-import { mkdir, open } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { checkFingerprint, readJsonLines, writeFileWhole } from "../eval/durable-run.js";
+import { checkFingerprint } from "../record/durable-run.js";
+import { appendToLog, openLog, writeFileWhole } from "../record/log.js";
 import { afterFailure, retryTurn } from "../loops/conversation.js";
 import { feedbackMessage, type FeedbackMode } from "../loops/feedback.js";
 import type { ChatMessage, TokenLogprob, ToolCall } from "../models/language-model.js";
@@ -253,8 +254,7 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
       onStart: async (from, optimizerSteps) => {
         learner = optimizerSteps;
         // Rollouts of steps after the restored checkpoint are redone.
-        const kept = await readJsonLines<Rollout>(rolloutsPath, "rollout", () => undefined);
-        await writeFileWhole(rolloutsPath, kept.filter((r) => r.step <= from).map((r) => `${JSON.stringify(r)}\n`).join(""));
+        await (await openLog<Rollout>(rolloutsPath, { noun: "rollout", keep: (r) => r.step <= from })).writer.close();
       },
     }),
     async (n) => {
@@ -303,7 +303,7 @@ export async function trainRrr(backend: TrainerBackend, options: RrrOptions): Pr
         mismatchSeconds = (performance.now() - measured) / 1000;
       }
       const trainSeconds = (performance.now() - trainStarted) / 1000 - mismatchSeconds;
-      await appendLines(rolloutsPath, rollouts);
+      await appendToLog(rolloutsPath, rollouts, { noun: "rollout" });
       // Reward and reflection length over every rollout sampled this step (resampled groups included): the policy's
       // retry success, not the share of the filtered batch.
       const rewards = rollouts.map((r) => r.reward);
@@ -401,13 +401,13 @@ function sampling(s: RrrSampling): { maxTokens: number; temperature: number; top
  */
 async function firstAttempts(sampler: RolloutSampler, options: RrrOptions, enough: number): Promise<FirstAttempt[]> {
   const file = path.join(options.out, "first-attempts.jsonl");
-  const done = await readJsonLines<FirstAttempt>(file, "first attempt", (value) => {
-    if (typeof (value as FirstAttempt).id !== "string" || typeof (value as FirstAttempt).output !== "string") throw new Error("needs id and output");
+  const { writer, lines: done } = await openLog<FirstAttempt>(file, {
+    noun: "first attempt",
+    check: (value) => (typeof (value as FirstAttempt).id !== "string" || typeof (value as FirstAttempt).output !== "string" ? "needs id and output" : null),
   });
   const seen = new Map(done.map((d) => [d.id, d]));
   const out: FirstAttempt[] = [];
   let failures = 0;
-  const handle = await open(file, "a");
   try {
     // Sixteen items decode together; each finished item is on disk before the next batch starts.
     for (let start = 0; start < options.items.length && failures < enough; start += 16) {
@@ -421,14 +421,15 @@ async function firstAttempts(sampler: RolloutSampler, options: RrrOptions, enoug
           { n: 1, ...sampling(options.attempt), seed: hash32(`${options.seed}:${start}:first`), ...(options.signal === undefined ? {} : { signal: options.signal }) },
           0,
         );
+        const firsts: FirstAttempt[] = [];
         for (const [i, item] of pending.entries()) {
           const sample = samples[i]?.[0] ?? { text: "", finishReason: "stop" as const };
           const verdict = await options.task.verify(item.record, sample.text, partsOf(sample));
-          const first: FirstAttempt = { id: item.id, output: sample.text, ...(sample.toolCalls === undefined ? {} : { toolCalls: sample.toolCalls }), correct: verdict.correct, feedback: verdict.feedback };
-          await handle.write(`${JSON.stringify(first)}\n`);
-          seen.set(item.id, first);
+          firsts.push({ id: item.id, output: sample.text, ...(sample.toolCalls === undefined ? {} : { toolCalls: sample.toolCalls }), correct: verdict.correct, feedback: verdict.feedback });
         }
-        await handle.datasync();
+        // The batch's lines in one group commit.
+        await Promise.all(firsts.map((first) => writer.append(first)));
+        for (const first of firsts) seen.set(first.id, first);
       }
       for (const item of batch) {
         if (failures >= enough) break;
@@ -439,7 +440,7 @@ async function firstAttempts(sampler: RolloutSampler, options: RrrOptions, enoug
       options.onFirstAttempt?.(Math.min(start + batch.length, options.items.length), options.items.length, failures);
     }
   } finally {
-    await handle.close();
+    await writer.close();
   }
   return out;
 }
@@ -507,12 +508,3 @@ async function samplerMismatch(backend: TrainerBackend, datums: readonly PolicyD
   return { mean: tokens === 0 ? null : sum / tokens, tokens, reflections: aligned.length };
 }
 
-async function appendLines(file: string, lines: readonly unknown[]): Promise<void> {
-  const handle = await open(file, "a");
-  try {
-    await handle.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
-}

@@ -1,5 +1,5 @@
 import { UsageError } from "../errors.js";
-import { checkFingerprint } from "../eval/durable-run.js";
+import { checkFingerprint } from "../record/durable-run.js";
 import { normaliseOverBatchTokens } from "./masks.js";
 import { renderWeighted, stepIndices, type Dataset, type SftRow } from "./datasets.js";
 import { trainLoop, type StepMetrics, type TrainLoopOptions } from "./train-loop.js";

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { InputError } from "../errors.js";
-import { checkFingerprint, readJsonLines, writeFileWhole } from "../eval/durable-run.js";
+import { checkFingerprint } from "../record/durable-run.js";
+import { openLog, writeFileWhole } from "../record/log.js";
 import { raceAbort } from "../util/abortable.js";
 import type { TrainerBackend } from "./types.js";
 
@@ -63,18 +64,16 @@ export async function trainLoop(backend: TrainerBackend, options: TrainLoopOptio
     from = latest.step;
   }
   const metricsPath = path.join(options.out, "metrics.jsonl");
-  const kept = (await readJsonLines<StepMetrics>(metricsPath, "metrics", checkMetrics)).filter((m) => m.step <= from);
-  await writeFileWhole(metricsPath, kept.map((m) => `${JSON.stringify(m)}\n`).join(""));
-  await options.onStart?.(from, optimizerSteps);
-  const file = await open(metricsPath, "a");
+  // A record log: the metric lines after the restored checkpoint are dropped (they are redone), a cut line repaired.
+  const { writer: file, lines: kept } = await openLog<StepMetrics>(metricsPath, { noun: "metrics", check: checkMetrics, keep: (m) => m.step <= from });
   try {
+    await options.onStart?.(from, optimizerSteps);
     for (let n = from + 1; n <= options.steps; n++) {
       options.signal?.throwIfAborted();
       // An interruption does not wait for the step in flight (minutes on a CPU): it ends the loop at once, the step is
       // dropped, and the caller's close of the worker ends its work; a rerun resumes from the last checkpoint.
       const metrics = await raceAbort(step(n), options.signal);
-      await file.write(`${JSON.stringify(metrics)}\n`);
-      await file.datasync();
+      await file.append(metrics);
       kept.push(metrics);
       options.onStep?.(metrics);
       if (n % options.checkpointEvery === 0 || n === options.steps) await checkpoint(backend, options.out, n);

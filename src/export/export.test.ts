@@ -1,0 +1,198 @@
+/**
+ * `reflect export` without Python: lm-evaluation-harness's documented shapes (`result_schema.py`'s `EvalResults` and
+ * `SampleResult`, the file names its `EvaluationTracker` writes and its `utils.py` reads back), the Inspect log's
+ * required fields, the run folder left untouched, and bad input refused naming the path or flag.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { appendFile, readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { assertExit, cli, removeCacheDir, tempDir } from "../cli/cli-harness.js";
+import type { Summary } from "../eval/metrics.js";
+import { requestEpisode } from "../record/record-fixture.js";
+import type { Episode } from "../loops/types.js";
+import { gatewayFixtureEpisodes, writeEvalRunFixture, writeGatewayRecordFixture } from "./export-fixture.js";
+import { exportRun } from "./export-run.js";
+import { sanitizeModelName } from "./lm-eval.js";
+
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+const jsonLines = <T>(text: string): T[] => text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as T);
+/** lm-eval's `get_file_task_name` and `get_file_datetime` (lm_eval/utils.py), as it reads its own files back. */
+const fileTaskName = (f: string) => f.slice(f.indexOf("_") + 1, f.lastIndexOf("_"));
+const fileDatetime = (f: string) => f.slice(f.lastIndexOf("_") + 1).replace(".jsonl", "");
+
+/** lm-eval's `mean_stderr`: sample standard deviation (n − 1) over √n. */
+function stderr(values: number[]): number {
+  const mean = values.reduce((s, v) => s + v, 0) / values.length;
+  return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1)) / Math.sqrt(values.length);
+}
+
+const SAMPLE_KEYS = ["doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics", "doc_hash", "prompt_hash", "target_hash"];
+const RESULT_KEYS = ["results", "group_subtasks", "configs", "versions", "n-shot", "higher_is_better", "n-samples", "config", "git_hash", "date", "model_name", "model_name_sanitized", "task_hashes", "total_evaluation_time_seconds"];
+
+describe("reflect export", { timeout: 120_000 }, () => {
+  after(() => removeCacheDir());
+
+  it("lm-eval: results_<date>.json and samples_<task>_<date>.jsonl in lm-eval's shapes, figures equal to summary.json", async (t) => {
+    const dir = await tempDir(t);
+    const run = path.join(dir, "run");
+    await writeEvalRunFixture(t, run);
+    const out = path.join(dir, "lm-eval");
+    const now = new Date("2026-11-28T08:15:30.250Z");
+    const result = await exportRun({ runDir: run, format: "lm-eval", out, now });
+
+    const episodes = jsonLines<Episode>(await readFile(path.join(run, "episodes.jsonl"), "utf8"));
+    const summary = JSON.parse(await readFile(path.join(run, "summary.json"), "utf8")) as Summary;
+    const model = episodes[0]!.model;
+    const folder = path.join(out, sanitizeModelName(model));
+    assert.ok(!sanitizeModelName(model).includes("/") && !sanitizeModelName(model).includes(":"), "the model folder is one path segment");
+    assert.deepEqual((await readdir(folder)).sort(), ["results_2026-11-28T08-15-30.250.json", "samples_arithmetic_2026-11-28T08-15-30.250.jsonl"]);
+    assert.deepEqual(result.files, [path.join(folder, "results_2026-11-28T08-15-30.250.json"), path.join(folder, "samples_arithmetic_2026-11-28T08-15-30.250.jsonl")]);
+    const samplesName = "samples_arithmetic_2026-11-28T08-15-30.250.jsonl";
+    assert.equal(fileTaskName(samplesName), "arithmetic");
+    assert.equal(fileDatetime(samplesName), fileDatetime("results_2026-11-28T08-15-30.250.json".replace(".json", "")));
+
+    const results = JSON.parse(await readFile(result.files[0]!, "utf8")) as Record<string, any>;
+    for (const key of RESULT_KEYS) assert.ok(key in results, `results has "${key}"`);
+    const task = results.results.arithmetic;
+    assert.equal(task.name, "arithmetic");
+    assert.equal(task.alias, "arithmetic");
+    assert.equal(task.sample_len, 4);
+    assert.equal(task["acc,none"], summary.accuracy.at(-1));
+    assert.deepEqual([task["acc@t1,none"], task["acc@t2,none"]], summary.accuracy);
+    assert.deepEqual(results["n-samples"].arithmetic, { original: 4, effective: 4 });
+    assert.deepEqual(results["n-shot"], { arithmetic: 0 });
+    assert.deepEqual(results.higher_is_better.arithmetic, { acc: true, "acc@t1": true, "acc@t2": true });
+    assert.equal(results.config.model, model);
+    assert.equal(typeof results.date, "number");
+    assert.equal(results.total_evaluation_time_seconds, String(summary.wall_seconds));
+
+    const samples = jsonLines<Record<string, any>>(await readFile(result.files[1]!, "utf8"));
+    assert.equal(samples.length, episodes.length);
+    samples.forEach((s, i) => {
+      const e = episodes[i]!;
+      for (const key of SAMPLE_KEYS) assert.ok(key in s, `sample ${i} has "${key}"`);
+      assert.equal(s.doc_id, i);
+      assert.deepEqual(s.doc, { id: e.id, record: e.record });
+      assert.equal(s.target, "");
+      assert.deepEqual(Object.keys(s.arguments), ["gen_args_0"]);
+      assert.deepEqual(JSON.parse(s.arguments.gen_args_0.arg_0), e.attempts[0]!.call.messages);
+      assert.equal(s.prompt_hash, sha256(s.arguments.gen_args_0.arg_0));
+      assert.equal(s.target_hash, sha256(""));
+      assert.equal(s.doc_hash, sha256(JSON.stringify(s.doc, null, 2)));
+      assert.deepEqual(s.resps, [e.attempts.map((a) => a.call.output)]);
+      assert.deepEqual(s.filtered_resps, [e.attempts[e.selected! - 1]!.call.output]);
+      assert.equal(s.filter, "none");
+      assert.deepEqual(s.metrics, ["acc", "acc@t1", "acc@t2"]);
+      for (const m of s.metrics as string[]) assert.ok(s[m] === 0 || s[m] === 1, `${m} is a per-sample float`);
+      assert.equal(s.acc, e.correct ? 1 : 0);
+      assert.equal(s.reflect.attempts.length, e.attempts.length);
+      assert.deepEqual(s.reflect.attempts.map((a: { turn: number; verdict: { correct: boolean } }) => [a.turn, a.verdict.correct]), e.attempts.map((a) => [a.turn, a.verdict.correct]));
+      assert.equal(s.reflect.stopped_by, e.stoppedBy);
+    });
+    // A retry that fixed an item shows up as the feedback and the reflection between the two attempts.
+    const fixed = samples.find((s) => s["acc@t1"] === 0 && s["acc@t2"] === 1);
+    assert.ok(fixed, "the fixture has an item fixed on the retry");
+    assert.equal(typeof fixed.reflect.attempts[0].verdict.feedback, "string");
+    assert.equal(fixed.reflect.attempts[0].reflection.source, "model");
+    assert.ok(fixed.reflect.attempts[0].reflection.text.length > 0);
+
+    for (const name of ["acc@t1", "acc@t2"]) assert.equal(task[`${name}_stderr,none`], stderr(samples.map((s) => s[name] as number)));
+    assert.equal(results.task_hashes.arithmetic, sha256(samples.map((s) => `${s.doc_hash}${s.prompt_hash}${s.target_hash}`).join("")));
+
+    // A run that stopped short of its items (killed, or its run budget spent): Inspect's `cancelled`, lm-eval's effective count.
+    const lines = (await readFile(path.join(run, "episodes.jsonl"), "utf8")).split("\n").filter((l) => l !== "");
+    await writeFile(path.join(run, "episodes.jsonl"), `${lines.slice(0, 3).join("\n")}\n`);
+    const short = await exportRun({ runDir: run, format: "inspect", out: path.join(dir, "short.json"), now });
+    const log = JSON.parse(await readFile(short.files[0]!, "utf8")) as Record<string, any>;
+    assert.equal(log.status, "cancelled");
+    assert.deepEqual([log.results.total_samples, log.results.completed_samples, log.samples.length], [4, 3, 3]);
+    const shortLm = await exportRun({ runDir: run, format: "lm-eval", out: path.join(dir, "short-lm"), now });
+    assert.deepEqual((JSON.parse(await readFile(shortLm.files[0]!, "utf8")) as Record<string, any>)["n-samples"].arithmetic, { original: 4, effective: 3 });
+  });
+
+  it("lm-eval and inspect from a gateway record; the record is only read, a cut last line left out", async (t) => {
+    const dir = await tempDir(t);
+    const record = path.join(dir, "record");
+    await writeGatewayRecordFixture(record);
+    await appendFile(path.join(record, "episodes.jsonl"), '{"id":"still-being-wri');
+    const before = await readFile(path.join(record, "episodes.jsonl"));
+
+    const lm = await cli(["export", record, "--format", "lm-eval", "--out", path.join(dir, "lm")]);
+    assertExit(lm, 0);
+    assert.ok(lm.stdout.includes("4 episodes as lm-eval") && lm.stdout.includes("line 5 of episodes.jsonl"), lm.stdout);
+    const folder = path.join(dir, "lm", "upstream");
+    const files = await readdir(folder);
+    const results = JSON.parse(await readFile(path.join(folder, files.find((f) => f.startsWith("results_"))!), "utf8")) as Record<string, any>;
+    assert.deepEqual([results.results.gateway["acc@t1,none"], results.results.gateway["acc@t2,none"], results.results.gateway["acc@t3,none"]], [1 / 4, 3 / 4, 3 / 4]);
+    assert.equal(results.total_evaluation_time_seconds, null, "a record has no summary.json and says no time");
+
+    const log = path.join(dir, "record.json");
+    assertExit(await cli(["export", record, "--format", "inspect", "--out", log]), 0);
+    const inspect = JSON.parse(await readFile(log, "utf8")) as Record<string, any>;
+    assert.equal(inspect.version, 2);
+    assert.equal(inspect.status, "success");
+    for (const key of ["created", "task", "model", "dataset", "config"]) assert.ok(key in inspect.eval, `eval has "${key}"`);
+    assert.equal(inspect.eval.created, "2026-11-25T10:00:00.000Z", "created is the first request's start");
+    const episodes = gatewayFixtureEpisodes();
+    assert.deepEqual(inspect.samples.map((s: { id: string }) => s.id), episodes.map((e) => e.id));
+    for (const [i, s] of (inspect.samples as Array<Record<string, any>>).entries()) {
+      for (const key of ["id", "epoch", "input", "target", "messages", "output", "scores", "metadata"]) assert.ok(key in s, `sample ${i} has "${key}"`);
+      assert.equal(s.metadata.reflect.attempts.length, episodes[i]!.attempts.length);
+      assert.equal(s.model_usage.upstream.input_tokens, episodes[i]!.usage.promptTokens);
+    }
+    const call = inspect.samples[3].output.choices[0].message.tool_calls[0];
+    assert.deepEqual(call, { id: "call-1", function: "lookup", arguments: { q: "tool argument 1" }, type: "function" });
+
+    assert.deepEqual(await readFile(path.join(record, "episodes.jsonl")), before, "episodes.jsonl is unchanged, its cut line kept");
+  });
+
+  it("bad input: a path that is no run, an Inspect log not ending in .json, an existing file, an unknown format, a bad line; secrets scrubbed", async (t) => {
+    const dir = await tempDir(t);
+    const record = path.join(dir, "record");
+    await writeGatewayRecordFixture(record);
+
+    const empty = await cli(["export", dir, "--format", "lm-eval", "--out", path.join(dir, "x")]);
+    assertExit(empty, 2);
+    assert.ok(empty.stderr.includes(dir) && empty.stderr.includes("not a run folder"), empty.stderr);
+
+    const noJson = await cli(["export", record, "--format", "inspect", "--out", path.join(dir, "log.eval")]);
+    assertExit(noJson, 2);
+    assert.ok(noJson.stderr.includes("--out") && noJson.stderr.includes(".json"), noJson.stderr);
+
+    const existing = path.join(dir, "taken.json");
+    await writeFile(existing, "keep me\n");
+    const taken = await cli(["export", record, "--format", "inspect", "--out", existing]);
+    assertExit(taken, 2);
+    assert.ok(taken.stderr.includes(`${existing} exists`), taken.stderr);
+    assert.equal(await readFile(existing, "utf8"), "keep me\n");
+
+    const format = await cli(["export", record, "--format", "helm", "--out", path.join(dir, "y")]);
+    assertExit(format, 2);
+    assert.ok(format.stderr.includes("inspect, lm-eval"), format.stderr);
+
+    // A credential in a folder a foreign writer made (the record writer would have scrubbed it) never reaches an export.
+    const leaky = path.join(dir, "leaky");
+    await writeGatewayRecordFixture(leaky);
+    const key = "sk-proj-abcdefghijklmnop0123";
+    await appendFile(path.join(leaky, "episodes.jsonl"), `${JSON.stringify(requestEpisode({ id: "leak", passes: [false, true], question: `my key is ${key}`, outputs: [`Bearer ${key}`, "4"] }))}\n`);
+    for (const format of ["inspect", "lm-eval"]) {
+      const out = path.join(dir, `leaky-${format}${format === "inspect" ? ".json" : ""}`);
+      assertExit(await cli(["export", leaky, "--format", format, "--out", out]), 0);
+      const files = format === "inspect" ? [out] : (await readdir(path.join(out, "upstream"))).map((f) => path.join(out, "upstream", f));
+      for (const file of files) {
+        const text = await readFile(file, "utf8");
+        assert.ok(!text.includes(key), `${file} carries no key`);
+        if (!path.basename(file).startsWith("results_")) assert.ok(text.includes("[REDACTED]"), `${file} says where one was`);
+      }
+    }
+
+    const bad = path.join(dir, "bad");
+    await writeGatewayRecordFixture(bad);
+    await appendFile(path.join(bad, "episodes.jsonl"), "not json\n");
+    const broken = await cli(["export", bad, "--format", "inspect", "--out", path.join(dir, "bad.json")]);
+    assertExit(broken, 2);
+    assert.ok(broken.stderr.includes(`${path.join(bad, "episodes.jsonl")}:5`), broken.stderr);
+  });
+});

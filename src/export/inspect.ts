@@ -1,0 +1,198 @@
+/**
+ * A run folder as an Inspect AI eval log: the `.json` log format `inspect_ai.log.read_eval_log` reads (`EvalLog`,
+ * log schema version 2). One sample per episode (epoch 1); the sample's messages are the conversation of the attempt
+ * the loop returned, its output that attempt's reply, and its `verifier` score the Acc@t of every turn.
+ *
+ * Departures from a log Inspect writes itself, each because a run folder does not hold the thing:
+ * - `target` is empty: a run records the item and the verifier's verdict, not a reference answer string (the item
+ *   is in `metadata.reflect.record`, the verdict of every attempt in `metadata.reflect.attempts`);
+ * - no `events` (a run records calls, not Inspect's event stream); the attempts stand in for them in the metadata;
+ * - the sample's `verifier` score value is a dict `{"acc@t1": 0|1, …}` and its `answer`/`explanation` are the returned
+ *   attempt's extracted answer and verifier feedback; `results.scores[0].metrics` holds `acc@t1…acc@tN` from the
+ *   same function that wrote the run's summary.json, and `accuracy` (Acc@tN).
+ */
+import { createHash } from "node:crypto";
+import type { EvalRun } from "../data/run-folder.js";
+import type { Episode, ModelCall } from "../loops/types.js";
+import type { ChatMessage, FinishReason } from "../models/language-model.js";
+import { reflectkitVersion } from "../version.js";
+import { accuracyAtTurns, episodeMetadata, promptOf, returnedAttempt, turnMetricNames } from "./episode-view.js";
+
+/** The log schema version this writer follows (`inspect_ai`'s `LOG_SCHEMA_VERSION`). */
+export const INSPECT_LOG_VERSION = 2;
+
+export interface InspectExportOptions {
+  /** When the export is made: the log's `created` when the run folder gives no start time. */
+  now: Date;
+}
+
+type InspectMessage =
+  | { role: "system" | "user"; content: string; source: "input" }
+  | { role: "assistant"; content: string; source: "generate"; model: string; tool_calls?: InspectToolCall[] };
+
+interface InspectToolCall {
+  id: string;
+  function: string;
+  arguments: Record<string, unknown>;
+  type: "function";
+  parse_error?: string;
+}
+
+/** Inspect's `ModelUsage`. */
+interface InspectUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export function toInspectLog(run: EvalRun, options: InspectExportOptions): Record<string, unknown> {
+  const started = startedAt(run.episodes) ?? options.now.toISOString();
+  const metricNames = turnMetricNames(run.turns);
+  const metrics: Record<string, { name: string; value: number; params: Record<string, never> }> = {};
+  metricNames.forEach((name, i) => (metrics[name] = { name, value: run.summary.accuracy[i] ?? 0, params: {} }));
+  metrics.accuracy = { name: "accuracy", value: run.summary.accuracy.at(-1) ?? 0, params: {} };
+  const samples = run.episodes.map((e) => sample(e, run.turns));
+  const id = createHash("sha256").update(`${run.dir}\n${started}`).digest("base64url").slice(0, 22);
+  return {
+    version: INSPECT_LOG_VERSION,
+    // Inspect's statuses: a run that stopped short of its planned items (killed, or its run budget spent) is cancelled.
+    status: run.plannedItems !== null && run.episodes.length < run.plannedItems ? "cancelled" : "success",
+    eval: {
+      eval_id: id,
+      run_id: id,
+      created: started,
+      task: run.task,
+      task_id: id,
+      task_version: 0,
+      task_args: {},
+      solver: run.strategy,
+      solver_args: { turns: run.turns },
+      dataset: { name: run.task, samples: run.plannedItems ?? run.episodes.length, sample_ids: run.episodes.map((e) => e.id), shuffled: false },
+      model: run.model,
+      model_generate_config: {},
+      model_args: {},
+      config: { epochs: 1, log_samples: true },
+      packages: { reflectkit: reflectkitVersion },
+      metadata: { reflect: { source: run.config.kind === "gateway" ? "gateway record" : "reflect eval", strategy: run.strategy, turns: run.turns, config: run.config } },
+    },
+    plan: { name: "plan", steps: [{ solver: run.strategy, params: { turns: run.turns } }], config: {} },
+    results: {
+      total_samples: run.plannedItems ?? run.episodes.length,
+      completed_samples: run.episodes.length,
+      scores: [
+        {
+          name: "verifier",
+          scorer: "verifier",
+          scored_samples: run.episodes.length,
+          unscored_samples: 0,
+          params: {},
+          metrics,
+          metadata: { accuracy_ci95: run.summary.accuracy_ci95, delta: run.summary.delta, stopped_by: run.summary.stopped_by },
+        },
+      ],
+    },
+    stats: { started_at: started, completed_at: completedAt(run.episodes) ?? started, model_usage: modelUsage(run.episodes) },
+    samples,
+  };
+}
+
+function sample(episode: Episode, turns: number): Record<string, unknown> {
+  const returned = returnedAttempt(episode);
+  const input = promptOf(episode).map(inputMessage);
+  const messages: InspectMessage[] = returned === undefined ? input : [...returned.call.messages.map((m) => message(m, returned.call.model)), assistant(returned.call)];
+  const values: Record<string, number> = {};
+  accuracyAtTurns(episode, turns).forEach((v, i) => (values[`acc@t${i + 1}`] = v));
+  const usage = sampleUsage(episode);
+  return {
+    id: episode.id,
+    epoch: 1,
+    input,
+    target: "",
+    messages,
+    output: {
+      model: episode.model,
+      choices: returned === undefined ? [] : [{ message: assistant(returned.call), stop_reason: stopReason(returned.call.finishReason) }],
+      completion: returned?.call.output ?? "",
+      usage: usage[episode.model] ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      time: returned === undefined ? null : returned.call.ms / 1000,
+      ...(episode.error === undefined ? {} : { error: `${episode.error.name}: ${episode.error.message}` }),
+    },
+    scores: {
+      verifier: {
+        value: values,
+        answer: returned?.verdict.answer ?? null,
+        explanation: returned?.verdict.feedback ?? null,
+        metadata: { correct: episode.correct, selected: episode.selected },
+      },
+    },
+    metadata: { reflect: episodeMetadata(episode, turns) },
+    model_usage: usage,
+    total_time: episode.ms / 1000,
+    working_time: episode.ms / 1000,
+    ...(episode.startedAt === undefined ? {} : { started_at: episode.startedAt, completed_at: new Date(Date.parse(episode.startedAt) + episode.ms).toISOString() }),
+    ...(episode.error === undefined ? {} : { error: { message: `${episode.error.name}: ${episode.error.message}`, traceback: "", traceback_ansi: "" } }),
+  };
+}
+
+function inputMessage(m: ChatMessage): InspectMessage {
+  return m.role === "assistant" ? { role: "assistant", content: m.content, source: "generate", model: "" } : { role: m.role, content: m.content, source: "input" };
+}
+
+function message(m: ChatMessage, model: string): InspectMessage {
+  return m.role === "assistant" ? { role: "assistant", content: m.content, source: "generate", model } : { role: m.role, content: m.content, source: "input" };
+}
+
+function assistant(call: ModelCall): InspectMessage {
+  const toolCalls = call.toolCalls?.map((c): InspectToolCall => {
+    const parsed = parseArguments(c.arguments);
+    return { id: c.id, function: c.name, arguments: parsed.value, type: "function", ...(parsed.error === undefined ? {} : { parse_error: parsed.error }) };
+  });
+  return { role: "assistant", content: call.output, source: "generate", model: call.model, ...(toolCalls === undefined || toolCalls.length === 0 ? {} : { tool_calls: toolCalls }) };
+}
+
+/** Inspect keeps a tool call's arguments as an object; text that is not a JSON object is kept as `parse_error`. */
+function parseArguments(text: string): { value: Record<string, unknown>; error?: string } {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return { value: value as Record<string, unknown> };
+    return { value: {}, error: `arguments are not a JSON object: ${text}` };
+  } catch (error) {
+    return { value: {}, error: `arguments are not JSON (${(error as Error).message}): ${text}` };
+  }
+}
+
+function stopReason(reason: FinishReason): string {
+  return reason === "stop" ? "stop" : reason === "length" ? "max_tokens" : "unknown";
+}
+
+/**
+ * The episode's tokens as its budget counted them (`Episode.usage`, every call: attempts, reflections, judges), under
+ * the generator's model id: a run records each call's model, but its usage totals are the figures the summary reports.
+ */
+function sampleUsage(episode: Episode): Record<string, InspectUsage> {
+  const { promptTokens, completionTokens } = episode.usage;
+  return { [episode.model]: { input_tokens: promptTokens, output_tokens: completionTokens, total_tokens: promptTokens + completionTokens } };
+}
+
+function modelUsage(episodes: readonly Episode[]): Record<string, InspectUsage> {
+  const total: Record<string, InspectUsage> = {};
+  for (const e of episodes) {
+    for (const [model, u] of Object.entries(sampleUsage(e))) {
+      const t = (total[model] ??= { input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+      t.input_tokens += u.input_tokens;
+      t.output_tokens += u.output_tokens;
+      t.total_tokens += u.total_tokens;
+    }
+  }
+  return total;
+}
+
+function startedAt(episodes: readonly Episode[]): string | null {
+  const times = episodes.map((e) => (e.startedAt === undefined ? NaN : Date.parse(e.startedAt))).filter((t) => Number.isFinite(t));
+  return times.length === 0 ? null : new Date(Math.min(...times)).toISOString();
+}
+
+function completedAt(episodes: readonly Episode[]): string | null {
+  const times = episodes.map((e) => (e.startedAt === undefined ? NaN : Date.parse(e.startedAt) + e.ms)).filter((t) => Number.isFinite(t));
+  return times.length === 0 ? null : new Date(Math.max(...times)).toISOString();
+}
