@@ -185,7 +185,7 @@ describe("breakdowns and charts", () => {
 
   it("escapes model text everywhere in the report, and embeds the episodes as JSON that cannot close its script", async (t) => {
     const dir = await temp(t);
-    const episode = JSON.parse(readFileSync(path.join(run("engine/reflect-retry"), "episodes.jsonl"), "utf8").split("\n")[0] as string) as { id: string; attempts: { call: { output: string } }[] };
+    const episode = JSON.parse((await logText(run("engine/reflect-retry"), "episodes")).split("\n")[0] as string) as { id: string; attempts: { call: { output: string } }[] };
     episode.id = "</script><script>alert(1)</script>";
     (episode.attempts[0] as { call: { output: string } }).call.output = "<img src=x onerror=alert(1)>";
     await writeFile(path.join(dir, "episodes.jsonl"), `${JSON.stringify(episode)}\n`);
