@@ -19,6 +19,9 @@ import type { Episode, ReflectionMode } from "./types.js";
 export { StrategyOptionError } from "./strategy-option-error.js";
 
 export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade", "debate", "alternatives"] as const;
+
+/** The strategies that reflect, and so take the reflection controls (`reflection: "placebo" | "none"`). */
+export const reflectingStrategies: readonly string[] = ["reflect-retry", "cascade", "reflexion", "self-refine"];
 export type StrategyName = (typeof strategyNames)[number];
 
 /**
@@ -270,5 +273,5 @@ function refuseFixedShape(strategy: "debate" | "alternatives", choices: Strategy
   }
   if (choices.feedback !== undefined) throw new StrategyOptionError("feedback", `${strategy} tells the model nothing about its answers`);
   if (choices.reflectionMaxTokens !== undefined) throw new StrategyOptionError("reflectionMaxTokens", `${strategy} writes no reflections (its answers use the attempt limit)`);
-  if (choices.reflection !== undefined) throw new StrategyOptionError("reflection", `applies to the strategies that reflect (reflect-retry, cascade, reflexion, self-refine), not ${strategy}`);
+  if (choices.reflection !== undefined) throw new StrategyOptionError("reflection", `applies to the strategies that reflect (${reflectingStrategies.join(", ")}), not ${strategy}`);
 }

@@ -58,6 +58,21 @@ describe("reflection controls in the report", () => {
     assert.deepEqual(reflectionControls(await readRunFolders(folders)), []);
   });
 
+  it("Reflexion's runs pair too, each with a lesson store of its own", async (t) => {
+    const dir = await tempDir(t);
+    const folders = await writeControlRuns(dir);
+    for (const folder of folders) {
+      const config = JSON.parse(await readFile(path.join(folder, "config.json"), "utf8")) as { strategy: string; fingerprint: Record<string, unknown> };
+      config.strategy = "reflexion";
+      config.fingerprint = { ...config.fingerprint, strategy: "reflexion", memory: path.join(folder, "memory.sqlite"), lessons: 3, related_lessons: 0 };
+      await writeFile(path.join(folder, "config.json"), JSON.stringify(config));
+    }
+    const [comparison, ...rest] = reflectionControls(await readRunFolders(folders));
+    assert.equal(rest.length, 0);
+    assert.equal(comparison?.condition, "arithmetic · m · reflexion · T=0.7 · 2 turns");
+    assert.deepEqual(comparison?.differences.map((d) => [`${d.a}-${d.b}`, d.items, d.delta?.mean]), [["model-none", 4, 0.375], ["model-placebo", 4, 0.25], ["placebo-none", 4, 0.125]]);
+  });
+
   it("writes reflection-controls.json and an HTML section beside report.html", async (t) => {
     const dir = await tempDir(t);
     const folders = await writeControlRuns(path.join(dir, "runs"));

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { bootstrapMean, bootstrapResamples, bootstrapSeed, itemScores, pairedDifference, scoreOf, type Estimate } from "../eval/paired-bootstrap.js";
 import { reflectionModes } from "../loops/reflection-control.js";
+import { reflectingStrategies } from "../loops/strategies.js";
 import type { ReflectionMode } from "../loops/types.js";
 import type { EvalRun, RunFolder } from "../data/run-folder.js";
 
@@ -59,10 +60,11 @@ export const modePairs: readonly (readonly [ReflectionMode, ReflectionMode])[] =
 export function reflectionControls(runs: readonly RunFolder[]): ControlComparison[] {
   const groups = new Map<string, EvalRun[]>();
   for (const run of runs) {
-    if (run.kind !== "eval" || (run.strategy !== "reflect-retry" && run.strategy !== "cascade")) continue;
+    if (run.kind !== "eval" || !reflectingStrategies.includes(run.strategy)) continue;
     const fingerprint = run.config.fingerprint as Record<string, unknown> | undefined;
     if (fingerprint === undefined) continue;
-    const { seed: _seed, reflection_mode: _mode, data, ...condition } = fingerprint;
+    // Reflexion's lesson store is a file of each run's own: where it lies is not part of the condition.
+    const { seed: _seed, reflection_mode: _mode, memory: _memory, data, ...condition } = fingerprint;
     // The data file by name, as item ids name it (`items.jsonl:1`): the same items read from another checkout (an
     // absolute path elsewhere) are the same condition.
     const key = JSON.stringify({ ...condition, data: typeof data === "string" ? path.basename(data) : data, strategy: run.strategy });
