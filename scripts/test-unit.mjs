@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const TIERED = /\.(?:worker|model|browser|sandbox)\.(?:[a-z]+\.)*test\.ts$/;
+const TIERED = /\.(?:worker|model|browser|sandbox|stress)\.(?:[a-z]+\.)*test\.ts$/;
 
 function pureTests(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
