@@ -51,6 +51,9 @@ function fromData<R>(name: string, limit: number, toCase: (item: TaskItem<R>, it
   return spec;
 }
 
+/** A spec whose task's references, written as replies by `reply`, must verify. */
+const withReference = <R>(spec: ConformanceSpec<R>, reply: (reference: string) => string): ConformanceSpec<R> => ({ ...spec, referenceReply: reply });
+
 /** A different BBH answer of the same kind: a reply that must fail. */
 export function bbhCorrupted(kind: BbhKind, record: BbhRecord): string {
   const t = record.target;
@@ -117,6 +120,7 @@ add<CountdownRecord>({
 add<ArithmeticRecord>({
   name: "arithmetic",
   task: registered("arithmetic"),
+  referenceReply: tagged,
   cases: async () =>
     (findTaskFamily("arithmetic").generate?.(1, 200) as TaskItem<ArithmeticRecord>[]).map(({ id, record }) => {
       const answer = arithmeticAnswer(record);
@@ -125,39 +129,49 @@ add<ArithmeticRecord>({
 });
 
 add(
-  fromData<Gsm8kRecord>("gsm8k", 200, ({ id, record }) => {
-    const wrong = formatNumber((parseAnswerNumber(record.answer) as Rational).add(Rational.ONE));
-    return { id, record, gold: tagged(record.answer), corrupted: [tagged(wrong), `The answer is ${wrong}.`, tagged("")] };
-  }),
+  withReference(
+    fromData<Gsm8kRecord>("gsm8k", 200, ({ id, record }) => {
+      const wrong = formatNumber((parseAnswerNumber(record.answer) as Rational).add(Rational.ONE));
+      return { id, record, gold: tagged(record.answer), corrupted: [tagged(wrong), `The answer is ${wrong}.`, tagged("")] };
+    }),
+    tagged,
+  ),
 );
 
 add(
-  fromData<MathRecord>("math", 200, ({ id, record }, items, index) => {
-    const key = normalizeMathAnswer(record.answer).key;
-    const corrupted = [`\\boxed{}`];
-    for (let k = 1; k < items.length; k++) {
-      const other = (items[(index + k) % items.length] as TaskItem<MathRecord>).record.answer;
-      if (normalizeMathAnswer(other).key === key) continue;
-      corrupted.push(`\\boxed{${other}}`); // another record's gold
-      break;
-    }
-    return { id, record, gold: `So the final answer is $\\boxed{${record.answer}}$.`, corrupted };
-  }),
+  withReference(
+    fromData<MathRecord>("math", 200, ({ id, record }, items, index) => {
+      const key = normalizeMathAnswer(record.answer).key;
+      const corrupted = [`\\boxed{}`];
+      for (let k = 1; k < items.length; k++) {
+        const other = (items[(index + k) % items.length] as TaskItem<MathRecord>).record.answer;
+        if (normalizeMathAnswer(other).key === key) continue;
+        corrupted.push(`\\boxed{${other}}`); // another record's gold
+        break;
+      }
+      return { id, record, gold: `So the final answer is $\\boxed{${record.answer}}$.`, corrupted };
+    }),
+    (answer) => `\\boxed{${answer}}`,
+  ),
 );
 
 add(
-  fromData<LogiqaRecord>("logiqa", 200, ({ id, record }) => ({
-    id,
-    record,
-    gold: tagged(record.gold),
-    corrupted: [...LOGIQA_LETTERS].filter((letter) => letter !== record.gold).map(tagged),
-  })),
+  withReference(
+    fromData<LogiqaRecord>("logiqa", 200, ({ id, record }) => ({
+      id,
+      record,
+      gold: tagged(record.gold),
+      corrupted: [...LOGIQA_LETTERS].filter((letter) => letter !== record.gold).map(tagged),
+    })),
+    tagged,
+  ),
 );
 
 /** BBH's default is the folder of 27 tasks; 8 items of each keep every answer kind in the suite. */
 const bbhCase = ({ id, record }: TaskItem<BbhRecord>): ConformanceCase<BbhRecord> => ({ id, record, gold: tagged(record.target), corrupted: [tagged(bbhCorrupted(bbhKind(record.task, record.target), record))] });
 add<BbhRecord>({
   ...fromData<BbhRecord>("bbh", Infinity, bbhCase),
+  referenceReply: tagged,
   cases: async () => {
     const perTask = new Map<string, number>();
     const items = await defaultItems<BbhRecord>("bbh", Infinity);
@@ -166,12 +180,15 @@ add<BbhRecord>({
 });
 
 add(
-  fromData<ReflectevoBigbenchRecord>("reflectevo-bigbench", 200, ({ id, record }) => {
-    const gold = record.answers[0] as string;
-    const options = bigbenchOptions(record);
-    const other = options === null ? `${gold} zzzq` : (options.letters[(options.letters.indexOf(gold.toUpperCase()) + 1) % options.letters.length] as string);
-    return { id, record, gold: tagged(gold), corrupted: [tagged(other), tagged("qqq")] };
-  }),
+  withReference(
+    fromData<ReflectevoBigbenchRecord>("reflectevo-bigbench", 200, ({ id, record }) => {
+      const gold = record.answers[0] as string;
+      const options = bigbenchOptions(record);
+      const other = options === null ? `${gold} zzzq` : (options.letters[(options.letters.indexOf(gold.toUpperCase()) + 1) % options.letters.length] as string);
+      return { id, record, gold: tagged(gold), corrupted: [tagged(other), tagged("qqq")] };
+    }),
+    tagged,
+  ),
 );
 
 add<JsonRecord>({
@@ -185,40 +202,49 @@ add<JsonRecord>({
 });
 
 add(
-  fromData<BfclRecord>("bfcl", 200, ({ id, record }) => {
-    const reference = referenceCalls(record);
-    if (reference === null) return { id, record, gold: tagged("[]"), corrupted: [] }; // counted as a failing gold
-    return { id, record, gold: tagged(JSON.stringify(reference.calls)), corrupted: bfclCorrupted(reference.calls) };
-  }),
+  withReference(
+    fromData<BfclRecord>("bfcl", 200, ({ id, record }) => {
+      const reference = referenceCalls(record);
+      if (reference === null) return { id, record, gold: tagged("[]"), corrupted: [] }; // counted as a failing gold
+      return { id, record, gold: tagged(JSON.stringify(reference.calls)), corrupted: bfclCorrupted(reference.calls) };
+    }),
+    tagged,
+  ),
 );
 
-/** IFEval ships prompts and instructions but no gold responses: only the arbitrary-text test applies. */
-add({ ...fromData<IfevalRecord>("ifeval", 200, ({ id, record }) => ({ id, record, corrupted: [] })), noGold: "IFEval ships no gold responses: arbitrary text only" });
+/** IFEval ships prompts and instructions but no gold responses: only the reference (null) and arbitrary-text tests apply. */
+add({ ...fromData<IfevalRecord>("ifeval", 200, ({ id, record }) => ({ id, record, corrupted: [] })), noGold: "IFEval ships no gold responses: no gold or corrupted replies" });
 
 /** MBPP and HumanEval run in the sandbox: the first 20 items keep this file fast; their data tests run all. */
 add(
-  fromData<MbppRecord>(
-    "mbpp",
-    20,
-    ({ id, record }) => {
-      const names = [...(record.code ?? "").matchAll(/^def\s+(\w+)/gmu)].map((m) => m[1] as string);
-      const name = names.find((n) => new RegExp(`\\b${n}\\s*\\(`, "u").test(record.tests[0] ?? "")) ?? names[0] ?? "solution";
-      return { id, record, gold: fence(record.code ?? ""), corrupted: [fence(`${record.code ?? ""}\n\ndef ${name}(*args, **kwargs):\n    return None\n`), fence(`def ${name}_renamed(*args, **kwargs):\n    return None\n`)] };
-    },
-    0.99,
+  withReference(
+    fromData<MbppRecord>(
+      "mbpp",
+      20,
+      ({ id, record }) => {
+        const names = [...(record.code ?? "").matchAll(/^def\s+(\w+)/gmu)].map((m) => m[1] as string);
+        const name = names.find((n) => new RegExp(`\\b${n}\\s*\\(`, "u").test(record.tests[0] ?? "")) ?? names[0] ?? "solution";
+        return { id, record, gold: fence(record.code ?? ""), corrupted: [fence(`${record.code ?? ""}\n\ndef ${name}(*args, **kwargs):\n    return None\n`), fence(`def ${name}_renamed(*args, **kwargs):\n    return None\n`)] };
+      },
+      0.99,
+    ),
+    fence,
   ),
 );
 
 add(
-  fromData<HumanevalRecord>(
-    "humaneval",
-    20,
-    ({ id, record }) => ({
-      id,
-      record,
-      gold: record.canonicalSolution ?? "",
-      corrupted: [fence(`def ${record.entryPoint}(*args, **kwargs):\n    return None\n`), "    return None\n"],
-    }),
-    0.99,
+  withReference(
+    fromData<HumanevalRecord>(
+      "humaneval",
+      20,
+      ({ id, record }) => ({
+        id,
+        record,
+        gold: record.canonicalSolution ?? "",
+        corrupted: [fence(`def ${record.entryPoint}(*args, **kwargs):\n    return None\n`), "    return None\n"],
+      }),
+      0.99,
+    ),
+    (solution) => solution,
   ),
 );

@@ -26,6 +26,12 @@ export interface ConformanceSpec<R> {
   data?: string;
   /** Why the dataset has no gold replies (IFEval): then only the arbitrary-text test is registered. */
   noGold?: string;
+  /**
+   * The task's reference answer written as a reply (in an answer block, boxed, fenced): then every reference that is
+   * not null must verify correct (at `minGoldRate`). Absent where a reference is not an answer (Countdown's statement
+   * of what is asked) or a family has none: then every reference must be null or a non-empty string.
+   */
+  referenceReply?: (reference: string) => string;
 }
 
 const INJECTIONS = [
@@ -78,8 +84,8 @@ async function judge<R>(task: Task<R, Judgement>, record: R, output: string): Pr
 const shown = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 
 /**
- * Registers a `describe(spec.name)` with three tests: the golds verify (at `minGoldRate` or better), every corrupted
- * reply fails, and arbitrary text (empty, huge, binary, NUL, lone surrogates, deep nesting, tag floods, prompt
+ * Registers a `describe(spec.name)` with four tests: the golds verify (at `minGoldRate` or better), every corrupted
+ * reply fails, the task's reference answers verify (or are non-empty text where they are no answer), and arbitrary text (empty, huge, binary, NUL, lone surrogates, deep nesting, tag floods, prompt
  * injection) gets a well-formed verdict, never an exception and never `correct === true`.
  */
 export function testTaskConformance<R>(spec: ConformanceSpec<R>): void {
@@ -94,6 +100,7 @@ export function testTaskConformance<R>(spec: ConformanceSpec<R>): void {
 
   describe(spec.noGold === undefined ? spec.name : `${spec.name} (${spec.noGold})`, () => {
     if (spec.noGold === undefined) registerGoldTests();
+    registerReferenceTest();
     registerArbitraryTextTest();
   });
 
@@ -123,6 +130,30 @@ export function testTaskConformance<R>(spec: ConformanceSpec<R>): void {
         failed.map(({ c, output, result }) => `${c.id} ${shown(output)}: ${"verdict" in result ? `passed: ${result.verdict.feedback}` : `threw ${result.error}`}`),
         [],
       );
+    });
+  }
+
+  function registerReferenceTest(): void {
+    const reply = spec.referenceReply;
+    it(reply === undefined ? "references are null or non-empty text" : `references, as replies, verify correct (at least ${(minGoldRate * 100).toFixed(0)}%)`, async (t) => {
+      const skip = missing();
+      if (skip !== null) return t.skip(skip);
+      const { reference } = spec.task;
+      assert.ok(reference !== undefined, `${spec.name}: the task has no reference() — return null where the family has none`);
+      const references = (await cases()).map((c) => ({ c, reference: reference(c.record) }));
+      const texts = references.filter((r): r is { c: ConformanceCase<R>; reference: string } => r.reference !== null);
+      t.diagnostic(`${texts.length}/${references.length} items have a reference`);
+      assert.deepEqual(
+        references.filter(({ reference }) => reference !== null && (typeof reference !== "string" || reference.trim() === "")).map(({ c, reference }) => `${c.id}: ${JSON.stringify(reference)}`),
+        [],
+      );
+      if (reply === undefined) return;
+      assert.ok(texts.length > 0, `${spec.name}: no item has a reference — leave referenceReply out if the family has none`);
+      const results = await Promise.all(texts.map(async ({ c, reference }) => ({ c, reference, result: await judge(spec.task, c.record, reply(reference)) })));
+      const failed = results.filter(({ result }) => !("verdict" in result) || result.verdict.correct !== true);
+      const rate = (texts.length - failed.length) / texts.length;
+      const details = failed.slice(0, 5).map(({ c, reference, result }) => `${c.id} ${shown(reference)}: ${"verdict" in result ? `correct=${result.verdict.correct}: ${result.verdict.feedback}` : `threw ${result.error}`}`);
+      assert.ok(rate >= minGoldRate, `${failed.length}/${texts.length} references fail (rate ${rate.toFixed(3)} < ${minGoldRate})\n${details.join("\n")}`);
     });
   }
 

@@ -56,6 +56,14 @@ export interface Task<Record = unknown, Result extends Judgement = Verdict> {
    * confidence: the log-probs of the tokens over this range. Absent on tasks whose answer is not a span of the text.
    */
   locateAnswer?(record: Record, output: string): AnswerSpan | null;
+  /**
+   * The item's reference answer as text, for exports whose formats carry one (Inspect's and lm-eval's `target`): an
+   * answer the verifier accepts where the family has one (a computed result, a gold number, letter or label, a call
+   * list, a reference solution), a statement of what is asked where any of many answers is right (Countdown), null
+   * where the item holds none (IFEval, JSON Schema items). Each family's method says which and why. Never used to
+   * judge: correctness is `verify`'s alone.
+   */
+  reference?(record: Record): string | null;
   /** Validates an untyped record (from a JSON line) into this task's record, or throws an Error with a reason. */
   parseRecord(value: unknown): Record;
 }

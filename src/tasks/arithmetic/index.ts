@@ -107,6 +107,18 @@ export function parseArithmeticRecord(value: unknown): ArithmeticRecord {
   return { a: v.a as number, b: v.b as number, op: v.op as ArithmeticOp };
 }
 
+/** The computed result: the one integer the verifier accepts. */
+export function arithmeticReference(record: ArithmeticRecord): string {
+  return String(arithmeticAnswer(record));
+}
+
 export function arithmeticTask(): Task<ArithmeticRecord> {
-  return { name: "arithmetic", prompt: arithmeticPrompt, verify: verifyArithmetic, locateAnswer: (_record, output) => locateArithmeticAnswer(output), parseRecord: parseArithmeticRecord };
+  return {
+    name: "arithmetic",
+    prompt: arithmeticPrompt,
+    verify: verifyArithmetic,
+    locateAnswer: (_record, output) => locateArithmeticAnswer(output),
+    reference: arithmeticReference,
+    parseRecord: parseArithmeticRecord,
+  };
 }

@@ -17,7 +17,15 @@ export { verifyBbh } from "./verify.js";
 
 /** BIG-Bench Hard as a Task: one example per item, the answer read and compared per target kind. */
 export function bbhTask(): Task<BbhRecord> {
-  return { name: "bbh", prompt: bbhPrompt, verify: verifyBbh, locateAnswer: (record, output) => locateBbhAnswer(bbhKind(record.task, record.target), output, record.input), parseRecord: parseBbhRecord };
+  return {
+    name: "bbh",
+    prompt: bbhPrompt,
+    verify: verifyBbh,
+    locateAnswer: (record, output) => locateBbhAnswer(bbhKind(record.task, record.target), output, record.input),
+    // The example's target as BBH writes it ("(B)", "True", "valid", "] ] )"): the exact-match label of its graders.
+    reference: (record) => record.target,
+    parseRecord: parseBbhRecord,
+  };
 }
 
 export const bbhFamily: TaskFamily = {

@@ -3,6 +3,7 @@ import type { Task } from "../task.js";
 import { loadBfcl } from "./load.js";
 import { bfclPrompt } from "./prompt.js";
 import { parseBfclRecord, type BfclRecord } from "./record.js";
+import { referenceCalls } from "./reference-calls.js";
 import { verifyBfcl } from "./verify.js";
 
 export { loadBfcl } from "./load.js";
@@ -18,7 +19,18 @@ export { formatCalls, verifyBfcl } from "./verify.js";
 export { parseXlamRecord, pythonType } from "./xlam.js";
 
 export function bfclTask(): Task<BfclRecord> {
-  return { name: "bfcl", prompt: bfclPrompt, verify: verifyBfcl, parseRecord: parseBfclRecord };
+  return { name: "bfcl", prompt: bfclPrompt, verify: verifyBfcl, reference: bfclReference, parseRecord: parseBfclRecord };
+}
+
+/**
+ * The ground truth as one call list in the JSON the prompt asks for (`[{"name", "arguments"}]`, `[]` for irrelevance):
+ * each expected call with the first acceptable value of every parameter (`referenceCalls`). BFCL's own ground truth
+ * lists every acceptable value per parameter; that map stays in the record's `ground_truth`, as a target is one answer.
+ * Null when an expected call names a function the record does not offer, so no call list could be right.
+ */
+export function bfclReference(record: BfclRecord): string | null {
+  const reference = referenceCalls(record);
+  return reference === null ? null : JSON.stringify(reference.calls);
 }
 
 export const bfclFamily: TaskFamily = {

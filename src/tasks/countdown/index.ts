@@ -28,6 +28,16 @@ export interface CountdownTaskOptions {
   mode?: CountdownMode;
 }
 
+/**
+ * What is asked, not one solution: "an expression over 3, 7, 25 equal to 18, each number used exactly once". Any
+ * expression that reaches the target is right, so a single solved expression would read as the only answer; the
+ * solver may also find none (some generated and loaded items have no solution under the mode).
+ */
+export function countdownReference(record: CountdownRecord, mode: CountdownMode = "strict"): string {
+  const rule = mode === "strict" ? "each number used exactly once" : "each number used at most once";
+  return `an expression over ${record.nums.join(", ")} equal to ${record.target}, ${rule}`;
+}
+
 /** The Countdown number game as a Task: prompt, verifier and record validation share one mode. */
 export function countdownTask(options: CountdownTaskOptions = {}): Task<CountdownRecord> {
   const mode = options.mode ?? "strict";
@@ -37,6 +47,7 @@ export function countdownTask(options: CountdownTaskOptions = {}): Task<Countdow
     verify: (record, output) => verifyCountdown(record, output, { mode }),
     // The verifier reads the expression in the answer block and nowhere else.
     locateAnswer: (_record, output) => locateAnswerBlock(output),
+    reference: (record) => countdownReference(record, mode),
     parseRecord: parseCountdownRecord,
   };
 }

@@ -13,7 +13,15 @@ export { parseGsm8kRecord, type Gsm8kRecord } from "./record.js";
 export { verifyGsm8k } from "./verify.js";
 
 export function gsm8kTask(): Task<Gsm8kRecord> {
-  return { name: "gsm8k", prompt: gsm8kPrompt, verify: verifyGsm8k, locateAnswer: (_record, output) => locateGsm8kAnswer(output), parseRecord: parseGsm8kRecord };
+  return {
+    name: "gsm8k",
+    prompt: gsm8kPrompt,
+    verify: verifyGsm8k,
+    locateAnswer: (_record, output) => locateGsm8kAnswer(output),
+    // The gold final answer as the source writes it after `####` (`2,125`); the worked solution stays in the record.
+    reference: (record) => record.answer,
+    parseRecord: parseGsm8kRecord,
+  };
 }
 
 /** Where `verifyGsm8k` reads the final number (see `extractGsm8kAnswer`); null when it reads none. */

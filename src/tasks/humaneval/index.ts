@@ -13,7 +13,15 @@ export { humanevalSpec, verifyHumaneval } from "./verify.js";
 
 /** HumanEval as a Task: complete a function; graded by its `check` in the sandbox. */
 export function humanevalTask(options: CodeJudgeOptions = {}): Task<HumanevalRecord, Promise<Verdict>> {
-  return { name: "humaneval", prompt: humanevalPrompt, verify: (record, output) => verifyHumaneval(record, output, options), parseRecord: parseHumanevalRecord };
+  return {
+    name: "humaneval",
+    prompt: humanevalPrompt,
+    verify: (record, output) => verifyHumaneval(record, output, options),
+    // The canonical solution (the body that continues `prompt`, as Inspect's HumanEval target), when the record has it;
+    // else null. Not the `check` code: it judges an answer rather than gives one, and it is in the record.
+    reference: (record) => record.canonicalSolution ?? null,
+    parseRecord: parseHumanevalRecord,
+  };
 }
 
 /** HumanEval rows (`HumanEval.jsonl.gz` or any format `readRecords` reads); ids `<file name>:<line>`. */

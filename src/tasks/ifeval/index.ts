@@ -18,7 +18,15 @@ export { verifyIfeval } from "./verify.js";
 export { countWords, wordTokens } from "./words.js";
 
 export function ifevalTask(): Task<IfevalRecord> {
-  return { name: "ifeval", prompt: ifevalPrompt, verify: verifyIfeval, parseRecord: parseIfevalRecord };
+  return {
+    name: "ifeval",
+    prompt: ifevalPrompt,
+    verify: verifyIfeval,
+    // None: IFEval ships no gold responses, and its instructions are checks on a reply, already in the prompt and the
+    // record (`instruction_id_list`, `kwargs`); lm-eval's IFEval target is empty too.
+    reference: () => null,
+    parseRecord: parseIfevalRecord,
+  };
 }
 
 /** IFEval rows from any format `readRecords` reads; ids `<file name>:<line>`. */

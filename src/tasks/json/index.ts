@@ -26,7 +26,16 @@ export { describeViolations, MAX_LISTED_VIOLATIONS } from "./violations.js";
  */
 export function jsonTask(options: { schemas?: SchemaCache } = {}): Task<JsonRecord> {
   const schemas = options.schemas ?? new SchemaCache();
-  return { name: "json", prompt: jsonPrompt, verify: (record, output) => verifyJson(record, output, schemas), locateAnswer: locateJsonAnswer, parseRecord: parseJsonRecord };
+  return {
+    name: "json",
+    prompt: jsonPrompt,
+    verify: (record, output) => verifyJson(record, output, schemas),
+    locateAnswer: locateJsonAnswer,
+    // None: an item is a schema, which any of many values satisfies, and records carry no gold value (a generated case's
+    // value stays with the generator). The schema is the check, in the record, not an answer.
+    reference: () => null,
+    parseRecord: parseJsonRecord,
+  };
 }
 
 /**

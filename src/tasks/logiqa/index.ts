@@ -20,6 +20,8 @@ export function logiqaTask(): Task<LogiqaRecord> {
     prompt: logiqaPrompt,
     verify: verifyLogiqa,
     locateAnswer: (record, output) => locateChoice(output, { letters: LOGIQA_LETTERS, options: record.options }),
+    // The gold letter, "A"–"D", as LogiQA's graders compare it (the option texts are in the record).
+    reference: (record) => record.gold,
     parseRecord: parseLogiqaRecord,
   };
 }

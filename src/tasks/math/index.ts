@@ -14,7 +14,15 @@ export { parseMathRecord, type MathRecord } from "./record.js";
 export { verifyMath } from "./verify.js";
 
 export function mathTask(): Task<MathRecord> {
-  return { name: "math", prompt: mathPrompt, verify: verifyMath, locateAnswer: (_record, output) => locateMathAnswer(output), parseRecord: parseMathRecord };
+  return {
+    name: "math",
+    prompt: mathPrompt,
+    verify: verifyMath,
+    locateAnswer: (_record, output) => locateMathAnswer(output),
+    // The gold final answer in LaTeX, without `\boxed{}` (MATH-500's `answer`, or the last `\boxed{}` of the solution).
+    reference: (record) => record.answer,
+    parseRecord: parseMathRecord,
+  };
 }
 
 /** MATH-500 rows (`answer` field) or MATH rows (answer = last `\boxed{}` of `solution`), any `readRecords` format. */

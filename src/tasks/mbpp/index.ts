@@ -11,7 +11,15 @@ export { mbppSpec, verifyMbpp, type MbppVerifyOptions } from "./verify.js";
 
 /** MBPP as a Task: write a Python function; graded by running the asserts in the sandbox. */
 export function mbppTask(options: MbppVerifyOptions = {}): Task<MbppRecord, Promise<Verdict>> {
-  return { name: "mbpp", prompt: mbppPrompt, verify: (record, output) => verifyMbpp(record, output, options), parseRecord: parseMbppRecord };
+  return {
+    name: "mbpp",
+    prompt: mbppPrompt,
+    verify: (record, output) => verifyMbpp(record, output, options),
+    // The reference solution (`code`), which passes the asserts, when the release has it; else null. Not the asserts
+    // themselves (lm-eval's target for MBPP): they judge an answer rather than give one, and they are in the record.
+    reference: (record) => record.code ?? null,
+    parseRecord: parseMbppRecord,
+  };
 }
 
 /** MBPP rows from `mbpp.jsonl`, `sanitized-mbpp.json` or ReflectEvo's `mbpp_test.jsonl`; ids `<file name>:<line or record>`. */

@@ -17,7 +17,16 @@ export { verifyReflectevoBigbench } from "./verify.js";
 
 /** ReflectEvo's 500-item BIG-bench test sample as a Task: SQuAD exact match and F1, or the letter for choice items. */
 export function reflectevoBigbenchTask(): Task<ReflectevoBigbenchRecord> {
-  return { name: "reflectevo-bigbench", prompt: reflectevoBigbenchPrompt, verify: verifyReflectevoBigbench, locateAnswer: locateReflectevoAnswer, parseRecord: parseReflectevoBigbenchRecord };
+  return {
+    name: "reflectevo-bigbench",
+    prompt: reflectevoBigbenchPrompt,
+    verify: verifyReflectevoBigbench,
+    locateAnswer: locateReflectevoAnswer,
+    // The first acceptable answer (the source's one `answer`; the gold letter of a choice item). Any other accepted
+    // answers stay in the record's `answers`: a target is one string.
+    reference: (record) => record.answers[0] ?? null,
+    parseRecord: parseReflectevoBigbenchRecord,
+  };
 }
 
 /** As `verifyReflectevoBigbench` reads it: the choice for lettered items, else the free answer. */
