@@ -1,11 +1,15 @@
 /**
  * What both export formats read of an episode: its per-turn accuracy (Acc@t, the same `correctAfter` the run summary
  * uses), the prompt it started from, the answer it returned, and every attempt as plain data (turn, verdict, checks,
- * feedback, reflection) for a sample's metadata.
+ * feedback, reflection) for a sample's metadata, and the reference answer of its item (the `target`).
  */
+import type { EvalRun } from "../data/run-folder.js";
+import { InputError } from "../errors.js";
 import { correctAfter } from "../eval/metrics.js";
 import type { AttemptRecord, Episode } from "../loops/types.js";
 import type { ChatMessage } from "../models/language-model.js";
+import { taskFamilies } from "../tasks/registry.js";
+import type { Judgement, Task } from "../tasks/task.js";
 
 /** One attempt as an export keeps it: plain JSON, no model-call internals beyond the text and token counts. */
 export interface ExportedAttempt {
@@ -80,4 +84,34 @@ export function meanAndStderr(values: readonly number[]): { mean: number; stderr
   if (n < 2) return { mean, stderr: null };
   const variance = values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1);
   return { mean, stderr: Math.sqrt(variance) / Math.sqrt(n) };
+}
+
+/**
+ * The reference answer of each episode's item as its task gives it (`Task.reference`), for both formats' `target`.
+ * The task is the registered family the episode names (the run's task for episodes that name none), made with the
+ * run's Countdown mode; "" where no family has that name (a gateway record's checks come from the request) or the
+ * family gives no reference for the item. A record the task does not accept is an InputError naming the episode.
+ */
+export function referenceReader(run: EvalRun): (episode: Episode) => string {
+  const fingerprint = (run.config.fingerprint ?? {}) as Record<string, unknown>;
+  const mode = run.config.mode ?? fingerprint.mode;
+  const tasks = new Map<string, Task<unknown, Judgement> | null>();
+  const taskNamed = (name: string) => {
+    if (!tasks.has(name)) {
+      const family = taskFamilies.find((f) => f.name === name);
+      tasks.set(name, family === undefined ? null : family.create(mode === "strict" || mode === "lenient" ? { mode } : {}));
+    }
+    return tasks.get(name) ?? null;
+  };
+  return (episode) => {
+    const task = taskNamed(episode.task ?? run.task);
+    if (task === null || task.reference === undefined) return "";
+    let record: unknown;
+    try {
+      record = task.parseRecord(episode.record);
+    } catch (error) {
+      throw new InputError(`episode ${episode.id}: its record is not a ${task.name} item (${(error as Error).message}) — the reference answer cannot be read`, run.dir, undefined, { cause: error });
+    }
+    return task.reference(record) ?? "";
+  };
 }

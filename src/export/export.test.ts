@@ -12,6 +12,7 @@ import { assertExit, cli, removeCacheDir, tempDir } from "../cli/cli-harness.js"
 import type { Summary } from "../eval/metrics.js";
 import { requestEpisode } from "../record/record-fixture.js";
 import type { Episode } from "../loops/types.js";
+import { arithmeticAnswer, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { gatewayFixtureEpisodes, writeEvalRunFixture, writeGatewayRecordFixture } from "./export-fixture.js";
 import { exportRun } from "./export-run.js";
 import { sanitizeModelName } from "./lm-eval.js";
@@ -75,11 +76,13 @@ describe("reflect export", { timeout: 120_000 }, () => {
       for (const key of SAMPLE_KEYS) assert.ok(key in s, `sample ${i} has "${key}"`);
       assert.equal(s.doc_id, i);
       assert.deepEqual(s.doc, { id: e.id, record: e.record });
-      assert.equal(s.target, "");
+      // The item's reference answer (arithmetic: the computed result), hashed as lm-eval hashes its target.
+      const { a, b, op } = e.record as ArithmeticRecord;
+      assert.equal(s.target, String(arithmeticAnswer({ a, b, op })));
       assert.deepEqual(Object.keys(s.arguments), ["gen_args_0"]);
       assert.deepEqual(JSON.parse(s.arguments.gen_args_0.arg_0), e.attempts[0]!.call.messages);
       assert.equal(s.prompt_hash, sha256(s.arguments.gen_args_0.arg_0));
-      assert.equal(s.target_hash, sha256(""));
+      assert.equal(s.target_hash, sha256(s.target));
       assert.equal(s.doc_hash, sha256(JSON.stringify(s.doc, null, 2)));
       assert.deepEqual(s.resps, [e.attempts.map((a) => a.call.output)]);
       assert.deepEqual(s.filtered_resps, [e.attempts[e.selected! - 1]!.call.output]);
@@ -108,6 +111,11 @@ describe("reflect export", { timeout: 120_000 }, () => {
     const log = JSON.parse(await readFile(short.files[0]!, "utf8")) as Record<string, any>;
     assert.equal(log.status, "cancelled");
     assert.deepEqual([log.results.total_samples, log.results.completed_samples, log.samples.length], [4, 3, 3]);
+    assert.deepEqual(
+      log.samples.map((s: { target: string }) => s.target),
+      samples.slice(0, 3).map((s) => s.target),
+      "Inspect's target is the same reference answer",
+    );
     const shortLm = await exportRun({ runDir: run, format: "lm-eval", out: path.join(dir, "short-lm"), now });
     assert.deepEqual((JSON.parse(await readFile(shortLm.files[0]!, "utf8")) as Record<string, any>)["n-samples"].arithmetic, { original: 4, effective: 3 });
   });
@@ -141,6 +149,7 @@ describe("reflect export", { timeout: 120_000 }, () => {
       for (const key of ["id", "epoch", "input", "target", "messages", "output", "scores", "metadata"]) assert.ok(key in s, `sample ${i} has "${key}"`);
       assert.equal(s.metadata.reflect.attempts.length, episodes[i]!.attempts.length);
       assert.equal(s.model_usage.upstream.input_tokens, episodes[i]!.usage.promptTokens);
+      assert.equal(s.target, "", "a gateway record's checks come from the request: no task, no reference");
     }
     const call = inspect.samples[3].output.choices[0].message.tool_calls[0];
     assert.deepEqual(call, { id: "call-1", function: "lookup", arguments: { q: "tool argument 1" }, type: "function" });

@@ -4,8 +4,9 @@
  * the loop returned, its output that attempt's reply, and its `verifier` score the Acc@t of every turn.
  *
  * Departures from a log Inspect writes itself, each because a run folder does not hold the thing:
- * - `target` is empty: a run records the item and the verifier's verdict, not a reference answer string (the item
- *   is in `metadata.reflect.record`, the verdict of every attempt in `metadata.reflect.attempts`);
+ * - `target` is the item's reference answer as its task gives it (`Task.reference`), "" where the task has none
+ *   (IFEval, JSON Schema items) or is no registered family (a gateway record); the scores come from the verifier's
+ *   verdicts (every attempt's in `metadata.reflect.attempts`), never from matching the target;
  * - no `events` (a run records calls, not Inspect's event stream); the attempts stand in for them in the metadata;
  * - the sample's `verifier` score value is a dict `{"acc@t1": 0|1, …}` and its `answer`/`explanation` are the returned
  *   attempt's extracted answer and verifier feedback; `results.scores[0].metrics` holds `acc@t1…acc@tN` from the
@@ -16,7 +17,7 @@ import type { EvalRun } from "../data/run-folder.js";
 import type { Episode, ModelCall } from "../loops/types.js";
 import type { ChatMessage, FinishReason } from "../models/language-model.js";
 import { reflectkitVersion } from "../version.js";
-import { accuracyAtTurns, episodeMetadata, promptOf, returnedAttempt, turnMetricNames } from "./episode-view.js";
+import { accuracyAtTurns, episodeMetadata, promptOf, referenceReader, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
 /** The log schema version this writer follows (`inspect_ai`'s `LOG_SCHEMA_VERSION`). */
 export const INSPECT_LOG_VERSION = 2;
@@ -51,7 +52,8 @@ export function toInspectLog(run: EvalRun, options: InspectExportOptions): Recor
   const metrics: Record<string, { name: string; value: number; params: Record<string, never> }> = {};
   metricNames.forEach((name, i) => (metrics[name] = { name, value: run.summary.accuracy[i] ?? 0, params: {} }));
   metrics.accuracy = { name: "accuracy", value: run.summary.accuracy.at(-1) ?? 0, params: {} };
-  const samples = run.episodes.map((e) => sample(e, run.turns));
+  const referenceOf = referenceReader(run);
+  const samples = run.episodes.map((e) => sample(e, run.turns, referenceOf(e)));
   const id = createHash("sha256").update(`${run.dir}\n${started}`).digest("base64url").slice(0, 22);
   return {
     version: INSPECT_LOG_VERSION,
@@ -96,7 +98,7 @@ export function toInspectLog(run: EvalRun, options: InspectExportOptions): Recor
   };
 }
 
-function sample(episode: Episode, turns: number): Record<string, unknown> {
+function sample(episode: Episode, turns: number, target: string): Record<string, unknown> {
   const returned = returnedAttempt(episode);
   const input = promptOf(episode).map(inputMessage);
   const messages: InspectMessage[] = returned === undefined ? input : [...returned.call.messages.map((m) => message(m, returned.call.model)), assistant(returned.call)];
@@ -107,7 +109,7 @@ function sample(episode: Episode, turns: number): Record<string, unknown> {
     id: episode.id,
     epoch: 1,
     input,
-    target: "",
+    target,
     messages,
     output: {
       model: episode.model,

@@ -7,7 +7,9 @@
  * standard deviation / √n), under the filter `none`.
  *
  * Departures from a file lm-eval writes itself, each because a run folder does not hold the thing:
- * - `target` is empty: a run records the item and the verifier's verdict, not a reference answer string;
+ * - `target` is the item's reference answer as its task gives it (`Task.reference`: a gold number, letter or label, a
+ *   call list, a reference solution), "" where the task has none (IFEval, JSON Schema items) or is no registered
+ *   family (a gateway record); correctness still comes from the verifier's verdicts, never from matching the target;
  * - `arguments.gen_args_0.arg_0` is the first attempt's chat messages as JSON (as lm-eval's chat-completion models
  *   log a chat prompt), `arg_1` the generation settings the run's config names;
  * - `resps` holds every attempt's reply in order (one request, one reply per turn) and `filtered_resps` the reply the
@@ -18,7 +20,7 @@
 import { createHash } from "node:crypto";
 import type { EvalRun } from "../data/run-folder.js";
 import { reflectkitVersion } from "../version.js";
-import { accuracyAtTurns, episodeMetadata, meanAndStderr, promptOf, returnedAttempt, turnMetricNames } from "./episode-view.js";
+import { accuracyAtTurns, episodeMetadata, meanAndStderr, promptOf, referenceReader, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
 export interface LmEvalExport {
   /** `results_<date>.json`. */
@@ -60,12 +62,13 @@ export function toLmEval(run: EvalRun, options: LmEvalExportOptions): LmEvalExpo
   const task = run.task;
   const names = ["acc", ...turnMetricNames(run.turns)];
   const genKwargs = generationSettings(run.config);
+  const referenceOf = referenceReader(run);
   const samples = run.episodes.map((episode, docId): Record<string, unknown> => {
     const perTurn = accuracyAtTurns(episode, run.turns);
     const returned = returnedAttempt(episode);
     const doc = { id: episode.id, record: episode.record };
     const prompt = JSON.stringify(promptOf(episode));
-    const target = "";
+    const target = referenceOf(episode);
     const values: Record<string, number> = { acc: perTurn.at(-1) ?? 0 };
     perTurn.forEach((v, i) => (values[`acc@t${i + 1}`] = v));
     return {
