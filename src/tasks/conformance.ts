@@ -141,6 +141,12 @@ export function testTaskConformance<R>(spec: ConformanceSpec<R>): void {
       const { reference } = spec.task;
       assert.ok(reference !== undefined, `${spec.name}: the task has no reference() — return null where the family has none`);
       const references = (await cases()).map((c) => ({ c, reference: reference(c.record) }));
+      // An export reads the record back from a run's JSON line through parseRecord: the reference must survive that.
+      assert.deepEqual(
+        references.filter(({ c, reference: text }) => reference(spec.task.parseRecord(JSON.parse(JSON.stringify(c.record)))) !== text).map(({ c }) => c.id),
+        [],
+        `${spec.name}: references that change when the record is read back from JSON`,
+      );
       const texts = references.filter((r): r is { c: ConformanceCase<R>; reference: string } => r.reference !== null);
       t.diagnostic(`${texts.length}/${references.length} items have a reference`);
       assert.deepEqual(
