@@ -16,6 +16,9 @@ import { arithmeticAnswer, type ArithmeticRecord } from "../tasks/arithmetic/ind
 import { gatewayFixtureEpisodes, writeEvalRunFixture, writeGatewayRecordFixture } from "./export-fixture.js";
 import { exportRun } from "./export-run.js";
 import { sanitizeModelName } from "./lm-eval.js";
+import { referenceReader } from "./episode-view.js";
+import type { EvalRun } from "../data/run-folder.js";
+import { InputError } from "../errors.js";
 
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 const jsonLines = <T>(text: string): T[] => text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as T);
@@ -155,6 +158,20 @@ describe("reflect export", { timeout: 120_000 }, () => {
     assert.deepEqual(call, { id: "call-1", function: "lookup", arguments: { q: "tool argument 1" }, type: "function" });
 
     assert.deepEqual(await readFile(path.join(record, "episodes.jsonl")), before, "episodes.jsonl is unchanged, its cut line kept");
+  });
+
+  it("targets: each item's reference from the task its episode names (Countdown in the run's mode); none for a task without one or an unregistered one; an unreadable record refused", () => {
+    const episode = (id: string, task: string, record: unknown) => ({ id, task, record }) as unknown as Episode;
+    const run = { dir: "run", task: "countdown", config: { mode: "lenient" } } as unknown as EvalRun;
+    const referenceOf = referenceReader(run);
+    assert.equal(referenceOf(episode("c", "countdown", { nums: [3, 7, 25], target: 18 })), "an expression over 3, 7, 25 equal to 18, each number used at most once");
+    assert.equal(referenceOf(episode("g", "gsm8k", { question: "How many?", answer: "2,125" })), "2,125");
+    assert.equal(referenceOf(episode("j", "json", { prompt: "Ada, 36", schema: { type: "object" } })), "", "a schema item has no reference");
+    assert.equal(referenceOf(episode("r", "gateway", { messages: [] })), "", "a gateway record's checks come from the request");
+    assert.throws(
+      () => referenceOf(episode("broken", "gsm8k", { question: "" })),
+      (error: unknown) => error instanceof InputError && /run: episode broken: its record is not a gsm8k item/.test(error.message),
+    );
   });
 
   it("bad input: a path that is no run, an Inspect log not ending in .json, an existing file, an unknown format, a bad line; secrets scrubbed", async (t) => {
