@@ -249,6 +249,17 @@ const CHECKS = [
     // the ranges are the lowest and highest of the three seeds' theatre figures
     rows: Object.fromEntries(["model", "placebo", "none"].map((m) => [m, [m, ...[1, 2, 3].flatMap((s) => ["confirm rate", "2", "degeneration rate"].map((k) => `${m}/seed-${s} — theatre » ${k}`))]])),
   },
+  ...[
+    ["greedy", 0, ["greedy"]],
+    ["seed-{1,2,3}", 1, ["seed-1", "seed-2", "seed-3"]],
+  ].flatMap(([runs, nth, theatres]) => {
+    const command = `node bin/reflect.js report bench/runs/controls-reflexion/{model,placebo,none}/${runs} --out "$OUT/report" --no-png`;
+    const section = "Reflexion against its controls";
+    return [
+      { section, table: "reflection", nth, command, rows: Object.fromEntries(["model", "placebo", "none"].map((m) => [m, [m, ...theatres.map((t) => `${m}/${t} — theatre » confirm rate`)]])) },
+      { section, table: "paired by item", nth, command },
+    ];
+  }),
   {
     section: "The RRR-trained model against its placebo control",
     table: "model · reflection",
