@@ -23,7 +23,7 @@ const SIGNALS: Record<Tier, RegExp> = {
   model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
   stress: /\bpercentile\(/,
-  sandbox: /\b(?:defaultSandbox|createPythonSandbox|runPython|judgeCode|verifyMbpp|verifyHumaneval|mbppTask|humanevalTask|pythonTestsCheck)\(|\btaskCheck\("(?:mbpp|humaneval)"/,
+  sandbox: /\b(?:defaultSandbox|createPythonSandbox|runPython|judgeCode|verifyMbpp|verifyHumaneval|mbppTask|humanevalTask|pythonTestsCheck)\(|\btaskCheck\("(?:mbpp|humaneval)"|\.verifier === "sandbox"/,
 };
 
 /** A module-level await of a fetch or an environment build: it would run on import, even when no test of the file is
