@@ -82,6 +82,7 @@ describe("reflected requests", () => {
     });
     assert.equal(response.headers.get("x-reflect-attempts"), "2");
     assert.equal(response.headers.get("x-reflect-decision"), "accept");
+    assert.equal(response.headers.get("x-reflect-passed"), "true");
     // The retry saw the failing check's words (detailed feedback by default).
     assert.match(JSON.stringify(upstream.requests[1]?.body.messages), /does not match the required pattern/);
     assert.equal(recorded.length, 1);
@@ -90,6 +91,38 @@ describe("reflected requests", () => {
     assert.equal(outcomes[0]?.kind, "reflected");
     assert.equal(outcomes[0]?.status, 200);
     assert.equal(outcomes[0]?.episode, recorded[0]);
+  });
+
+  it("says a failed answer failed: x-reflect-passed false by default, a 422 naming the checks with on_failure: error", async (t) => {
+    const draft = "maybe forty-two";
+    const { gateway } = await setup(t, reply((_seen, i) => (i % 2 === 0 ? draft : "I should write digits.")));
+    const returned = await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$" })).withResponse();
+    assert.equal(returned.response.status, 200);
+    assert.equal(returned.response.headers.get("x-reflect-passed"), "false");
+    assert.equal((returned.data as unknown as { reflect: { passed: boolean } }).reflect.passed, false);
+
+    for (const stream of [false, true]) {
+      const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(reflected({ ...ask, stream }, { regex: "^\\d+$", on_failure: "error" })) });
+      assert.equal(response.status, 422, `stream: ${stream}`);
+      assert.equal(response.headers.get("x-reflect-passed"), "false");
+      const body = (await response.json()) as { error: { type: string; code: string; message: string }; reflect: { passed: boolean; attempts: number } };
+      assert.deepEqual([body.error.type, body.error.code], ["invalid_request_error", "checks_failed"]);
+      assert.match(body.error.message, /failed its checks after 2 attempts — regex: The reply does not match the required pattern/);
+      assert.deepEqual([body.reflect.passed, body.reflect.attempts], [false, 2]);
+      assert.doesNotMatch(JSON.stringify(body), new RegExp(KEY));
+    }
+    // The official client raises it as an API error with the status.
+    await assert.rejects(client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$", on_failure: "error" })), (error: unknown) => error instanceof APIError && error.status === 422);
+  });
+
+  it("answers a passing attempt as usual when on_failure is error, and refuses an unknown on_failure naming the field", async (t) => {
+    const { gateway } = await setup(t, reply((_seen, i) => FAIL_THEN_PASS[i % 3] as string));
+    const { data, response } = await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$", on_failure: "error" })).withResponse();
+    assert.equal(data.choices[0]?.message.content, "42");
+    assert.equal(response.headers.get("x-reflect-passed"), "true");
+    const bad = await fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(reflected(ask, { regex: "^\\d+$", on_failure: "raise" })) });
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { error: { param: string } }).error.param, "reflect.on_failure");
   });
 
   it("nests the episode's spans under a gateway.request span", async (t) => {

@@ -32,6 +32,12 @@ export interface ReflectOptions {
   judge?: string;
   /** `reflect.reflection_max_tokens`: the token limit of a reflection (and of a judge's critique). */
   reflectionMaxTokens?: number;
+  /**
+   * `reflect.on_failure`: what the client gets when the returned attempt failed its checks — `return` (the default:
+   * the attempt, with `reflect.passed: false` and `x-reflect-passed: false`) or `error` (a 422 naming the checks, as
+   * Instructor raises after its last retry, so an application never mistakes a failed answer for one).
+   */
+  onFailure: "return" | "error";
 }
 
 /** A chat-completion request as the gateway runs it (reflected, or passed through to an embedded upstream). */
@@ -63,7 +69,7 @@ const neutralFields: Record<string, (value: unknown) => boolean> = {
   logprobs: (v) => v === false,
   logit_bias: (v) => isRecord(v) && Object.keys(v).length === 0,
 };
-const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens"]);
+const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure"]);
 const budgetFields = new Set(["tokens", "calls", "seconds"]);
 
 /**
@@ -239,6 +245,7 @@ function parseReflect(value: unknown, bounds: RequestBounds): ReflectOptions {
   if (value.feedback !== undefined && typeof value.feedback !== "string") throw new RequestFieldError("reflect.feedback", "must be detailed or binary");
   if (value.stop !== undefined && typeof value.stop !== "string") throw new RequestFieldError("reflect.stop", "must be a comma-separated list: verified, score>=T, unchanged, score-dropped, budget, or none");
   const reflectionMaxTokens = optionalInt(value, "reflection_max_tokens", 1, "reflect.");
+  if (value.on_failure !== undefined && value.on_failure !== "return" && value.on_failure !== "error") throw new RequestFieldError("reflect.on_failure", "must be return (the failed attempt, marked passed: false) or error (a 422 with the checks)");
   // Defaults and checks are the strategies' registry's; the gateway only names its fields.
   const resolved = gatewayResolve({
     ...(turns === undefined ? {} : { turns }),
@@ -263,6 +270,7 @@ function parseReflect(value: unknown, bounds: RequestBounds): ReflectOptions {
     budget: parseBudget(value.budget, bounds.budget),
     ...(value.judge === undefined ? {} : { judge: value.judge as string }),
     ...(reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens }),
+    onFailure: value.on_failure === "error" ? "error" : "return",
   };
 }
 

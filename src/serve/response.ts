@@ -114,7 +114,18 @@ export function reflectedCompletion(meta: CompletionMeta, episode: Episode, call
   return { body, headers: reflectHeaders(reflect) };
 }
 
-/** `x-reflect-attempts` and `x-reflect-decision`, for clients that drop unknown body fields. */
+/**
+ * `x-reflect-attempts`, `x-reflect-decision` and `x-reflect-passed` (`true`, `false`, or `null` when no check could
+ * judge), for clients that drop unknown body fields: the decision says which attempt was returned, `passed` whether
+ * it passed its checks.
+ */
 export function reflectHeaders(reflect: ReflectExtension): Record<string, string> {
-  return { "x-reflect-attempts": String(reflect.attempts), "x-reflect-decision": reflect.decision };
+  return { "x-reflect-attempts": String(reflect.attempts), "x-reflect-decision": reflect.decision, "x-reflect-passed": String(reflect.passed) };
+}
+
+/** The failed checks of the returned attempt, as one sentence for an error message. */
+export function failedChecksMessage(reflect: ReflectExtension): string {
+  const failed = reflect.checks.filter((c) => c.turn === reflect.selected && c.pass === false);
+  const reasons = failed.map((c) => `${c.source}: ${c.feedback}`).join("; ");
+  return `the answer failed its checks after ${reflect.attempts} attempt${reflect.attempts === 1 ? "" : "s"}${reasons === "" ? "" : ` — ${reasons}`}`;
 }

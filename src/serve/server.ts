@@ -33,7 +33,7 @@ import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { resolveGatewayStrategy, type ChatRequest } from "./request.js";
-import { errorResponse, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
+import { errorResponse, failedChecksMessage, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType, type ReflectExtension } from "./response.js";
 import { completionEvents, sseHeaders } from "./sse.js";
 
 /** What one request may take of the gateway. */
@@ -409,6 +409,12 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
     }
     const { body, headers } = reflectedCompletion(meta, episode, call);
+    const reflect = body.reflect as ReflectExtension;
+    if (chat.reflect?.onFailure === "error" && reflect.passed === false) {
+      // Settled before any byte, so a streamed request gets the same error: a failed answer is never sent as one.
+      const error = { message: failedChecksMessage(reflect), type: "invalid_request_error", param: null, code: "checks_failed" };
+      return json(422, { error, reflect }, headers);
+    }
     if (!chat.stream) return json(200, body, headers);
     const reply = redactJsonValue({ text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, secret());
     const events = completionEvents(meta, reply, chat.includeUsage ? (body.usage as never) : undefined, redactJsonValue(body.reflect, secret()) as never);
