@@ -43,7 +43,7 @@ describe("parseChatRequest", () => {
         stream_options: { include_usage: true },
         frequency_penalty: 0,
         user: "u-1",
-        reflect: { max_turns: 3, feedback: "binary", stop: "verified,unchanged", budget: { calls: 4 }, regex: { pattern: "a", flags: "i" }, tests: "assert f() == 1", task: "gsm8k", item: { answer: 3 }, reflection_max_tokens: 32 },
+        reflect: { max_turns: 3, feedback: "binary", stop: "verified,unchanged", budget: { calls: 4 }, regex: { pattern: "a", flags: "i" }, tests: "assert f() == 1", task: "gsm8k", item: { answer: 3 }, reflection_max_tokens: 32, on_failure: "error" },
       },
       bounds,
     );
@@ -59,12 +59,12 @@ describe("parseChatRequest", () => {
     assert.equal(parsed.toolChoiceRequired, true);
     assert.equal(parsed.seed, 7);
     assert.deepEqual([parsed.stream, parsed.includeUsage], [true, true]);
-    assert.deepEqual({ ...parsed.reflect, stopWhen: parsed.reflect?.stopWhen?.map((s) => s.label) }, { maxTurns: 3, feedback: "binary", stopWhen: ["verified", "unchanged"], budget: { tokens: 1000, calls: 4, ms: 30_000 }, reflectionMaxTokens: 32 });
+    assert.deepEqual({ ...parsed.reflect, stopWhen: parsed.reflect?.stopWhen?.map((s) => s.label) }, { maxTurns: 3, feedback: "binary", stopWhen: ["verified", "unchanged"], budget: { tokens: 1000, calls: 4, ms: 30_000 }, reflectionMaxTokens: 32, onFailure: "error" });
   });
 
   it("defaults: two turns, detailed feedback, the gateway's budget caps, its default max_tokens, JSON mode with no schema check", () => {
     const parsed = parseChatRequest({ messages: [user], response_format: { type: "json_object" }, reflect: {} }, bounds);
-    assert.deepEqual(parsed.reflect, { maxTurns: 2, feedback: "detailed", budget: { tokens: 1000, calls: 6, ms: 30_000 } });
+    assert.deepEqual(parsed.reflect, { maxTurns: 2, feedback: "detailed", budget: { tokens: 1000, calls: 6, ms: 30_000 }, onFailure: "return" });
     assert.deepEqual(parsed.sampling, { maxTokens: 64, responseFormat: { type: "json", schema: { type: "object" } } });
     assert.deepEqual(parsed.checks, {});
     assert.equal(parseChatRequest({ messages: [user] }, bounds).reflect, undefined);
