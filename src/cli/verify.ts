@@ -17,15 +17,10 @@ export function registerVerify(program: Command): void {
       const task = findTaskFamily(flags.task).create({ mode: flags.mode });
       const source = flags.in === undefined ? "<stdin>" : path.resolve(flags.in);
       const input = flags.in === undefined ? process.stdin : createReadStream(source);
-      // An unreadable input ends the lines and is reported after them; awaiting "readable" first instead could miss
+      // The lines' iterator ends with the input and rethrows its error; awaiting "readable" first instead could miss
       // the "end" of an empty input and leave the loop waiting on a stream that had already ended.
       const lines = createInterface({ input, crlfDelay: Infinity });
-      let failure: InputError | undefined;
       let lineNumber = 0;
-      input.once("error", (error: NodeJS.ErrnoException) => {
-        failure = new InputError(`cannot read (${error.code ?? error.message})`, source);
-        lines.close();
-      });
       try {
         for await (const line of lines) {
           lineNumber++;
@@ -48,10 +43,9 @@ export function registerVerify(program: Command): void {
           process.stdout.write(`${JSON.stringify({ correct: verdict.correct, feedback: verdict.feedback, answer: verdict.answer, ...(verdict.score === undefined ? {} : { score: verdict.score }) })}\n`);
         }
       } catch (error) {
-        // The lines' iterator rethrows the input's own error (a missing file, a folder).
+        // An input that cannot be read (a missing file, a folder) fails the loop with its own error.
         if (ReflectkitError.isInstance(error)) throw error;
-        throw failure ?? new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, source);
+        throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, source);
       }
-      if (failure !== undefined) throw failure;
     });
 }

@@ -108,10 +108,10 @@ export function reflectExtension(episode: Episode): ReflectExtension {
 }
 
 /** The reflected completion: the selected attempt, `usage` over every call the request caused, and `reflect`. */
-export function reflectedCompletion(meta: CompletionMeta, episode: Episode, call: ModelCall): { body: Record<string, unknown>; headers: Record<string, string> } {
+export function reflectedCompletion(meta: CompletionMeta, episode: Episode, call: ModelCall): { body: Record<string, unknown>; headers: Record<string, string>; reflect: ReflectExtension } {
   const reflect = reflectExtension(episode);
   const body = chatCompletion(meta, { text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, openAiUsage(episode.usage), reflect);
-  return { body, headers: reflectHeaders(reflect) };
+  return { body, headers: reflectHeaders(reflect), reflect };
 }
 
 /**

@@ -33,7 +33,7 @@ import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { resolveGatewayStrategy, type ChatRequest } from "./request.js";
-import { errorResponse, failedChecksMessage, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType, type ReflectExtension } from "./response.js";
+import { errorResponse, failedChecksMessage, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
 import { completionEvents, sseHeaders } from "./sse.js";
 
 /** What one request may take of the gateway. */
@@ -408,8 +408,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const failure = episode.error === undefined ? { status: 504 as const, message: `the request's budget (${episode.stoppedBy}) ran out before any attempt` } : upstreamError(episode.error, false);
       return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
     }
-    const { body, headers } = reflectedCompletion(meta, episode, call);
-    const reflect = body.reflect as ReflectExtension;
+    const { body, headers, reflect } = reflectedCompletion(meta, episode, call);
     if (chat.reflect?.onFailure === "error" && reflect.passed === false) {
       // Settled before any byte, so a streamed request gets the same error: a failed answer is never sent as one.
       const error = { message: failedChecksMessage(reflect), type: "invalid_request_error", param: null, code: "checks_failed" };
