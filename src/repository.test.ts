@@ -21,6 +21,7 @@ export const FORBIDDEN: readonly { readonly pattern: RegExp; readonly why: strin
   { pattern: /\b(?:another|other|parallel|the\s+\w+)\s+engineers?\b/i, why: "who did the work: say what was done" },
   { pattern: /\bhelpers?[ -](?:wrote|written|engineers?)\b/i, why: "who did the work: say what was done" },
   { pattern: /\b(?:landing|landed)\b/i, why: "how work was organised: say what changed" },
+  { pattern: /\b(?:at|after|before|since|in)\s+stops?\s+\d/i, why: "a numbered work period: give the date" },
   { pattern: /\/work\//, why: "one machine's path" },
   { pattern: /(?:^|[\s/`'"(])wt-[a-z]/, why: "one machine's worktree" },
   { pattern: /(?:^|[\s`'"(])\/tmp\/\w/, why: "one machine's path in prose: use a scratch folder (`mktemp -d`)", prose: true },
@@ -50,6 +51,8 @@ describe("the repository speaks of the product", () => {
   it("finds each kind of forbidden phrase and passes product text", () => {
     assert.deepEqual(findForbidden("a.md", "Fixed in session 17.").length, 1);
     assert.deepEqual(findForbidden("a.ts", "// see issue 18, item 3").length, 1);
+    assert.deepEqual(findForbidden("a.ts", 'it("failed CI at stop 24")').length, 1);
+    assert.deepEqual(findForbidden("a.ts", "countWords(\"don't stop 3.14\")").length, 0);
     assert.deepEqual(findForbidden("a.md", "the brief's rule").length, 1);
     assert.deepEqual(findForbidden("a.sh", "cd /work/main && run").length, 1);
     assert.deepEqual(findForbidden("a.md", "from the wt-bench checkout").length, 1);

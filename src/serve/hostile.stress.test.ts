@@ -2,7 +2,7 @@
  * `reflect serve` under hostile requests, as a deployment meets them: the real CLI in its own process (so its memory is
  * its own, read from /proc), in front of a real scripted upstream, with two keys — one sending the hostile requests,
  * one probing. While 16 hostile requests run at once, `/healthz` is asked every 25 ms and a pass-through request every
- * 100 ms; each must answer within 200 ms, the gateway's resident memory must stay under its documented cap, and every
+ * 40 ms; each must answer within 200 ms (99th percentile, over enough probes that it is not the worst one), the gateway's resident memory must stay under its documented cap, and every
  * hostile request must end with a 4xx or a "cannot judge" naming the limit that stopped it.
  */
 import assert from "node:assert/strict";
@@ -72,7 +72,7 @@ interface Watch {
 
 /**
  * The probes, in a process of their own, so that nothing this test's process does (sending megabytes, parsing the
- * answers, collecting its garbage) delays a probe's request or its reading of the answer: `/healthz` every 25 ms and a pass-through every 100 ms, each on a
+ * answers, collecting its garbage) delays a probe's request or its reading of the answer: `/healthz` every 25 ms and a pass-through every 40 ms, each on a
  * connection of its own as a load balancer's probe opens one, and the gateway's VmRSS every 20 ms.
  */
 const PROBES = `
@@ -105,7 +105,7 @@ const loop = async (everyMs, probe) => {
 const rss = async () => { const m = /VmRSS:\\s+(\\d+) kB/.exec(await readFile("/proc/" + pid + "/status", "utf8")); return m === null ? 0 : Number(m[1]) / 1024; };
 const probes = [
   loop(25, async () => { watch.healthzMs.push(await timed("/healthz")); }),
-  loop(100, async () => { watch.passMs.push(await timed("/v1/chat/completions", body)); }),
+  loop(40, async () => { watch.passMs.push(await timed("/v1/chat/completions", body)); }),
   loop(20, async () => { watch.rssPeakMb = Math.max(watch.rssPeakMb, await rss()); }),
 ];
 process.once("message", async () => { running = false; await Promise.all(probes); process.send(watch, () => process.disconnect()); });
@@ -136,8 +136,8 @@ function percentile(values: readonly number[], q: number): number {
 }
 
 /**
- * What the gateway must hold while the hostile requests run: every probe answered 200; the 99th percentile of
- * `/healthz` and of pass-through under 200 ms, and no probe over a second (no stall); resident memory under the cap.
+ * What the gateway must hold while the hostile requests run: every probe answered 200; the 99th percentile (95th under
+ * 100 probes) of `/healthz` and of pass-through under 200 ms, and no probe over a second (no stall); RSS under the cap.
  * The percentile, not the worst, is held to 200 ms: on a shared 2-core machine that also runs the upstream, the client
  * and the probes, a probe now and then waits on the machine rather than on the gateway (a CPU profile of the gateway's
  * thread during such a probe shows it idle), and the worst is reported beside it.
@@ -147,8 +147,11 @@ function assertHeld(watch: Watch, t: TestContext): void {
   t.diagnostic(`/healthz ${figures(watch.healthzMs)}; pass-through ${figures(watch.passMs)}; RSS peak ${watch.rssPeakMb.toFixed(0)} MB`);
   assert.deepEqual(watch.failures, []);
   assert.ok(watch.healthzMs.length > 5 && watch.passMs.length > 2, `probes ran: ${watch.healthzMs.length} /healthz, ${watch.passMs.length} pass-through`);
+  // Under 100 probes the nearest-rank p99 is the worst one, which the stall bound below holds: there, p95.
+  const held = (ms: number[]) => (ms.length >= 100 ? 0.99 : 0.95);
   for (const [name, ms] of [["/healthz", watch.healthzMs], ["a pass-through", watch.passMs]] as const) {
-    assert.ok(percentile(ms, 0.99) < ANSWER_WITHIN_MS, `${name}: p99 ${percentile(ms, 0.99).toFixed(0)} ms`);
+    const q = held(ms);
+    assert.ok(percentile(ms, q) < ANSWER_WITHIN_MS, `${name}: p${q * 100} ${percentile(ms, q).toFixed(0)} ms over ${ms.length}`);
     assert.ok(Math.max(...ms) < STALL_MS, `${name} took ${Math.max(...ms).toFixed(0)} ms`);
   }
   assert.ok(watch.rssPeakMb > 0 && watch.rssPeakMb < RSS_CAP_MB, `the gateway's RSS reached ${watch.rssPeakMb.toFixed(0)} MB`);
