@@ -235,7 +235,7 @@ function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]
   return { tools: named, toolChoiceRequired: true };
 }
 
-function parseReflect(value: unknown, bounds: RequestBounds): ReflectOptions {
+export function parseReflect(value: unknown, bounds: RequestBounds): ReflectOptions {
   if (!isRecord(value)) throw new RequestFieldError("reflect", "must be an object (send {} for the defaults)");
   for (const key of Object.keys(value)) {
     if (!reflectFields.has(key)) throw new RequestFieldError(`reflect.${key}`, `is not a reflect option; use ${[...reflectFields].join(", ")}`);
@@ -322,7 +322,7 @@ function parseBudget(value: unknown, caps: RequestBounds["budget"]): BudgetLimit
 }
 
 /** The check fields of the `reflect` object, as the `RequestCheckSpec` carries them. */
-function checkFields(reflect: Record<string, unknown>): RequestCheckSpec {
+export function checkFields(reflect: Record<string, unknown>): RequestCheckSpec {
   const { task, item, tests, regex } = reflect;
   return {
     ...(typeof task === "string" ? { task: { name: task, item } } : {}),
@@ -331,21 +331,21 @@ function checkFields(reflect: Record<string, unknown>): RequestCheckSpec {
   };
 }
 
-function optionalInt(body: Record<string, unknown>, key: string, min: number, prefix = ""): number | undefined {
+export function optionalInt(body: Record<string, unknown>, key: string, min: number, prefix = ""): number | undefined {
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) throw new RequestFieldError(`${prefix}${key}`, `must be an integer ≥ ${min}`);
   return value;
 }
 
-function optionalNumber(body: Record<string, unknown>, key: string, min: number, max: number): number | undefined {
+export function optionalNumber(body: Record<string, unknown>, key: string, min: number, max: number): number | undefined {
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) throw new RequestFieldError(key, `must be a number from ${min} to ${max}`);
   return value;
 }
 
-function optionalBoolean(body: Record<string, unknown>, key: string): boolean | undefined {
+export function optionalBoolean(body: Record<string, unknown>, key: string): boolean | undefined {
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "boolean") throw new RequestFieldError(key, "must be true or false");
