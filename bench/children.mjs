@@ -31,9 +31,9 @@ export async function stopChild(child) {
   clearTimeout(timer);
 }
 
-/** The upstream: `script --upstream-server` in its own process, which prints its port on its first line. */
-export async function startUpstream(script) {
-  const child = startChild(process.execPath, [script, "--upstream-server"]);
+/** The upstream: `script --upstream-server ...args` in its own process, which prints its port on its first line. */
+export async function startUpstream(script, args = []) {
+  const child = startChild(process.execPath, [script, "--upstream-server", ...args]);
   const port = await new Promise((resolve, reject) => {
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (part) => {
@@ -58,23 +58,23 @@ export function get(url) {
 }
 
 /**
- * A gateway on a free port: `argvOf(port)` in its own process, ready when GET /healthz answers 200 (within 30 s);
- * `{ child, port }`, or `{ error }` saying why it did not start.
+ * A gateway on a free port: `argvOf(port)` in its own process, ready when GET `readyPath` answers 200 (within
+ * `readyMs`); `{ child, port }`, or `{ error }` saying why it did not start.
  */
-export async function startGatewayProcess(argvOf, env) {
+export async function startGatewayProcess(argvOf, env, { readyPath = "/healthz", readyMs = 30_000 } = {}) {
   const port = await freePort();
   const argv = argvOf(port);
   const child = startChild(argv[0], argv.slice(1), env);
   child.stdout.resume();
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + readyMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       const lines = child.tail().trim().split("\n");
       return { error: `${argv.slice(1, 3).join(" ")} exited (${child.exitCode}): ${lines.find((l) => /error/i.test(l)) ?? lines.at(-1)}` };
     }
-    if ((await get(`http://127.0.0.1:${port}/healthz`)) === 200) return { child, port };
+    if ((await get(`http://127.0.0.1:${port}${readyPath}`)) === 200) return { child, port };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await stopChild(child);
-  return { error: "the gateway did not answer GET /healthz within 30 s" };
+  return { error: `${argv.slice(1, 3).join(" ")} did not answer GET ${readyPath} within ${readyMs / 1000} s` };
 }

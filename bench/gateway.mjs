@@ -25,11 +25,12 @@
 //   request: a measure of what the gateway itself costs that does not depend on how the 2 cores were shared.
 // Prints a markdown table for BENCHMARKS.md. --direct-only (or a gateway that does not start) measures the direct
 // side alone.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { root, startGatewayProcess, startUpstream as startUpstreamProcess, stopChild } from "./children.mjs";
+import { block as timedBlock, cpuMsOf, quantile, rssOf } from "./load.mjs";
 import { median, medianDifferenceInterval } from "./median-interval.mjs";
 
 const self = fileURLToPath(import.meta.url);
@@ -123,75 +124,14 @@ async function startGateway(upstreamPort, command, upstreamKey) {
   return startGatewayProcess(argvOf, upstreamKey === undefined ? rest : { ...rest, BENCH_UPSTREAM_KEY: upstreamKey });
 }
 
-/** Resident memory of a process in bytes (Linux /proc), or null. */
-function rssOf(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match === null ? null : Number(match[1]) * 1024;
-  } catch {
-    return null;
-  }
-}
-
 const BODY = (stream) => JSON.stringify({ model: "fake", messages: [{ role: "user", content: "Say hello." }], max_tokens: 16, ...(stream ? { stream: true } : {}) });
 
-/** One request: resolves with its latency in ms and whether it succeeded (2xx and a complete body). */
-function timedRequest(agent, port, body) {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const request = http.request({ host: "127.0.0.1", port, method: "POST", path: "/v1/chat/completions", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: "Bearer bench" } }, (response) => {
-      response.resume();
-      response.on("end", () => resolve({ ms: performance.now() - started, ok: response.statusCode >= 200 && response.statusCode < 300 && response.complete }));
-      response.on("error", () => resolve({ ms: performance.now() - started, ok: false }));
-    });
-    request.on("error", () => resolve({ ms: performance.now() - started, ok: false }));
-    request.setTimeout(60_000, () => request.destroy(new Error("timeout")));
-    request.end(body);
-  });
-}
-
-/** `count` requests with `concurrency` in flight; latencies of the successful ones, the error count and the wall time. */
-async function block(port, count, concurrency, stream) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const body = BODY(stream);
-  const latencies = [];
-  let errors = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) {
-        next++;
-        const { ms, ok } = await timedRequest(agent, port, body);
-        if (ok) latencies.push(ms);
-        else errors++;
-      }
-    }),
-  );
-  const wallMs = performance.now() - started;
-  agent.destroy();
-  return { latencies, errors, wallMs };
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
+const block = (port, count, concurrency, stream) => timedBlock(port, count, concurrency, { path: "/v1/chat/completions", body: BODY(stream), headers: { authorization: "Bearer bench" } });
 
 /**
  * Each side gets `requests` timed requests at `concurrency`, after a warm-up, in blocks ordered direct, gateway,
  * gateway, direct.
  */
-/** CPU time a process has used (user + system), in ms, from /proc/PID/stat (clock ticks of 10 ms), or null. */
-function cpuMsOf(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return null;
-  }
-}
-
 async function measure(options, targets, concurrency, sampler, pids = {}) {
   const first = Math.floor(options.requests / 2);
   const second = options.requests - first;
