@@ -1,0 +1,549 @@
+// What each door of `reflect serve` adds to a call in pass-through, side by side with LiteLLM's proxy, in one run.
+//
+// Usage (after npm run build; the LiteLLM venv from bench/litellm-venv.sh):
+//   node bench/gateway-dialects.mjs [--requests 1000] [--concurrency 1,16,64] [--dialects chat,responses,messages]
+//                                   [--translations responses,messages|none] [--stream] [--seed 1]
+//                                   [--litellm PYTHON] [--out FILE.jsonl]
+//   node bench/gateway-dialects.mjs --from FILE.jsonl      # the table again, from a run's raw timings
+//
+// - One fast local upstream (node:http, its own process) speaks all three dialects: POST /v1/chat/completions,
+//   /v1/responses and /v1/messages answer a fixed small reply in each API's shape (JSON, or with --stream the same
+//   reply as that API's server-sent events). A second one speaks Chat Completions only (404 elsewhere), for the
+//   translation rows.
+// - For each dialect D (--dialects) and concurrency C, three arms: direct (the client calls the upstream's D route),
+//   reflectkit (`reflect serve --upstream-api D,… --upstream http://127.0.0.1:PORT/v1#fake`: raw pass-through to the
+//   upstream's D route) and LiteLLM (its proxy, one model per dialect on the same upstream). Requests carry no
+//   `reflect`: pass-through.
+// - Translation rows (--translations): a Responses or Messages request to reflectkit in front of the Chat-only
+//   upstream (`--upstream-api chat`: the gateway translates to Chat Completions and the answer back), and the same
+//   request to LiteLLM on a model whose provider it calls through Chat Completions; direct is a Chat Completions call
+//   to that upstream, the work the upstream does either way.
+// - Each arm answers one probe request first, checked for its dialect's shape and the upstream's text; an arm that
+//   fails it is left out of that row with the reason printed, never timed.
+// - The client (this process) keeps C requests in flight over keep-alive connections and times each from sending to
+//   the last byte of the body. Per row and concurrency each arm gets --requests timed requests after a warm-up of 100,
+//   in blocks direct, reflectkit, LiteLLM, LiteLLM, reflectkit, direct (ABBA), so drift hits every arm alike.
+// - Added latency = arm − direct, with a percentile-bootstrap 95 % interval of the median difference (2,000 resamples,
+//   seeded; bench/median-interval.mjs); p99 is the nearest-rank order statistic; the ratio is LiteLLM's added median
+//   over reflectkit's. Each proxy's CPU time (user + system from /proc, its whole process tree) over its timed blocks
+//   is reported per request: what the proxy itself costs, whatever the sharing of the cores.
+// - --out writes every timed block (latencies in ms to the microsecond) as JSONL after a header line; --from prints
+//   the same table from that file (the intervals are seeded, so the figures agree exactly).
+// - LiteLLM runs as `litellm --config CFG --num_workers 1` (one process, like `reflect serve`) with no database, no
+//   master key, no callbacks, spend and error logs off and logging at ERROR; see litellmConfig below. Without
+//   --litellm, or when its proxy does not start, the LiteLLM arm is left out with a message.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { root, startGatewayProcess, startUpstream, stopChild } from "./children.mjs";
+import { block, cpuMsOf, quantile } from "./load.mjs";
+import { median, medianDifferenceInterval } from "./median-interval.mjs";
+
+const self = fileURLToPath(import.meta.url);
+const DIALECTS = ["chat", "responses", "messages"];
+
+// ---- the upstream, when this file runs as it (`--upstream-server [--only chat]`) ----
+
+const CONTENT = "Hello! I am a fixed reply from the benchmark's upstream.";
+const WORDS = CONTENT.split(/(?<= )/);
+const CREATED = 1_764_000_000;
+
+const sse = (event, data) => `${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`;
+
+/** Each dialect's fixed answer: `json()` the body, `events()` the whole SSE stream. */
+const ANSWERS = {
+  chat: {
+    json: () => ({
+      id: "chatcmpl-bench",
+      object: "chat.completion",
+      created: CREATED,
+      model: "fake",
+      choices: [{ index: 0, message: { role: "assistant", content: CONTENT }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 12, completion_tokens: 11, total_tokens: 23 },
+    }),
+    events: () => {
+      const base = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: CREATED, model: "fake" };
+      const chunk = (delta, finish) => sse(undefined, { ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+      return chunk({ role: "assistant", content: "" }, null) + WORDS.map((w) => chunk({ content: w }, null)).join("") + chunk({}, "stop") + "data: [DONE]\n\n";
+    },
+  },
+  responses: {
+    json: () => responseObject("completed", [messageItem("completed", CONTENT)], { input_tokens: 12, output_tokens: 11, total_tokens: 23, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } }),
+    events: () => {
+      let n = 0;
+      const ev = (type, data) => sse(type, { type, sequence_number: n++, ...data });
+      const done = ANSWERS.responses.json();
+      const part = { type: "output_text", text: "", annotations: [] };
+      return (
+        ev("response.created", { response: responseObject("in_progress", [], null) }) +
+        ev("response.in_progress", { response: responseObject("in_progress", [], null) }) +
+        ev("response.output_item.added", { output_index: 0, item: { ...messageItem("in_progress", ""), content: [] } }) +
+        ev("response.content_part.added", { item_id: "msg_bench", output_index: 0, content_index: 0, part }) +
+        WORDS.map((delta) => ev("response.output_text.delta", { item_id: "msg_bench", output_index: 0, content_index: 0, delta, logprobs: [] })).join("") +
+        ev("response.output_text.done", { item_id: "msg_bench", output_index: 0, content_index: 0, text: CONTENT, logprobs: [] }) +
+        ev("response.content_part.done", { item_id: "msg_bench", output_index: 0, content_index: 0, part: { ...part, text: CONTENT } }) +
+        ev("response.output_item.done", { output_index: 0, item: done.output[0] }) +
+        ev("response.completed", { response: done })
+      );
+    },
+  },
+  messages: {
+    json: () => ({
+      id: "msg_bench",
+      type: "message",
+      role: "assistant",
+      model: "fake",
+      content: [{ type: "text", text: CONTENT }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 11 },
+    }),
+    events: () =>
+      sse("message_start", { type: "message_start", message: { ...ANSWERS.messages.json(), content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }) +
+      sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+      sse("ping", { type: "ping" }) +
+      WORDS.map((text) => sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })).join("") +
+      sse("content_block_stop", { type: "content_block_stop", index: 0 }) +
+      sse("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 11 } }) +
+      sse("message_stop", { type: "message_stop" }),
+  },
+};
+
+function messageItem(status, text) {
+  return { type: "message", id: "msg_bench", status, role: "assistant", content: [{ type: "output_text", text, annotations: [] }] };
+}
+
+function responseObject(status, output, usage) {
+  return {
+    id: "resp_bench",
+    object: "response",
+    created_at: CREATED,
+    status,
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    max_output_tokens: 16,
+    model: "fake",
+    output,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    store: false,
+    temperature: 1,
+    text: { format: { type: "text" } },
+    tool_choice: "auto",
+    tools: [],
+    top_p: 1,
+    truncation: "disabled",
+    usage,
+    user: null,
+    metadata: {},
+  };
+}
+
+const UPSTREAM_ROUTES = { "/v1/chat/completions": "chat", "/v1/responses": "responses", "/v1/messages": "messages" };
+
+function upstreamServer(only) {
+  const json = (response, status, body) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+  const server = http.createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (part) => (body += part));
+    request.on("end", () => {
+      if (request.method === "GET" && request.url === "/v1/models") return json(response, 200, { object: "list", data: [{ id: "fake", object: "model", created: 0, owned_by: "bench" }] });
+      const dialect = request.method === "POST" ? UPSTREAM_ROUTES[request.url.split("?")[0]] : undefined;
+      if (dialect === undefined || (only !== undefined && dialect !== only)) return json(response, 404, { error: { message: `no route ${request.method} ${request.url}`, type: "invalid_request_error" } });
+      let stream;
+      try {
+        stream = JSON.parse(body).stream === true;
+      } catch {
+        return json(response, 400, { error: { message: "bad JSON", type: "invalid_request_error" } });
+      }
+      if (!stream) return json(response, 200, ANSWERS[dialect].json());
+      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" }).end(ANSWERS[dialect].events());
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, "127.0.0.1", () => process.stdout.write(`${server.address().port}\n`));
+  process.on("SIGTERM", () => server.close(() => process.exit(0)));
+}
+
+// ---- the client's requests, and how an answer is recognised ----
+
+/** A request in dialect D to `model`; `path` is the route on a server that speaks D. */
+function requestOf(dialect, model, stream) {
+  const s = stream ? { stream: true } : {};
+  const bearer = { authorization: "Bearer sk-bench" };
+  if (dialect === "chat") return { path: "/v1/chat/completions", headers: bearer, body: JSON.stringify({ model, messages: [{ role: "user", content: "Say hello." }], max_tokens: 16, ...s }) };
+  if (dialect === "responses") return { path: "/v1/responses", headers: bearer, body: JSON.stringify({ model, input: "Say hello.", max_output_tokens: 16, ...s }) };
+  return { path: "/v1/messages", headers: { "x-api-key": "sk-bench", "anthropic-version": "2023-06-01" }, body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: "user", content: "Say hello." }], ...s }) };
+}
+
+/** The text of an answer in `dialect`, or throws saying what is wrong with it. */
+function answerText(dialect, text, stream) {
+  if (stream) {
+    const last = { chat: "data: [DONE]", responses: "event: response.completed", messages: "event: message_stop" }[dialect];
+    if (!text.includes(last)) throw new Error(`the stream has no \`${last}\``);
+    return CONTENT;
+  }
+  const body = JSON.parse(text);
+  const found =
+    dialect === "chat"
+      ? body.object === "chat.completion" && body.choices?.[0]?.message?.content
+      : dialect === "responses"
+        ? body.object === "response" && body.output?.find((item) => item.type === "message")?.content?.find((part) => part.type === "output_text")?.text
+        : body.type === "message" && body.content?.find((block) => block.type === "text")?.text;
+  if (typeof found !== "string") throw new Error(`not a ${dialect} answer`);
+  return found;
+}
+
+/** One request; undefined when the answer is a good one in `dialect` carrying the upstream's text, else the reason. */
+function probe(port, dialect, spec, stream) {
+  return new Promise((resolve) => {
+    const request = http.request({ host: "127.0.0.1", port, method: "POST", path: spec.path, headers: { "content-type": "application/json", ...spec.headers } }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (part) => (text += part));
+      response.on("end", () => {
+        if (response.statusCode !== 200) return resolve(`HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
+        try {
+          const answer = answerText(dialect, text, stream);
+          resolve(answer.trim() === CONTENT ? undefined : `the answer's text is ${JSON.stringify(answer.slice(0, 80))}, not the upstream's`);
+        } catch (error) {
+          resolve(`${error.message}: ${text.slice(0, 300)}`);
+        }
+      });
+    });
+    request.on("error", (error) => resolve(error.message));
+    request.setTimeout(30_000, () => request.destroy(new Error("no answer within 30 s")));
+    request.end(spec.body);
+  });
+}
+
+// ---- the proxies ----
+
+function parseArgs(argv) {
+  const options = { requests: 1000, concurrency: [1, 16, 64], dialects: [...DIALECTS], translations: undefined, stream: false, seed: 1, litellm: undefined, out: undefined, from: undefined };
+  const list = (flag, v, allowed) => {
+    const items = v === "none" ? [] : v.split(",");
+    for (const item of items) if (!allowed.includes(item)) throw new Error(`${flag}: ${item} is not one of ${allowed.join(", ")}`);
+    return items;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--requests") options.requests = Number(value());
+    else if (flag === "--concurrency") options.concurrency = value().split(",").map(Number);
+    else if (flag === "--dialects") options.dialects = list(flag, value(), DIALECTS);
+    else if (flag === "--translations") options.translations = list(flag, value(), ["responses", "messages"]);
+    else if (flag === "--stream") options.stream = true;
+    else if (flag === "--seed") options.seed = Number(value());
+    else if (flag === "--litellm") options.litellm = value();
+    else if (flag === "--out") options.out = value();
+    else if (flag === "--from") options.from = value();
+    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --dialects chat,responses,messages, --translations responses,messages|none, --stream, --seed S, --litellm PYTHON, --out FILE, --from FILE`);
+  }
+  if (!Number.isInteger(options.requests) || options.requests < 4) throw new Error("--requests must be an integer ≥ 4");
+  if (!options.concurrency.every((c) => Number.isInteger(c) && c >= 1)) throw new Error("--concurrency must list integers ≥ 1");
+  if (!Number.isInteger(options.seed)) throw new Error("--seed must be an integer");
+  options.translations ??= options.dialects.filter((d) => d !== "chat");
+  return options;
+}
+
+/** Whether this build's `reflect serve` knows `--upstream-api` (before it, every upstream speaks Chat Completions). */
+function knowsUpstreamApi() {
+  const help = execFileSync(process.execPath, [`${root}bin/reflect.js`, "serve", "--help"], { encoding: "utf8" });
+  return help.includes("--upstream-api");
+}
+
+/** `reflect serve` in its own process, its upstream speaking `apis` (undefined: a build without --upstream-api). */
+function startReflectkit(upstreamPort, apis) {
+  const upstream = `http://127.0.0.1:${upstreamPort}/v1#fake`;
+  // No client key: the benchmark's requests carry none the gateway would accept.
+  const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
+  return startGatewayProcess(
+    (port) => [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, ...(apis === undefined ? [] : ["--upstream-api", apis.join(",")]), "--host", "127.0.0.1", "--port", String(port)],
+    env,
+  );
+}
+
+/** LiteLLM's model names: one per dialect on the upstream that speaks them all, and one on the Chat-only upstream. */
+const LITELLM_MODEL = { chat: "bench-chat", responses: "bench-responses", messages: "bench-messages", translated: "bench-chat-only" };
+
+/**
+ * LiteLLM's proxy configuration, as fast as it goes without changing what it does with a request:
+ * - `openai/fake` on the upstream's /v1 for Chat Completions and Responses (LiteLLM calls an OpenAI provider's
+ *   /responses natively), `anthropic/fake` on the upstream's root for Messages (it calls {api_base}/v1/messages);
+ * - the translation model is `hosted_vllm/fake` on the Chat-only upstream: LiteLLM has no Responses API for that
+ *   provider and bridges /v1/responses through its Chat Completions call; its /v1/messages door translates any
+ *   non-Anthropic provider the same way;
+ * - no database (no DATABASE_URL), so no spend tracking and no key checks; no master key; no callbacks; spend and
+ *   error logs off; no message logging; `set_verbose` off and LITELLM_LOG=ERROR; one worker, like `reflect serve`.
+ */
+function litellmConfig(upstreamPort, chatOnlyPort) {
+  const model = (name, params) => `  - model_name: ${name}\n    litellm_params:\n${Object.entries(params).map(([k, v]) => `      ${k}: ${JSON.stringify(v)}\n`).join("")}`;
+  const openai = { model: "openai/fake", api_base: `http://127.0.0.1:${upstreamPort}/v1`, api_key: "sk-bench-upstream" };
+  return [
+    "model_list:",
+    model(LITELLM_MODEL.chat, openai).trimEnd(),
+    model(LITELLM_MODEL.responses, openai).trimEnd(),
+    model(LITELLM_MODEL.messages, { model: "anthropic/fake", api_base: `http://127.0.0.1:${upstreamPort}`, api_key: "sk-bench-upstream" }).trimEnd(),
+    ...(chatOnlyPort === undefined ? [] : [model(LITELLM_MODEL.translated, { model: "hosted_vllm/fake", api_base: `http://127.0.0.1:${chatOnlyPort}/v1`, api_key: "sk-bench-upstream" }).trimEnd()]),
+    "litellm_settings:",
+    "  set_verbose: false",
+    "  turn_off_message_logging: true",
+    "  callbacks: []",
+    "  success_callback: []",
+    "  failure_callback: []",
+    "general_settings:",
+    "  disable_spend_logs: true",
+    "  disable_error_logs: true",
+    "",
+  ].join("\n");
+}
+
+async function startLitellm(python, upstreamPort, chatOnlyPort, dir) {
+  if (python === undefined) return { error: "no --litellm PYTHON given (build its venv with `bash bench/litellm-venv.sh`, which prints the path)" };
+  if (!existsSync(python)) return { error: `--litellm ${python} does not exist (bash bench/litellm-venv.sh builds it)` };
+  let version;
+  try {
+    version = execFileSync(python, ["-c", "import importlib.metadata as m; print(m.version('litellm'))"], { encoding: "utf8" }).trim();
+  } catch {
+    return { error: `${python} has no litellm installed (bash bench/litellm-venv.sh builds a venv that has)` };
+  }
+  const config = path.join(dir, "litellm.yaml");
+  writeFileSync(config, litellmConfig(upstreamPort, chatOnlyPort));
+  const { DATABASE_URL: _db, LITELLM_MASTER_KEY: _mk, ...rest } = process.env;
+  const env = { ...rest, LITELLM_LOG: "ERROR", LITELLM_MODE: "PRODUCTION", NO_DOCS: "True", NO_REDOC: "True", DISABLE_ADMIN_UI: "True" };
+  const cli = path.join(path.dirname(python), "litellm");
+  const started = await startGatewayProcess((port) => [cli, "--config", config, "--host", "127.0.0.1", "--port", String(port), "--num_workers", "1"], env, { readyPath: "/health/liveliness", readyMs: 180_000 });
+  return { ...started, version };
+}
+
+/** CPU time (ms) of a process and every descendant still running, from /proc. */
+function treeCpuMs(pid) {
+  const parents = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+      parents.set(Number(entry), ppid);
+    } catch {
+      // the process ended while listed
+    }
+  }
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of parents) {
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+    }
+  }
+  let total = 0;
+  for (const p of tree) total += cpuMsOf(p) ?? 0;
+  return total;
+}
+
+// ---- the measurement ----
+
+/**
+ * The rows: each dialect in pass-through, then each translated dialect. `arms` maps an arm to its port, the request it
+ * sends and the pid whose process tree's CPU is counted.
+ */
+function rowsOf(options, ports) {
+  const rows = [];
+  for (const dialect of options.dialects) {
+    const arms = { direct: { port: ports.upstream, spec: requestOf(dialect, "fake", options.stream) } };
+    if (ports.reflectkit !== undefined && (ports.reflectkitApis !== undefined || dialect === "chat")) arms.reflectkit = { port: ports.reflectkit, pid: ports.reflectkitPid, spec: requestOf(dialect, "fake", options.stream) };
+    if (ports.litellm !== undefined) arms.litellm = { port: ports.litellm, pid: ports.litellmPid, spec: requestOf(dialect, LITELLM_MODEL[dialect], options.stream) };
+    rows.push({ row: dialect, door: dialect, upstreamSpeaks: dialect, arms });
+  }
+  for (const dialect of options.translations) {
+    const arms = { direct: { port: ports.chatOnly, spec: requestOf("chat", "fake", options.stream) } };
+    if (ports.translating !== undefined) arms.reflectkit = { port: ports.translating, pid: ports.translatingPid, spec: requestOf(dialect, "fake", options.stream) };
+    if (ports.litellm !== undefined) arms.litellm = { port: ports.litellm, pid: ports.litellmPid, spec: requestOf(dialect, LITELLM_MODEL.translated, options.stream) };
+    rows.push({ row: `${dialect}-via-chat`, door: dialect, upstreamSpeaks: "chat", arms });
+  }
+  return rows;
+}
+
+const ORDER = ["direct", "reflectkit", "litellm"];
+const round = (x) => Math.round(x * 1000) / 1000;
+
+async function measureRow(options, row, concurrency, write) {
+  const names = ORDER.filter((name) => row.arms[name] !== undefined);
+  const first = Math.floor(options.requests / 2);
+  const blocks = [...names.map((n) => [n, first]), ...[...names].reverse().map((n) => [n, options.requests - first])];
+  for (const name of names) await block(row.arms[name].port, Math.min(100, options.requests), concurrency, row.arms[name].spec);
+  for (const [index, [arm, count]] of blocks.entries()) {
+    const { pid } = row.arms[arm];
+    const cpuBefore = pid === undefined ? null : treeCpuMs(pid);
+    const { latencies, errors, wallMs } = await block(row.arms[arm].port, count, concurrency, row.arms[arm].spec);
+    const cpuMs = pid === undefined ? null : treeCpuMs(pid) - cpuBefore;
+    write({ kind: "block", row: row.row, door: row.door, upstreamSpeaks: row.upstreamSpeaks, concurrency, arm, index, requests: count, errors, wallMs: round(wallMs), cpuMs, latencies: latencies.map(round) });
+  }
+}
+
+// ---- the table, from the blocks (live or read back with --from) ----
+
+const ms = (x) => (Number.isFinite(x) ? x.toFixed(2) : "—");
+
+function table(header, blocks) {
+  const lines = [];
+  const cells = new Map();
+  for (const b of blocks) {
+    const key = `${b.row}\u0000${b.concurrency}`;
+    if (!cells.has(key)) cells.set(key, { row: b.row, door: b.door, upstreamSpeaks: b.upstreamSpeaks, concurrency: b.concurrency, arms: {} });
+    const arm = (cells.get(key).arms[b.arm] ??= { latencies: [], errors: 0, requests: 0, cpuMs: 0, cpuKnown: b.cpuMs !== null });
+    arm.latencies.push(...b.latencies);
+    arm.errors += b.errors;
+    arm.requests += b.requests;
+    arm.cpuMs += b.cpuMs ?? 0;
+  }
+  lines.push(`gateway pass-through by dialect: ${header.requests} requests per arm and cell, ${header.stream ? "SSE streaming" : "JSON"} replies, node ${header.node}, ${header.cores} cores (${header.cpu}), reflectkit ${header.reflectkit}, LiteLLM ${header.litellm ?? "not measured"}`);
+  for (const note of header.notes ?? []) lines.push(`- ${note}`);
+  lines.push("");
+  lines.push("| door | upstream speaks | concurrency | direct p50 / p99 ms | reflectkit p50 / p99 ms | LiteLLM p50 / p99 ms | reflectkit added p50 ms [95% CI] | LiteLLM added p50 ms [95% CI] | LiteLLM / reflectkit added p50 | added p99 ms reflectkit / LiteLLM | CPU µs per request reflectkit / LiteLLM | errors direct / reflectkit / LiteLLM |");
+  lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|");
+  [...cells.values()].forEach((cell, index) => {
+    for (const arm of Object.values(cell.arms)) arm.latencies.sort((x, y) => x - y);
+    const { direct, reflectkit, litellm } = cell.arms;
+    const p50 = (a) => (a === undefined || a.latencies.length === 0 ? Number.NaN : median(a.latencies));
+    const p99 = (a) => (a === undefined ? Number.NaN : quantile(a.latencies, 0.99));
+    const pair = (a) => (a === undefined ? "—" : `${ms(p50(a))} / ${ms(p99(a))}`);
+    const added = (a, seed) => {
+      if (a === undefined || a.latencies.length === 0 || direct.latencies.length === 0) return "—";
+      const [lo, hi] = medianDifferenceInterval(direct.latencies, a.latencies, seed);
+      return `${ms(p50(a) - p50(direct))} [${ms(lo)}, ${ms(hi)}]`;
+    };
+    const ratio = (p50(litellm) - p50(direct)) / (p50(reflectkit) - p50(direct));
+    const cpu = (a) => (a === undefined || !a.cpuKnown ? "—" : ((a.cpuMs * 1000) / a.requests).toFixed(0));
+    const errors = (a) => (a === undefined ? "—" : String(a.errors));
+    lines.push(
+      `| ${cell.door} | ${cell.upstreamSpeaks} | ${cell.concurrency} | ${pair(direct)} | ${pair(reflectkit)} | ${pair(litellm)} | ${added(reflectkit, header.seed + 2 * index)} | ${added(litellm, header.seed + 2 * index + 1)} | ${Number.isFinite(ratio) ? ratio.toFixed(1) : "—"} | ${ms(p99(reflectkit) - p99(direct))} / ${ms(p99(litellm) - p99(direct))} | ${cpu(reflectkit)} / ${cpu(litellm)} | ${errors(direct)} / ${errors(reflectkit)} / ${errors(litellm)} |`,
+    );
+  });
+  return lines.join("\n");
+}
+
+function readRun(file) {
+  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+  const header = lines.find((l) => l.kind === "header");
+  if (header === undefined) throw new Error(`${file} has no header line: not a run of bench/gateway-dialects.mjs`);
+  return { header, blocks: lines.filter((l) => l.kind === "block") };
+}
+
+function gitCommit() {
+  try {
+    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
+    const changed = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: root, encoding: "utf8" }).trim() !== "";
+    return changed ? `${commit} with uncommitted changes` : commit;
+  } catch {
+    return "unknown";
+  }
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  if (options.from !== undefined) {
+    const { header, blocks } = readRun(options.from);
+    console.log(table(header, blocks));
+    return;
+  }
+  if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) throw new Error("dist/ is missing — run npx tsc -p tsconfig.json");
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "gateway-dialects-"));
+  const started = [];
+  const cleanUp = async () => {
+    for (const child of started) await stopChild(child);
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  process.once("SIGINT", () => cleanUp().then(() => process.exit(130)));
+  const notes = [];
+  try {
+    const upstream = await startUpstream(self);
+    started.push(upstream.child);
+    const chatOnly = options.translations.length > 0 ? await startUpstream(self, ["--only", "chat"]) : undefined;
+    if (chatOnly !== undefined) started.push(chatOnly.child);
+    const ports = { upstream: upstream.port, chatOnly: chatOnly?.port };
+
+    const apis = knowsUpstreamApi() ? options.dialects : undefined;
+    if (apis === undefined) notes.push("this build's `reflect serve` has no --upstream-api: its upstream speaks Chat Completions only, so reflectkit is measured on chat and the translation rows");
+    if (options.dialects.length > 0) {
+      const gateway = await startReflectkit(upstream.port, apis ?? undefined);
+      if (gateway.error !== undefined) notes.push(`reflectkit not measured in pass-through: ${gateway.error}`);
+      else started.push(gateway.child);
+      Object.assign(ports, { reflectkit: gateway.port, reflectkitPid: gateway.child?.pid, reflectkitApis: apis });
+    }
+    if (chatOnly !== undefined) {
+      const translating = await startReflectkit(chatOnly.port, apis === undefined ? undefined : ["chat"]);
+      if (translating.error !== undefined) notes.push(`reflectkit not measured translating: ${translating.error}`);
+      else started.push(translating.child);
+      Object.assign(ports, { translating: translating.port, translatingPid: translating.child?.pid });
+    }
+    const litellm = await startLitellm(options.litellm, upstream.port, chatOnly?.port, scratch);
+    if (litellm.error !== undefined) notes.push(`LiteLLM not measured: ${litellm.error}`);
+    else started.push(litellm.child);
+    Object.assign(ports, { litellm: litellm.port, litellmPid: litellm.child?.pid });
+
+    const rows = rowsOf(options, ports);
+    for (const row of rows) {
+      for (const [arm, { port, spec }] of Object.entries(row.arms)) {
+        const dialect = arm === "direct" ? row.upstreamSpeaks : row.door;
+        const problem = await probe(port, dialect, spec, options.stream);
+        if (problem === undefined) continue;
+        notes.push(`${row.row}: ${arm} left out, its probe failed — ${problem.replaceAll("\n", " ")}`);
+        delete row.arms[arm];
+      }
+    }
+    const cpu = os.cpus();
+    const header = {
+      kind: "header",
+      date: new Date().toISOString(),
+      requests: options.requests,
+      concurrency: options.concurrency,
+      stream: options.stream,
+      seed: options.seed,
+      node: process.version,
+      cores: cpu.length,
+      cpu: cpu[0]?.model ?? "?",
+      loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
+      reflectkit: gitCommit(),
+      litellm: litellm.version === undefined || litellm.error !== undefined ? null : litellm.version,
+      notes,
+    };
+    for (const note of notes) process.stderr.write(`${note}\n`);
+    const out = [JSON.stringify(header)];
+    const blocks = [];
+    const write = (b) => {
+      blocks.push(b);
+      out.push(JSON.stringify(b));
+    };
+    for (const row of rows) {
+      if (row.arms.direct === undefined) continue;
+      for (const concurrency of options.concurrency) {
+        process.stderr.write(`${row.row} at concurrency ${concurrency}…\n`);
+        await measureRow(options, row, concurrency, write);
+      }
+    }
+    if (options.out !== undefined) writeFileSync(options.out, `${out.join("\n")}\n`);
+    console.log(table(header, blocks));
+  } finally {
+    await cleanUp();
+  }
+}
+
+if (process.argv[2] === "--upstream-server") {
+  upstreamServer(process.argv[3] === "--only" ? process.argv[4] : undefined);
+} else {
+  await main();
+}
