@@ -148,12 +148,15 @@ const UPSTREAM_ROUTES = { "/v1/chat/completions": "chat", "/v1/responses": "resp
 
 function upstreamServer(only) {
   const json = (response, status, body) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+  const hits = {};
   const server = http.createServer((request, response) => {
     let body = "";
     request.setEncoding("utf8");
     request.on("data", (part) => (body += part));
     request.on("end", () => {
       if (request.method === "GET" && request.url === "/v1/models") return json(response, 200, { object: "list", data: [{ id: "fake", object: "model", created: 0, owned_by: "bench" }] });
+      if (request.method === "GET" && request.url === "/hits") return json(response, 200, hits);
+      hits[`${request.method} ${request.url}`] = (hits[`${request.method} ${request.url}`] ?? 0) + 1;
       const dialect = request.method === "POST" ? UPSTREAM_ROUTES[request.url.split("?")[0]] : undefined;
       if (dialect === undefined || (only !== undefined && dialect !== only)) return json(response, 404, { error: { message: `no route ${request.method} ${request.url}`, type: "invalid_request_error" } });
       let stream;
@@ -185,9 +188,17 @@ function requestOf(dialect, model, stream) {
 /** The text of an answer in `dialect`, or throws saying what is wrong with it. */
 function answerText(dialect, text, stream) {
   if (stream) {
-    const last = { chat: "data: [DONE]", responses: "event: response.completed", messages: "event: message_stop" }[dialect];
-    if (!text.includes(last)) throw new Error(`the stream has no \`${last}\``);
-    return CONTENT;
+    // The last event's type, wherever it is written (`event:` line or the data's `type`: LiteLLM's Responses bridge
+    // writes no `event:` lines, which the OpenAI SDKs accept); the text is the deltas joined.
+    const last = { chat: "data: [DONE]", responses: '"response.completed"', messages: '"message_stop"' }[dialect];
+    if (!text.includes(last)) throw new Error(`the stream has no ${last}`);
+    const events = text.split("\n").filter((l) => l.startsWith("data: ") && l !== "data: [DONE]").map((l) => JSON.parse(l.slice(6)));
+    const delta = {
+      chat: (e) => e.choices?.[0]?.delta?.content,
+      responses: (e) => (e.type === "response.output_text.delta" ? e.delta : undefined),
+      messages: (e) => (e.type === "content_block_delta" ? e.delta?.text : undefined),
+    }[dialect];
+    return events.map((e) => delta(e) ?? "").join("");
   }
   const body = JSON.parse(text);
   const found =
@@ -213,13 +224,25 @@ function probe(port, dialect, spec, stream) {
           const answer = answerText(dialect, text, stream);
           resolve(answer.trim() === CONTENT ? undefined : `the answer's text is ${JSON.stringify(answer.slice(0, 80))}, not the upstream's`);
         } catch (error) {
-          resolve(`${error.message}: ${text.slice(0, 300)}`);
+          resolve(`${error.message}: ${text.slice(0, 1200)}`);
         }
       });
     });
     request.on("error", (error) => resolve(error.message));
     request.setTimeout(30_000, () => request.destroy(new Error("no answer within 30 s")));
     request.end(spec.body);
+  });
+}
+
+/** The requests an upstream has answered so far, by method and path. */
+function hitsOf(port) {
+  return new Promise((resolve, reject) => {
+    http.get({ host: "127.0.0.1", port, path: "/hits", agent: false }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (part) => (text += part));
+      response.on("end", () => resolve(JSON.parse(text)));
+    }).on("error", reject);
   });
 }
 
@@ -281,11 +304,16 @@ const LITELLM_MODEL = { chat: "bench-chat", responses: "bench-responses", messag
  * LiteLLM's proxy configuration, as fast as it goes without changing what it does with a request:
  * - `openai/fake` on the upstream's /v1 for Chat Completions and Responses (LiteLLM calls an OpenAI provider's
  *   /responses natively), `anthropic/fake` on the upstream's root for Messages (it calls {api_base}/v1/messages);
- * - the translation model is `hosted_vllm/fake` on the Chat-only upstream: LiteLLM has no Responses API for that
- *   provider and bridges /v1/responses through its Chat Completions call; its /v1/messages door translates any
- *   non-Anthropic provider the same way;
- * - no database (no DATABASE_URL), so no spend tracking and no key checks; no master key; no callbacks; spend and
- *   error logs off; no message logging; `set_verbose` off and LITELLM_LOG=ERROR; one worker, like `reflect serve`.
+ * - the translation model is the same `openai/fake` on the Chat-only upstream with `use_chat_completions_api: true`:
+ *   LiteLLM bridges /v1/responses through its Chat Completions call (what it does for every provider without a
+ *   Responses API); its /v1/messages door would send an OpenAI model through its Responses bridge first (two
+ *   translations, and this release loses the answer's text on that path), so `use_chat_completions_url_for_anthropic_
+ *   messages` sends it to Chat Completions directly, the one translation reflectkit makes too;
+ * - no database (no DATABASE_URL), so no spend tracking and no virtual keys; no master key, as `reflect serve` here
+ *   runs with no REFLECT_GATEWAY_KEY (LiteLLM refuses to start without one unless
+ *   `dangerously_permit_weak_or_unset_master_key` says so, so the config does); no callbacks; spend and
+ *   error logs off; no message logging; `set_verbose` off and LITELLM_LOG=ERROR (uvicorn's access log off with it);
+ *   the bundled model cost map (LITELLM_LOCAL_MODEL_COST_MAP: no fetch at start); one worker, like `reflect serve`.
  */
 function litellmConfig(upstreamPort, chatOnlyPort) {
   const model = (name, params) => `  - model_name: ${name}\n    litellm_params:\n${Object.entries(params).map(([k, v]) => `      ${k}: ${JSON.stringify(v)}\n`).join("")}`;
@@ -295,14 +323,16 @@ function litellmConfig(upstreamPort, chatOnlyPort) {
     model(LITELLM_MODEL.chat, openai).trimEnd(),
     model(LITELLM_MODEL.responses, openai).trimEnd(),
     model(LITELLM_MODEL.messages, { model: "anthropic/fake", api_base: `http://127.0.0.1:${upstreamPort}`, api_key: "sk-bench-upstream" }).trimEnd(),
-    ...(chatOnlyPort === undefined ? [] : [model(LITELLM_MODEL.translated, { model: "hosted_vllm/fake", api_base: `http://127.0.0.1:${chatOnlyPort}/v1`, api_key: "sk-bench-upstream" }).trimEnd()]),
+    ...(chatOnlyPort === undefined ? [] : [model(LITELLM_MODEL.translated, { model: "openai/fake", api_base: `http://127.0.0.1:${chatOnlyPort}/v1`, api_key: "sk-bench-upstream", use_chat_completions_api: true }).trimEnd()]),
     "litellm_settings:",
     "  set_verbose: false",
     "  turn_off_message_logging: true",
+    "  use_chat_completions_url_for_anthropic_messages: true",
     "  callbacks: []",
     "  success_callback: []",
     "  failure_callback: []",
     "general_settings:",
+    "  dangerously_permit_weak_or_unset_master_key: true",
     "  disable_spend_logs: true",
     "  disable_error_logs: true",
     "",
@@ -321,7 +351,7 @@ async function startLitellm(python, upstreamPort, chatOnlyPort, dir) {
   const config = path.join(dir, "litellm.yaml");
   writeFileSync(config, litellmConfig(upstreamPort, chatOnlyPort));
   const { DATABASE_URL: _db, LITELLM_MASTER_KEY: _mk, ...rest } = process.env;
-  const env = { ...rest, LITELLM_LOG: "ERROR", LITELLM_MODE: "PRODUCTION", NO_DOCS: "True", NO_REDOC: "True", DISABLE_ADMIN_UI: "True" };
+  const env = { ...rest, LITELLM_LOG: "ERROR", LITELLM_LOCAL_MODEL_COST_MAP: "True", LITELLM_MODE: "PRODUCTION", NO_DOCS: "True", NO_REDOC: "True", DISABLE_ADMIN_UI: "True" };
   const cli = path.join(path.dirname(python), "litellm");
   const started = await startGatewayProcess((port) => [cli, "--config", config, "--host", "127.0.0.1", "--port", String(port), "--num_workers", "1"], env, { readyPath: "/health/liveliness", readyMs: 180_000 });
   return { ...started, version };
@@ -496,15 +526,24 @@ async function main() {
     Object.assign(ports, { litellm: litellm.port, litellmPid: litellm.child?.pid });
 
     const rows = rowsOf(options, ports);
+    const routes = [];
     for (const row of rows) {
+      const upstreamPort = row.upstreamSpeaks === row.door ? ports.upstream : ports.chatOnly;
       for (const [arm, { port, spec }] of Object.entries(row.arms)) {
         const dialect = arm === "direct" ? row.upstreamSpeaks : row.door;
+        const before = await hitsOf(upstreamPort);
         const problem = await probe(port, dialect, spec, options.stream);
-        if (problem === undefined) continue;
+        const after = await hitsOf(upstreamPort);
+        const reached = Object.keys(after).filter((route) => after[route] !== before[route]);
+        if (problem === undefined) {
+          routes.push(`${row.row} ${arm}: ${reached.join(", ") || "none"}`);
+          continue;
+        }
         notes.push(`${row.row}: ${arm} left out, its probe failed — ${problem.replaceAll("\n", " ")}`);
         delete row.arms[arm];
       }
     }
+    notes.push(`the upstream routes each arm's probe reached (${options.stream ? "SSE" : "JSON"}): ${routes.join("; ")}`);
     const cpu = os.cpus();
     const header = {
       kind: "header",

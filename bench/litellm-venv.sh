@@ -25,5 +25,5 @@ if [ "$installed" != "$version" ]; then
   echo "$venv holds litellm $installed, not $version: remove the folder and run this again" >&2
   exit 1
 fi
-"$venv/bin/python" -c 'import litellm.proxy.proxy_cli' >/dev/null
+LITELLM_LOCAL_MODEL_COST_MAP=True "$venv/bin/python" -c 'import litellm.proxy.proxy_cli' >/dev/null
 echo "$venv/bin/python"
