@@ -506,7 +506,8 @@ async function main() {
     if (chatOnly !== undefined) started.push(chatOnly.child);
     const ports = { upstream: upstream.port, chatOnly: chatOnly?.port };
 
-    const apis = knowsUpstreamApi() ? options.dialects : undefined;
+    // The upstream speaks all three dialects, whichever of them this run measures.
+    const apis = knowsUpstreamApi() ? DIALECTS : undefined;
     if (apis === undefined) notes.push("this build's `reflect serve` has no --upstream-api: its upstream speaks Chat Completions only, so reflectkit is measured on chat and the translation rows");
     if (options.dialects.length > 0) {
       const gateway = await startReflectkit(upstream.port, apis ?? undefined);
