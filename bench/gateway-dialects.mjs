@@ -1,6 +1,6 @@
 // What each door of `reflect serve` adds to a call in pass-through, side by side with LiteLLM's proxy, in one run.
 //
-// Usage (after npm run build; the LiteLLM venv from bench/litellm-venv.sh):
+// Usage (after npx tsc -p tsconfig.json; LiteLLM's venv from `bash bench/litellm-venv.sh`, which prints its python):
 //   node bench/gateway-dialects.mjs [--requests 1000] [--concurrency 1,16,64] [--dialects chat,responses,messages]
 //                                   [--translations responses,messages|none] [--stream] [--seed 1]
 //                                   [--litellm PYTHON] [--out FILE.jsonl]
@@ -11,9 +11,9 @@
 //   reply as that API's server-sent events). A second one speaks Chat Completions only (404 elsewhere), for the
 //   translation rows.
 // - For each dialect D (--dialects) and concurrency C, three arms: direct (the client calls the upstream's D route),
-//   reflectkit (`reflect serve --upstream-api D,… --upstream http://127.0.0.1:PORT/v1#fake`: raw pass-through to the
-//   upstream's D route) and LiteLLM (its proxy, one model per dialect on the same upstream). Requests carry no
-//   `reflect`: pass-through.
+//   reflectkit (`reflect serve --upstream-api chat,responses,messages --upstream http://127.0.0.1:PORT/v1#fake`: raw
+//   pass-through to the upstream's D route) and LiteLLM (its proxy, one model per dialect on the same upstream).
+//   Requests carry no `reflect`: pass-through.
 // - Translation rows (--translations): a Responses or Messages request to reflectkit in front of the Chat-only
 //   upstream (`--upstream-api chat`: the gateway translates to Chat Completions and the answer back), and the same
 //   request to LiteLLM on a model whose provider it calls through Chat Completions; direct is a Chat Completions call
@@ -27,8 +27,9 @@
 //   seeded; bench/median-interval.mjs); p99 is the nearest-rank order statistic; the ratio is LiteLLM's added median
 //   over reflectkit's. Each proxy's CPU time (user + system from /proc, its whole process tree) over its timed blocks
 //   is reported per request: what the proxy itself costs, whatever the sharing of the cores.
-// - --out writes every timed block (latencies in ms to the microsecond) as JSONL after a header line; --from prints
-//   the same table from that file (the intervals are seeded, so the figures agree exactly).
+// - --out writes every timed block (latencies in ms to the microsecond) as JSONL after a header line (gzipped when the
+//   name ends in .gz); --from prints the same table from that file (the intervals are seeded, so the figures agree
+//   exactly, and bench/check-tables.mjs can regenerate a committed run's table).
 // - LiteLLM runs as `litellm --config CFG --num_workers 1` (one process, like `reflect serve`) with no database, no
 //   master key, no callbacks, spend and error logs off and logging at ERROR; see litellmConfig below. Without
 //   --litellm, or when its proxy does not start, the LiteLLM arm is left out with a message.
@@ -38,6 +39,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { root, startGatewayProcess, startUpstream, stopChild } from "./children.mjs";
 import { block, cpuMsOf, quantile } from "./load.mjs";
 import { median, medianDifferenceInterval } from "./median-interval.mjs";
@@ -280,19 +282,13 @@ function parseArgs(argv) {
   return options;
 }
 
-/** Whether this build's `reflect serve` knows `--upstream-api` (before it, every upstream speaks Chat Completions). */
-function knowsUpstreamApi() {
-  const help = execFileSync(process.execPath, [`${root}bin/reflect.js`, "serve", "--help"], { encoding: "utf8" });
-  return help.includes("--upstream-api");
-}
-
-/** `reflect serve` in its own process, its upstream speaking `apis` (undefined: a build without --upstream-api). */
+/** `reflect serve` in its own process, its upstream speaking `apis`. */
 function startReflectkit(upstreamPort, apis) {
   const upstream = `http://127.0.0.1:${upstreamPort}/v1#fake`;
   // No client key: the benchmark's requests carry none the gateway would accept.
   const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
   return startGatewayProcess(
-    (port) => [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, ...(apis === undefined ? [] : ["--upstream-api", apis.join(",")]), "--host", "127.0.0.1", "--port", String(port)],
+    (port) => [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--upstream-api", apis.join(","), "--host", "127.0.0.1", "--port", String(port)],
     env,
   );
 }
@@ -394,7 +390,7 @@ function rowsOf(options, ports) {
   const rows = [];
   for (const dialect of options.dialects) {
     const arms = { direct: { port: ports.upstream, spec: requestOf(dialect, "fake", options.stream) } };
-    if (ports.reflectkit !== undefined && (ports.reflectkitApis !== undefined || dialect === "chat")) arms.reflectkit = { port: ports.reflectkit, pid: ports.reflectkitPid, spec: requestOf(dialect, "fake", options.stream) };
+    if (ports.reflectkit !== undefined) arms.reflectkit = { port: ports.reflectkit, pid: ports.reflectkitPid, spec: requestOf(dialect, "fake", options.stream) };
     if (ports.litellm !== undefined) arms.litellm = { port: ports.litellm, pid: ports.litellmPid, spec: requestOf(dialect, LITELLM_MODEL[dialect], options.stream) };
     rows.push({ row: dialect, door: dialect, upstreamSpeaks: dialect, arms });
   }
@@ -443,8 +439,8 @@ function table(header, blocks) {
   lines.push(`gateway pass-through by dialect: ${header.requests} requests per arm and cell, ${header.stream ? "SSE streaming" : "JSON"} replies, node ${header.node}, ${header.cores} cores (${header.cpu}), reflectkit ${header.reflectkit}, LiteLLM ${header.litellm ?? "not measured"}`);
   for (const note of header.notes ?? []) lines.push(`- ${note}`);
   lines.push("");
-  lines.push("| door | upstream speaks | concurrency | direct p50 / p99 ms | reflectkit p50 / p99 ms | LiteLLM p50 / p99 ms | reflectkit added p50 ms [95% CI] | LiteLLM added p50 ms [95% CI] | LiteLLM / reflectkit added p50 | added p99 ms reflectkit / LiteLLM | CPU µs per request reflectkit / LiteLLM | errors direct / reflectkit / LiteLLM |");
-  lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|");
+  lines.push("| request → upstream, concurrency | direct p50 / p99 ms | reflectkit p50 / p99 ms | LiteLLM p50 / p99 ms | reflectkit added p50 ms [95% CI] | LiteLLM added p50 ms [95% CI] | LiteLLM / reflectkit added p50 | added p99 ms reflectkit / LiteLLM | CPU µs per request reflectkit / LiteLLM | errors direct / reflectkit / LiteLLM |");
+  lines.push("|---|---|---|---|---|---|---|---|---|---|");
   [...cells.values()].forEach((cell, index) => {
     for (const arm of Object.values(cell.arms)) arm.latencies.sort((x, y) => x - y);
     const { direct, reflectkit, litellm } = cell.arms;
@@ -456,18 +452,21 @@ function table(header, blocks) {
       const [lo, hi] = medianDifferenceInterval(direct.latencies, a.latencies, seed);
       return `${ms(p50(a) - p50(direct))} [${ms(lo)}, ${ms(hi)}]`;
     };
-    const ratio = (p50(litellm) - p50(direct)) / (p50(reflectkit) - p50(direct));
+    // A ratio only over a positive reflectkit figure: at or under zero it would read as nothing or as a sign flip.
+    const reflectkitAdded = p50(reflectkit) - p50(direct);
+    const ratio = reflectkitAdded > 0 ? (p50(litellm) - p50(direct)) / reflectkitAdded : Number.NaN;
     const cpu = (a) => (a === undefined || !a.cpuKnown ? "—" : ((a.cpuMs * 1000) / a.requests).toFixed(0));
     const errors = (a) => (a === undefined ? "—" : String(a.errors));
     lines.push(
-      `| ${cell.door} | ${cell.upstreamSpeaks} | ${cell.concurrency} | ${pair(direct)} | ${pair(reflectkit)} | ${pair(litellm)} | ${added(reflectkit, header.seed + 2 * index)} | ${added(litellm, header.seed + 2 * index + 1)} | ${Number.isFinite(ratio) ? ratio.toFixed(1) : "—"} | ${ms(p99(reflectkit) - p99(direct))} / ${ms(p99(litellm) - p99(direct))} | ${cpu(reflectkit)} / ${cpu(litellm)} | ${errors(direct)} / ${errors(reflectkit)} / ${errors(litellm)} |`,
+      `| ${cell.door} → ${cell.upstreamSpeaks}, ${cell.concurrency} | ${pair(direct)} | ${pair(reflectkit)} | ${pair(litellm)} | ${added(reflectkit, header.seed + 2 * index)} | ${added(litellm, header.seed + 2 * index + 1)} | ${Number.isFinite(ratio) ? ratio.toFixed(1) : "—"} | ${ms(p99(reflectkit) - p99(direct))} / ${ms(p99(litellm) - p99(direct))} | ${cpu(reflectkit)} / ${cpu(litellm)} | ${errors(direct)} / ${errors(reflectkit)} / ${errors(litellm)} |`,
     );
   });
   return lines.join("\n");
 }
 
 function readRun(file) {
-  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+  const raw = readFileSync(file);
+  const lines = (file.endsWith(".gz") ? gunzipSync(raw) : raw).toString("utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
   const header = lines.find((l) => l.kind === "header");
   if (header === undefined) throw new Error(`${file} has no header line: not a run of bench/gateway-dialects.mjs`);
   return { header, blocks: lines.filter((l) => l.kind === "block") };
@@ -506,17 +505,15 @@ async function main() {
     if (chatOnly !== undefined) started.push(chatOnly.child);
     const ports = { upstream: upstream.port, chatOnly: chatOnly?.port };
 
-    // The upstream speaks all three dialects, whichever of them this run measures.
-    const apis = knowsUpstreamApi() ? DIALECTS : undefined;
-    if (apis === undefined) notes.push("this build's `reflect serve` has no --upstream-api: its upstream speaks Chat Completions only, so reflectkit is measured on chat and the translation rows");
     if (options.dialects.length > 0) {
-      const gateway = await startReflectkit(upstream.port, apis ?? undefined);
+      // The upstream speaks all three dialects, whichever of them this run measures.
+      const gateway = await startReflectkit(upstream.port, DIALECTS);
       if (gateway.error !== undefined) notes.push(`reflectkit not measured in pass-through: ${gateway.error}`);
       else started.push(gateway.child);
-      Object.assign(ports, { reflectkit: gateway.port, reflectkitPid: gateway.child?.pid, reflectkitApis: apis });
+      Object.assign(ports, { reflectkit: gateway.port, reflectkitPid: gateway.child?.pid });
     }
     if (chatOnly !== undefined) {
-      const translating = await startReflectkit(chatOnly.port, apis === undefined ? undefined : ["chat"]);
+      const translating = await startReflectkit(chatOnly.port, ["chat"]);
       if (translating.error !== undefined) notes.push(`reflectkit not measured translating: ${translating.error}`);
       else started.push(translating.child);
       Object.assign(ports, { translating: translating.port, translatingPid: translating.child?.pid });
@@ -575,7 +572,10 @@ async function main() {
         await measureRow(options, row, concurrency, write);
       }
     }
-    if (options.out !== undefined) writeFileSync(options.out, `${out.join("\n")}\n`);
+    if (options.out !== undefined) {
+      const text = `${out.join("\n")}\n`;
+      writeFileSync(options.out, options.out.endsWith(".gz") ? gzipSync(text) : text);
+    }
     console.log(table(header, blocks));
   } finally {
     await cleanUp();
