@@ -3,7 +3,7 @@
 // Usage (after npx tsc -p tsconfig.json; LiteLLM's venv from `bash bench/litellm-venv.sh`, which prints its python):
 //   node bench/gateway-dialects.mjs [--requests 1000] [--concurrency 1,16,64] [--dialects chat,responses,messages]
 //                                   [--translations responses,messages|none] [--stream] [--seed 1]
-//                                   [--litellm PYTHON] [--out FILE.jsonl]
+//                                   [--litellm PYTHON] [--litellm-workers 1] [--out FILE.jsonl]
 //   node bench/gateway-dialects.mjs --from FILE.jsonl      # the table again, from a run's raw timings
 //
 // - One fast local upstream (node:http, its own process) speaks all three dialects: POST /v1/chat/completions,
@@ -30,7 +30,8 @@
 // - --out writes every timed block (latencies in ms to the microsecond) as JSONL after a header line (gzipped when the
 //   name ends in .gz); --from prints the same table from that file (the intervals are seeded, so the figures agree
 //   exactly, and bench/check-tables.mjs can regenerate a committed run's table).
-// - LiteLLM runs as `litellm --config CFG --num_workers 1` (one process, like `reflect serve`) with no database, no
+// - LiteLLM runs as `litellm --config CFG --num_workers 1` (its default, and one process like `reflect serve`;
+//   --litellm-workers N gives it more) with no database, no
 //   master key, no callbacks, spend and error logs off and logging at ERROR; see litellmConfig below. Without
 //   --litellm, or when its proxy does not start, the LiteLLM arm is left out with a message.
 import { execFileSync } from "node:child_process";
@@ -251,7 +252,7 @@ function hitsOf(port) {
 // ---- the proxies ----
 
 function parseArgs(argv) {
-  const options = { requests: 1000, concurrency: [1, 16, 64], dialects: [...DIALECTS], translations: undefined, stream: false, seed: 1, litellm: undefined, out: undefined, from: undefined };
+  const options = { requests: 1000, concurrency: [1, 16, 64], dialects: [...DIALECTS], translations: undefined, stream: false, seed: 1, litellm: undefined, litellmWorkers: 1, out: undefined, from: undefined };
   const list = (flag, v, allowed) => {
     const items = v === "none" ? [] : v.split(",");
     for (const item of items) if (!allowed.includes(item)) throw new Error(`${flag}: ${item} is not one of ${allowed.join(", ")}`);
@@ -271,24 +272,31 @@ function parseArgs(argv) {
     else if (flag === "--stream") options.stream = true;
     else if (flag === "--seed") options.seed = Number(value());
     else if (flag === "--litellm") options.litellm = value();
+    else if (flag === "--litellm-workers") options.litellmWorkers = Number(value());
     else if (flag === "--out") options.out = value();
     else if (flag === "--from") options.from = value();
-    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --dialects chat,responses,messages, --translations responses,messages|none, --stream, --seed S, --litellm PYTHON, --out FILE, --from FILE`);
+    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --dialects chat,responses,messages, --translations responses,messages|none, --stream, --seed S, --litellm PYTHON, --litellm-workers N, --out FILE, --from FILE`);
   }
   if (!Number.isInteger(options.requests) || options.requests < 4) throw new Error("--requests must be an integer ≥ 4");
   if (!options.concurrency.every((c) => Number.isInteger(c) && c >= 1)) throw new Error("--concurrency must list integers ≥ 1");
   if (!Number.isInteger(options.seed)) throw new Error("--seed must be an integer");
+  if (!Number.isInteger(options.litellmWorkers) || options.litellmWorkers < 1) throw new Error("--litellm-workers must be an integer ≥ 1");
   options.translations ??= options.dialects.filter((d) => d !== "chat");
   return options;
 }
 
-/** `reflect serve` in its own process, its upstream speaking `apis`. */
-function startReflectkit(upstreamPort, apis) {
+/**
+ * `reflect serve` in its own process, its upstream speaking `apis`. A translated request is admitted like a reflected
+ * one (at most --parallel upstream calls running, --max-queue waiting, per client a share of each; 4 and 32 by
+ * default), and this client is one client: `admit` raises both to the run's highest concurrency, so the translation
+ * rows measure translation, not 429s. A raw pass-through is not admitted, so the pass-through gateway keeps defaults.
+ */
+function startReflectkit(upstreamPort, apis, admit) {
   const upstream = `http://127.0.0.1:${upstreamPort}/v1#fake`;
   // No client key: the benchmark's requests carry none the gateway would accept.
   const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
   return startGatewayProcess(
-    (port) => [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--upstream-api", apis.join(","), "--host", "127.0.0.1", "--port", String(port)],
+    (port) => [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--upstream-api", apis.join(","), ...(admit === undefined ? [] : ["--parallel", String(admit), "--max-queue", String(admit)]), "--host", "127.0.0.1", "--port", String(port)],
     env,
   );
 }
@@ -335,7 +343,7 @@ function litellmConfig(upstreamPort, chatOnlyPort) {
   ].join("\n");
 }
 
-async function startLitellm(python, upstreamPort, chatOnlyPort, dir) {
+async function startLitellm(python, workers, upstreamPort, chatOnlyPort, dir) {
   if (python === undefined) return { error: "no --litellm PYTHON given (build its venv with `bash bench/litellm-venv.sh`, which prints the path)" };
   if (!existsSync(python)) return { error: `--litellm ${python} does not exist (bash bench/litellm-venv.sh builds it)` };
   let version;
@@ -349,7 +357,7 @@ async function startLitellm(python, upstreamPort, chatOnlyPort, dir) {
   const { DATABASE_URL: _db, LITELLM_MASTER_KEY: _mk, ...rest } = process.env;
   const env = { ...rest, LITELLM_LOG: "ERROR", LITELLM_LOCAL_MODEL_COST_MAP: "True", LITELLM_MODE: "PRODUCTION", NO_DOCS: "True", NO_REDOC: "True", DISABLE_ADMIN_UI: "True" };
   const cli = path.join(path.dirname(python), "litellm");
-  const started = await startGatewayProcess((port) => [cli, "--config", config, "--host", "127.0.0.1", "--port", String(port), "--num_workers", "1"], env, { readyPath: "/health/liveliness", readyMs: 180_000 });
+  const started = await startGatewayProcess((port) => [cli, "--config", config, "--host", "127.0.0.1", "--port", String(port), "--num_workers", String(workers)], env, { readyPath: "/health/liveliness", readyMs: 180_000 });
   return { ...started, version };
 }
 
@@ -436,7 +444,7 @@ function table(header, blocks) {
     arm.requests += b.requests;
     arm.cpuMs += b.cpuMs ?? 0;
   }
-  lines.push(`gateway pass-through by dialect: ${header.requests} requests per arm and cell, ${header.stream ? "SSE streaming" : "JSON"} replies, node ${header.node}, ${header.cores} cores (${header.cpu}), reflectkit ${header.reflectkit}, LiteLLM ${header.litellm ?? "not measured"}`);
+  lines.push(`gateway pass-through by dialect: ${header.requests} requests per arm and cell, ${header.stream ? "SSE streaming" : "JSON"} replies, node ${header.node}, ${header.cores} cores (${header.cpu}), reflectkit ${header.reflectkit}, LiteLLM ${header.litellm === null ? "not measured" : `${header.litellm} (${header.litellmWorkers ?? 1} worker${(header.litellmWorkers ?? 1) === 1 ? "" : "s"})`}`);
   for (const note of header.notes ?? []) lines.push(`- ${note}`);
   lines.push("");
   lines.push("| request → upstream, concurrency | direct p50 / p99 ms | reflectkit p50 / p99 ms | LiteLLM p50 / p99 ms | reflectkit added p50 ms [95% CI] | LiteLLM added p50 ms [95% CI] | LiteLLM / reflectkit added p50 | added p99 ms reflectkit / LiteLLM | CPU µs per request reflectkit / LiteLLM | errors direct / reflectkit / LiteLLM |");
@@ -513,12 +521,12 @@ async function main() {
       Object.assign(ports, { reflectkit: gateway.port, reflectkitPid: gateway.child?.pid });
     }
     if (chatOnly !== undefined) {
-      const translating = await startReflectkit(chatOnly.port, ["chat"]);
+      const translating = await startReflectkit(chatOnly.port, ["chat"], Math.max(4, ...options.concurrency));
       if (translating.error !== undefined) notes.push(`reflectkit not measured translating: ${translating.error}`);
       else started.push(translating.child);
       Object.assign(ports, { translating: translating.port, translatingPid: translating.child?.pid });
     }
-    const litellm = await startLitellm(options.litellm, upstream.port, chatOnly?.port, scratch);
+    const litellm = await startLitellm(options.litellm, options.litellmWorkers, upstream.port, chatOnly?.port, scratch);
     if (litellm.error !== undefined) notes.push(`LiteLLM not measured: ${litellm.error}`);
     else started.push(litellm.child);
     Object.assign(ports, { litellm: litellm.port, litellmPid: litellm.child?.pid });
@@ -556,6 +564,7 @@ async function main() {
       loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
       reflectkit: gitCommit(),
       litellm: litellm.version === undefined || litellm.error !== undefined ? null : litellm.version,
+      litellmWorkers: options.litellmWorkers,
       notes,
     };
     for (const note of notes) process.stderr.write(`${note}\n`);
