@@ -23,9 +23,9 @@ import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
 const ID_PREFIX = "resp_";
 
 /** Top-level fields the gateway reads. */
-const usedFields = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "text", "tools", "tool_choice", "reflect", "store", "truncation", "include", "background", "parallel_tool_calls", "metadata", "user"]);
-/** Fields accepted and ignored: they do not change what the model writes (`stream_options.include_obfuscation`: the gateway pads no deltas). */
-const ignoredFields = new Set(["stream_options", "service_tier", "safety_identifier", "prompt_cache_key", "prompt_cache_retention"]);
+const usedFields = new Set(["model", "stream_options", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "text", "tools", "tool_choice", "reflect", "store", "truncation", "include", "background", "parallel_tool_calls", "metadata", "user"]);
+/** Fields accepted and ignored: they do not change what the model writes. */
+const ignoredFields = new Set(["service_tier", "safety_identifier", "prompt_cache_key", "prompt_cache_retention"]);
 /** Fields the gateway cannot honour, with what to do instead; accepted only when null. */
 const refusedFields: Record<string, string> = {
   previous_response_id: "is not supported: the gateway is stateless and stores no responses; send the whole conversation in input",
@@ -112,6 +112,7 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
   const temperature = optionalNumber(body, "temperature", 0, 2);
   const topP = optionalNumber(body, "top_p", 0, 1);
   const stream = optionalBoolean(body, "stream") ?? false;
+  parseStreamOptions(body.stream_options);
   const format = parseText(body.text);
   const { tools, offered, choice, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
   const reflect = body.reflect === undefined || body.reflect === null ? undefined : parseReflect(body.reflect, bounds);
@@ -142,6 +143,16 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
     ...(typeof body.user === "string" ? { user: body.user } : {}),
   };
   return { messages, sampling, stream, includeUsage: true, checks, toolChoiceRequired, ...(reflect === undefined ? {} : { reflect }), echo };
+}
+
+/** `stream_options.include_obfuscation` is accepted either way: the gateway streams a settled answer and pads no delta. */
+function parseStreamOptions(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (!isRecord(value)) throw new RequestFieldError("stream_options", "must be an object");
+  for (const [key, v] of Object.entries(value)) {
+    if (key !== "include_obfuscation") throw new RequestFieldError(`stream_options.${key}`, "is not supported by the gateway; remove it");
+    if (v !== undefined && v !== null && typeof v !== "boolean") throw new RequestFieldError("stream_options.include_obfuscation", "must be true or false");
+  }
 }
 
 function parseMetadata(value: unknown): Record<string, string> | null {
