@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI, { APIError } from "openai";
+import { z } from "zod";
 import { RequestFieldError } from "../../errors.js";
 import { parseChatRequest, type RequestBounds } from "../request.js";
+import type { ChatRequest } from "../request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { GatewayError } from "./dialect.js";
 import { responseEvents, responseObject, responsesDialect, type ResponsesObject } from "./responses.js";
@@ -483,4 +486,65 @@ describe("the Responses dialect: errors", () => {
     );
     await assert.rejects(client.responses.stream({ model: "m", input: "x" }).finalResponse(), (e: unknown) => e instanceof APIError && e.code === "checks_failed");
   });
+});
+
+describe("the Responses dialect: an @openai/agents Agent", () => {
+  /** A client whose requests the dialect parses and answers with `replies` in turn, in memory. */
+  function dialectClient(replies: CompletionReply[], seen: ChatRequest[]): OpenAI {
+    return new OpenAI({
+      apiKey: "sk-test",
+      baseURL: "http://gateway.test/v1",
+      maxRetries: 0,
+      fetch: async (_url, init) => {
+        const chat = responsesDialect.parse(JSON.parse(String(init?.body)), bounds);
+        seen.push(chat);
+        const reply = replies[seen.length - 1] ?? assert.fail(`no reply scripted for request ${seen.length}`);
+        const turnMeta = { ...meta, id: `resp_turn${seen.length}`, ...(chat.echo === undefined ? {} : { echo: chat.echo }) };
+        if (chat.stream) return new Response(responsesDialect.events(turnMeta, reply, usage, chat), { headers: { "content-type": "text/event-stream" } });
+        return Response.json(responsesDialect.answer(turnMeta, reply, usage));
+      },
+    });
+  }
+
+  const replies: CompletionReply[] = [
+    { text: "", toolCalls: [{ id: "call_w1", name: "weather", arguments: '{"city":"Oslo"}' }], finishReason: "stop" },
+    { text: "It is 4 C in Oslo.", finishReason: "stop" },
+  ];
+
+  for (const stream of [false, true]) {
+    it(`runs a function tool and answers from its output${stream ? ", streamed" : ""}`, async () => {
+      setTracingDisabled(true);
+      const seen: ChatRequest[] = [];
+      const calls: string[] = [];
+      const weather = tool({
+        name: "weather",
+        description: "The weather in a city",
+        parameters: z.object({ city: z.string() }),
+        execute: async ({ city }) => {
+          calls.push(city);
+          return "4 C";
+        },
+      });
+      const agent = new Agent({ name: "forecaster", instructions: "Use the weather tool.", tools: [weather], model: new OpenAIResponsesModel(dialectClient(replies, seen), "fake") });
+      const result = stream ? await run(agent, "Weather in Oslo?", { stream: true }) : await run(agent, "Weather in Oslo?");
+      if (stream && "completed" in result) {
+        for await (const _ of result.toStream()) {
+          // drained
+        }
+        await result.completed;
+      }
+      assert.equal(result.finalOutput, "It is 4 C in Oslo.");
+      assert.deepEqual(calls, ["Oslo"]);
+      assert.equal(seen.length, 2);
+      assert.deepEqual(seen.map((c) => c.stream), [stream, stream]);
+      // The agent's tool became the tools check; its call and output came back as the loop's text conversation.
+      assert.deepEqual(seen[0]?.checks.tools?.map((t) => t.name), ["weather"]);
+      assert.equal(seen[0]?.messages[0]?.content, "Use the weather tool.");
+      assert.deepEqual(
+        seen[1]?.messages.map((m) => m.role),
+        ["system", "user", "assistant", "user"],
+      );
+      assert.equal(seen[1]?.messages[3]?.content, '<tool_response id="call_w1">\n4 C\n</tool_response>');
+    });
+  }
 });
