@@ -1,12 +1,15 @@
 /**
- * The official OpenAI Python client against the Responses dialect alone: a real local HTTP server parses each request
- * with `responsesDialect.parse` and answers with the dialect's own bytes (`answer`, `events`, `error`, `errorEvent`),
- * so both directions meet the client as it is: what it sends parses, what it gets back it reads.
+ * The official OpenAI Python client on the Responses dialect: first alone — a real local HTTP server parses each
+ * request with `responsesDialect.parse` and answers with the dialect's own bytes (`answer`, `events`, `error`,
+ * `errorEvent`), so both directions meet the client as it is — then through a real gateway over a scripted upstream
+ * that speaks Chat Completions only.
  */
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
+import { createHttpModel } from "../../models/http.js";
+import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour } from "../serve-harness.js";
 import { RequestFieldError } from "../../errors.js";
 import type { ChatRequest, RequestBounds } from "../request.js";
 import type { CompletionReply, ReflectExtension } from "../response.js";
@@ -132,5 +135,55 @@ describe("the official openai Python client on the Responses dialect", () => {
     assert.equal(raised.error.type, "APIError");
     assert.deepEqual(raised.error.events, []);
     assert.equal((raised.error.body as { code: string }).code, "checks_failed");
+  });
+});
+
+describe("the official openai Python client through the gateway's Responses door", () => {
+  let python = "";
+  before(async () => {
+    python = (await ensureOpenaiPythonClient()).python;
+  });
+
+  async function gatewayOver(t: TestContext, script: Behaviour[]) {
+    const upstream = await startUpstream(t, script);
+    const gateway = await startTestGateway(t, {
+      upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: "REFLECT_TEST_UNSET_KEY", retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } }),
+      upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: "REFLECT_TEST_UNSET_KEY" },
+    });
+    return { upstream, baseUrl: `${gateway.url}/v1` };
+  }
+
+  it("gets a reflected text.format answer, plain and streamed, with usage over every call and reflect", async (t) => {
+    // Per request: a draft that fails the schema, a reflection, a draft that passes.
+    const drafts = ['{"answer": "forty-two"}', "The answer must be an integer.", '{"answer": 42}'];
+    const { upstream, baseUrl } = await gatewayOver(t, [reply((_seen, i) => drafts[i % 3] as string)]);
+    const schema = { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"], additionalProperties: false };
+    const result = await runPythonResponsesClient(python, {
+      baseUrl,
+      apiKey: "unused",
+      request: { model: UPSTREAM_MODEL, input: "Six times seven?", text: { format: { type: "json_schema", name: "answer", schema, strict: true } } },
+      reflect: { max_turns: 2 },
+    });
+    assert.equal(upstream.requests.length, 6);
+    const created = result.create as PythonResponsesCreateResult;
+    assert.equal(created.output_text, '{"answer": 42}');
+    assert.equal(created.headers["x-reflect-passed"], "true");
+    assert.deepEqual([(created.reflect as { attempts: number }).attempts, (created.reflect as { passed: boolean }).passed], [2, true]);
+    const usage = created.response.usage as { input_tokens: number; output_tokens: number };
+    // The upstream's scripted usage of the first request's three calls: prompt 20+i, completion 3+i.
+    assert.deepEqual([usage.input_tokens, usage.output_tokens], [20 + 21 + 22, 3 + 4 + 5]);
+    const streamed = result.stream as PythonResponsesStreamResult;
+    assert.equal(streamed.events.at(-1), "response.completed");
+    assert.equal(streamed.output_text, '{"answer": 42}');
+    assert.equal((streamed.reflect as { passed: boolean }).passed, true);
+  });
+
+  it("gets a 400 naming the field for a stored conversation it cannot continue", async (t) => {
+    const { upstream, baseUrl } = await gatewayOver(t, [reply("unused")]);
+    const result = await runPythonResponsesClient(python, { baseUrl, apiKey: "unused", request: { model: UPSTREAM_MODEL, input: "x", previous_response_id: "resp_0" }, mode: "create" });
+    const refused = result.create as PythonClientHttpError;
+    assert.equal(refused.error.status, 400);
+    assert.equal((refused.error.body as { param: string }).param, "previous_response_id");
+    assert.equal(upstream.requests.length, 0);
   });
 });
