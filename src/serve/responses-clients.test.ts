@@ -208,9 +208,10 @@ describe("the Responses door when things go wrong", () => {
   });
 
   it("answers an upstream's 429, 500 and silence in OpenAI's error shape, which the official client raises", async (t) => {
-    // A call the gateway makes itself (translated or reflected) that the upstream refuses is the gateway's failure: 502.
+    // A call the gateway makes itself (translated or reflected): a rate limit is the client's to wait out (429 with
+    // Retry-After), another failure the gateway's (502), silence a timeout (504).
     const cases: Array<[Behaviour, number]> = [
-      [status(429, { error: { message: "slow down", type: "rate_limit_error" } }, { "retry-after": "7" }), 502],
+      [status(429, { error: { message: "slow down", type: "rate_limit_error" } }, { "retry-after": "7" }), 429],
       [status(500, { error: { message: "boom", type: "server_error" } }), 502],
       [hang, 504],
     ];
@@ -224,6 +225,7 @@ describe("the Responses door when things go wrong", () => {
             assert.ok(error instanceof APIError, label);
             assert.equal(error.status, expected, label);
             assert.equal(typeof (error.error as { message?: unknown }).message, "string", label);
+            if (expected === 429) assert.match(error.headers?.get("retry-after") ?? "", /^\d+$/u, label);
             return true;
           },
         );

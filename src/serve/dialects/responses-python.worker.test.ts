@@ -20,7 +20,8 @@ const bounds: RequestBounds = { maxTurns: 4, budget: { tokens: 1000, calls: 6, s
 const usage = { promptTokens: 40, completionTokens: 9, evaluatedPromptTokens: 40 };
 const reflect: ReflectExtension = {
   attempts: 2,
-  decision: "accept",
+  decision: "verified",
+  rolled_back: false,
   stopped_by: "verified",
   selected: 2,
   passed: true,

@@ -27,7 +27,8 @@ const meta: CompletionMeta = { id: "resp_abc123", created: 1_790_000_000, model:
 const usage = { promptTokens: 120, completionTokens: 30, evaluatedPromptTokens: 100 };
 const reflect: ReflectExtension = {
   attempts: 2,
-  decision: "accept",
+  decision: "verified",
+  rolled_back: false,
   stopped_by: "verified",
   selected: 1,
   passed: true,
