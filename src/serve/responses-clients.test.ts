@@ -111,7 +111,7 @@ describe("the Responses door with real clients", () => {
 
   it("reflects on a text.format draft that fails its schema and returns the passing retry, with usage over every call", async (t) => {
     const drafts = ['{"answer": "forty-two"}', "The answer must be an integer, not a string.", '{"answer": 42}'];
-    const { upstream, gateway, recorded } = await setup(t, reply((_seen, i) => drafts[i] as string));
+    const { upstream, gateway, recorded, outcomes } = await setup(t, reply((_seen, i) => drafts[i] as string));
     const response = await client(gateway.url).responses.create({
       model: UPSTREAM_MODEL,
       input: "Six times seven?",
@@ -124,7 +124,10 @@ describe("the Responses door with real clients", () => {
     assert.deepEqual([response.usage?.input_tokens, response.usage?.output_tokens], [upstream.usage.prompt, upstream.usage.completion]);
     const extension = (response as unknown as { reflect: { attempts: number; passed: boolean } }).reflect;
     assert.deepEqual([extension.attempts, extension.passed], [2, true]);
+    // The record and the metrics name the door the request came in by.
     assert.equal(recorded.length, 1);
+    assert.equal((recorded[0]?.record as { dialect?: string } | undefined)?.dialect, "responses");
+    assert.equal(outcomes.at(-1)?.dialect, "responses");
   });
 
   it("refuses previous_response_id and hosted tools with a 400 naming the field", async (t) => {
@@ -242,6 +245,37 @@ describe("the Responses door when things go wrong", () => {
     assert.equal(raw.status, 200);
     assert.deepEqual(JSON.parse(raw.text), answer);
     assert.equal(upstream.requests[0]?.raw.toString("utf8"), body);
+  });
+
+  it("cuts the client's stream where an upstream that speaks Responses cuts its own, and the official client raises", async (t) => {
+    const created = { type: "response.created", sequence_number: 0, response: { id: "resp_up", object: "response", created_at: 1, status: "in_progress", model: UPSTREAM_MODEL, output: [] } };
+    const cut: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`event: response.created\ndata: ${JSON.stringify(created)}\n\n`);
+      setTimeout(() => res.socket?.destroy(), 50);
+    };
+    const { gateway, outcomes } = await setup(t, cut, { speaks: ["chat", "responses"] });
+    const types: string[] = [];
+    await assert.rejects(async () => {
+      for await (const event of await client(gateway.url).responses.create({ model: UPSTREAM_MODEL, input: "x", stream: true })) types.push(event.type);
+    }, /terminated/u);
+    assert.deepEqual(types, ["response.created"]);
+    while (outcomes.length === 0) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(outcomes[0]?.dialect, "responses");
+  });
+
+  it("cancels a reflected episode and its upstream call when the client goes away", async (t) => {
+    const { upstream, gateway, outcomes, recorded } = await setup(t, hang);
+    const controller = new AbortController();
+    const asked = fetch(`${gateway.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: UPSTREAM_MODEL, input: "x", reflect: { regex: "^\\d+$" } }), signal: controller.signal });
+    await upstream.received(1);
+    controller.abort();
+    await asked.catch(() => {});
+    await upstream.closed(0);
+    assert.equal(upstream.requests[0]?.closedEarly, true);
+    while (outcomes.length === 0) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual([outcomes[0]?.status, outcomes[0]?.dialect], [499, "responses"]);
+    assert.equal(recorded.length, 0);
   });
 
   it("refuses hostile bodies before any upstream call, naming the field", async (t) => {
