@@ -1,6 +1,7 @@
 /**
- * Test support: the official `openai` Python package in a venv of its own, and a script that calls a server with it
- * (`openai_client_check.py`), so tests can check that a real Python application talks to the gateway.
+ * Test support: the official `openai` Python package in a venv of its own, and scripts that call a server with it
+ * (`openai_client_check.py` for Chat Completions, `openai_responses_check.py` for Responses), so tests can check that a
+ * real Python application talks to the gateway.
  *
  * The venv is built once under `~/.cache/reflectkit/clients/` with the worker venv's machinery (`ensureWorkerEnv`):
  * built beside its final path, checked by importing `openai`, marked ready and renamed into place, with concurrent
@@ -93,9 +94,53 @@ export class PythonClientError extends ReflectkitError {
 
 /** Runs `openai_client_check.py` with the venv's Python; the key travels on stdin. */
 export function runPythonClient(python: string, call: PythonClientCall): Promise<PythonClientResult> {
+  return runScript(python, openaiClientScript(), call);
+}
+
+/** The Responses script, read from the sources: `src/serve/openai_responses_check.py`. */
+export function openaiResponsesScript(): string {
+  return path.join(path.dirname(openaiClientScript()), "openai_responses_check.py");
+}
+
+export interface PythonResponsesCreateResult {
+  /** `Response.to_dict()`. */
+  response: Record<string, unknown>;
+  /** The client's own `output_text`. */
+  output_text: string;
+  reflect: unknown;
+  headers: Record<string, string>;
+}
+
+export interface PythonResponsesStreamResult {
+  /** The events' types in order. */
+  events: string[];
+  /** The `response.output_text.delta`s joined. */
+  text: string;
+  /** The response of `response.completed` (or `response.incomplete`), `to_dict()`. */
+  response: Record<string, unknown> | null;
+  output_text: string | null;
+  reflect: unknown;
+}
+
+/** An error the client raised mid-stream (`openai.APIError`, status null), with the events before it. */
+export interface PythonStreamError {
+  error: { status: null; body: unknown; type: string; events: string[] };
+}
+
+export interface PythonResponsesResult {
+  create?: PythonResponsesCreateResult | PythonClientHttpError;
+  stream?: PythonResponsesStreamResult | PythonClientHttpError | PythonStreamError;
+}
+
+/** Runs `openai_responses_check.py` (`client.responses.create`, plain and streamed); `request` holds its arguments (`input`, …). */
+export function runPythonResponsesClient(python: string, call: PythonClientCall): Promise<PythonResponsesResult> {
+  return runScript(python, openaiResponsesScript(), call);
+}
+
+function runScript<T>(python: string, script: string, call: PythonClientCall): Promise<T> {
   const input = JSON.stringify({ base_url: call.baseUrl, api_key: call.apiKey, request: call.request, reflect: call.reflect ?? null, mode: call.mode ?? "both", timeout: call.timeoutS ?? 60 });
   return new Promise((resolve, reject) => {
-    const child = spawn(python, [openaiClientScript()], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(python, [script], { stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -107,7 +152,7 @@ export function runPythonClient(python: string, call: PythonClientCall): Promise
         return;
       }
       try {
-        resolve(JSON.parse(stdout) as PythonClientResult);
+        resolve(JSON.parse(stdout) as T);
       } catch (error) {
         reject(new PythonClientError(`the openai Python client printed no JSON: ${stdout.slice(0, 200)}`, { cause: error }));
       }

@@ -56,6 +56,11 @@ export interface ChatRequest {
   toolChoiceRequired: boolean;
   /** Present when the body has a `reflect` object: the request runs the cascade. */
   reflect?: ReflectOptions;
+  /**
+   * Request fields the dialect's answer repeats, as its `parse` read them (a Responses object echoes `instructions`,
+   * `tools`, `temperature`, …); the gateway passes them on as `CompletionMeta.echo`. Absent on chat.
+   */
+  echo?: Readonly<Record<string, unknown>>;
 }
 
 /** Top-level fields the gateway reads. */

@@ -17,6 +17,8 @@ export interface CompletionMeta {
   id: string;
   created: number;
   model: string;
+  /** The request fields a dialect's answer repeats, from `ChatRequest.echo` (the Responses object's `tools`, `instructions`, …). */
+  echo?: Readonly<Record<string, unknown>>;
 }
 
 /** The reply a completion carries: the text, the tool calls, why generation ended. */

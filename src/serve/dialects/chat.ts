@@ -4,7 +4,8 @@ import { chatCompletion, openAiUsage } from "../response.js";
 import { completionEvents } from "../sse.js";
 import type { Dialect, GatewayError } from "./dialect.js";
 
-function errorBody(error: GatewayError): Record<string, unknown> {
+/** An error in OpenAI's shape, `{ error: { message, type, param, code } }`, with `reflect` on a 422 of failed checks. */
+export function errorBody(error: GatewayError): Record<string, unknown> {
   return { error: { message: error.message, type: error.type, param: error.param, code: error.code }, ...(error.reflect === undefined ? {} : { reflect: error.reflect }) };
 }
 

@@ -1,0 +1,511 @@
+/**
+ * OpenAI Responses (`POST /v1/responses`) as a dialect: `input` (a string, or message, `function_call` and
+ * `function_call_output` items) and `instructions` become the loop's text conversation; `text.format`, function
+ * `tools` and `tool_choice` become the same sampling and checks as chat's `response_format`, `tools` and `tool_choice`;
+ * the answer is a Response object (`output` items, `usage` over every call the request caused, `reflect`), streamed as
+ * the Responses event sequence.
+ *
+ * The gateway is stateless: it stores no response, so `store` is accepted and honoured as false whatever its value
+ * (the answer says `store: false`), and `previous_response_id` or `conversation` are refused with a 400 that says to
+ * send the whole conversation in `input`. Hosted tools, reasoning, background mode, images and files are refused with a
+ * 400 naming the field, never dropped.
+ */
+import { RequestFieldError } from "../../errors.js";
+import type { RequestCheckSpec } from "../../critics/request/request-task.js";
+import { replyText } from "../../loops/conversation.js";
+import type { CallSampling } from "../../loops/episode-run.js";
+import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
+import { asksForReflection, checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, type ChatRequest, type RequestBounds } from "../request.js";
+import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
+import { errorBody } from "./chat.js";
+import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
+
+const ID_PREFIX = "resp_";
+
+/** Top-level fields the gateway reads. */
+const usedFields = new Set(["model", "stream_options", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "text", "tools", "tool_choice", "reflect", "store", "truncation", "include", "background", "parallel_tool_calls", "metadata", "user"]);
+/** Fields accepted and ignored: they do not change what the model writes. */
+const ignoredFields = new Set(["service_tier", "safety_identifier", "prompt_cache_key", "prompt_cache_retention"]);
+/** Fields the gateway cannot honour, with what to do instead; accepted only when null. */
+const refusedFields: Record<string, string> = {
+  previous_response_id: "is not supported: the gateway is stateless and stores no responses; send the whole conversation in input",
+  conversation: "is not supported: the gateway is stateless and keeps no conversations; send the whole conversation in input",
+  reasoning: "is not supported by the gateway; remove it",
+  prompt: "is not supported: the gateway holds no stored prompts; send instructions and input",
+  max_tool_calls: "is not supported by the gateway; remove it",
+  context_management: "is not supported by the gateway; remove it",
+  background: "is not supported: the gateway answers in the foreground; send background: false or leave it out",
+};
+/** Fields with an effect the gateway cannot honour: accepted only at their neutral value. */
+const neutralFields: Record<string, (value: unknown) => boolean> = {
+  top_logprobs: (v) => v === 0,
+};
+const toolFields = new Set(["type", "name", "description", "parameters", "strict"]);
+
+/** The request fields a Response object repeats, as this dialect's `parse` read them (`ChatRequest.echo`). */
+export type ResponsesEcho = {
+  instructions: string | null;
+  max_output_tokens: number | null;
+  metadata: Record<string, string> | null;
+  parallel_tool_calls: boolean;
+  temperature: number | null;
+  top_p: number | null;
+  tool_choice: ResponsesToolChoice;
+  tools: ResponsesFunctionTool[];
+  text: { format: ResponsesTextFormat };
+  user?: string;
+};
+
+export type ResponsesToolChoice = "none" | "auto" | "required" | { type: "function"; name: string };
+export interface ResponsesFunctionTool {
+  type: "function";
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean | null;
+}
+export type ResponsesTextFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean | null; description?: string };
+
+/** What a Response object says of a request whose fields were not echoed: the API's defaults. */
+const defaultEcho: ResponsesEcho = {
+  instructions: null,
+  max_output_tokens: null,
+  metadata: null,
+  parallel_tool_calls: true,
+  temperature: null,
+  top_p: null,
+  tool_choice: "auto",
+  tools: [],
+  text: { format: { type: "text" } },
+};
+
+/**
+ * Parses and validates a Responses body into the loop's request. Every problem is a `RequestFieldError` naming the
+ * field as the client wrote it (`input[2].content[0]`, `tools[1].type`, `text.format.schema`).
+ */
+export function parseResponsesRequest(body: unknown, bounds: RequestBounds): ChatRequest {
+  if (!isRecord(body)) throw new RequestFieldError("body", "must be a JSON object");
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || value === undefined || usedFields.has(key) || ignoredFields.has(key)) continue;
+    const refused = refusedFields[key];
+    if (refused !== undefined) throw new RequestFieldError(key, refused);
+    const neutral = neutralFields[key];
+    if (neutral === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
+    if (!neutral(value)) throw new RequestFieldError(key, "is not supported by the gateway except at its neutral value; remove it");
+  }
+  if (body.model !== undefined && body.model !== null && typeof body.model !== "string") throw new RequestFieldError("model", "must be a string");
+  if (optionalBoolean(body, "background") === true) throw new RequestFieldError("background", refusedFields.background as string);
+  optionalBoolean(body, "store");
+  const parallel = optionalBoolean(body, "parallel_tool_calls");
+  if (body.truncation !== undefined && body.truncation !== null && body.truncation !== "disabled") {
+    throw new RequestFieldError("truncation", "must be disabled: the gateway never drops input to fit the context");
+  }
+  if (body.include !== undefined && body.include !== null && !(Array.isArray(body.include) && body.include.length === 0)) {
+    throw new RequestFieldError("include", "must be empty: the gateway has no extra output data to include");
+  }
+  const metadata = parseMetadata(body.metadata);
+  if (body.user !== undefined && body.user !== null && typeof body.user !== "string") throw new RequestFieldError("user", "must be a string");
+  const instructions = body.instructions ?? undefined;
+  if (instructions !== undefined && typeof instructions !== "string") throw new RequestFieldError("instructions", "must be a string");
+  const messages = [...(instructions === undefined ? [] : [{ role: "system" as const, content: instructions }]), ...parseInput(body.input)];
+  const maxOutputTokens = optionalInt(body, "max_output_tokens", 1);
+  const temperature = optionalNumber(body, "temperature", 0, 2);
+  const topP = optionalNumber(body, "top_p", 0, 1);
+  const stream = optionalBoolean(body, "stream") ?? false;
+  parseStreamOptions(body.stream_options);
+  const format = parseText(body.text);
+  const { tools, offered, choice, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
+  const reflect = body.reflect === undefined || body.reflect === null ? undefined : parseReflect(body.reflect, bounds);
+  const reflectSpec = isRecord(body.reflect) ? body.reflect : {};
+  const checks: RequestCheckSpec = {
+    ...(format.schema === undefined ? {} : { schema: format.schema }),
+    ...(offered === undefined ? {} : { tools: offered }),
+    ...(toolChoiceRequired ? { toolsRequired: true } : {}),
+    ...checkFields(reflectSpec),
+  };
+  const sampling: CallSampling = {
+    maxTokens: maxOutputTokens ?? bounds.defaultMaxTokens,
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(topP === undefined ? {} : { topP }),
+    ...(format.responseFormat === undefined ? {} : { responseFormat: format.responseFormat }),
+    ...(offered === undefined ? {} : { tools: offered }),
+  };
+  const echo: ResponsesEcho = {
+    instructions: instructions ?? null,
+    max_output_tokens: maxOutputTokens ?? null,
+    metadata,
+    parallel_tool_calls: parallel ?? true,
+    temperature: temperature ?? null,
+    top_p: topP ?? null,
+    tool_choice: choice,
+    tools,
+    text: { format: format.echo },
+    ...(typeof body.user === "string" ? { user: body.user } : {}),
+  };
+  return { messages, sampling, stream, includeUsage: true, checks, toolChoiceRequired, ...(reflect === undefined ? {} : { reflect }), echo };
+}
+
+/** `stream_options.include_obfuscation` is accepted either way: the gateway streams a settled answer and pads no delta. */
+function parseStreamOptions(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (!isRecord(value)) throw new RequestFieldError("stream_options", "must be an object");
+  for (const [key, v] of Object.entries(value)) {
+    if (key !== "include_obfuscation") throw new RequestFieldError(`stream_options.${key}`, "is not supported by the gateway; remove it");
+    if (v !== undefined && v !== null && typeof v !== "boolean") throw new RequestFieldError("stream_options.include_obfuscation", "must be true or false");
+  }
+}
+
+function parseMetadata(value: unknown): Record<string, string> | null {
+  if (value === undefined || value === null) return null;
+  if (!isRecord(value)) throw new RequestFieldError("metadata", "must be an object of up to 16 string values");
+  const entries = Object.entries(value);
+  if (entries.length > 16) throw new RequestFieldError("metadata", "has at most 16 keys");
+  for (const [key, v] of entries) {
+    if (key.length > 64) throw new RequestFieldError("metadata", "keys are at most 64 characters");
+    if (typeof v !== "string" || v.length > 512) throw new RequestFieldError(`metadata.${key}`, "must be a string of at most 512 characters");
+  }
+  return value as Record<string, string>;
+}
+
+/**
+ * `input` as text messages. Consecutive `function_call` items, and an assistant message just before them, are one
+ * assistant turn written as `replyText` writes the loop's own tool calls; a `function_call_output` is a user message
+ * `<tool_response id="…">`, as chat's role `tool` is.
+ */
+function parseInput(value: unknown): ChatMessage[] {
+  if (typeof value === "string") return [{ role: "user", content: value }];
+  if (!Array.isArray(value) || value.length === 0) throw new RequestFieldError("input", "must be a string or a non-empty array of input items");
+  const messages: ChatMessage[] = [];
+  let turn: { output: string; toolCalls: ToolCall[] } | undefined;
+  const close = () => {
+    if (turn !== undefined) messages.push({ role: "assistant", content: replyText(turn) });
+    turn = undefined;
+  };
+  value.forEach((item, i) => {
+    const at = `input[${i}]`;
+    if (!isRecord(item)) throw new RequestFieldError(at, "must be an input item object");
+    const type = item.type ?? "message";
+    if (type === "function_call") {
+      const call = parseFunctionCall(item, at);
+      if (turn === undefined) turn = { output: "", toolCalls: [] };
+      turn.toolCalls.push(call);
+      return;
+    }
+    close();
+    if (type === "message") {
+      const message = parseMessage(item, at);
+      if (message.role === "assistant") turn = { output: message.content, toolCalls: [] };
+      else messages.push(message);
+      return;
+    }
+    if (type === "function_call_output") {
+      if (typeof item.call_id !== "string" || item.call_id === "") throw new RequestFieldError(`${at}.call_id`, "must be the call_id of the function_call it answers");
+      const output = partsText(item.output, `${at}.output`);
+      messages.push({ role: "user", content: `<tool_response id="${item.call_id}">\n${output}\n</tool_response>` });
+      return;
+    }
+    throw new RequestFieldError(at, `items of type ${JSON.stringify(type)} are not supported by the gateway; send message, function_call and function_call_output items`);
+  });
+  close();
+  return messages;
+}
+
+function parseMessage(item: Record<string, unknown>, at: string): ChatMessage {
+  const content = () => partsText(item.content, `${at}.content`);
+  switch (item.role) {
+    case "system":
+    case "developer":
+      return { role: "system", content: content() };
+    case "user":
+      return { role: "user", content: content() };
+    case "assistant":
+      return { role: "assistant", content: content() };
+    default:
+      throw new RequestFieldError(`${at}.role`, "must be user, system, developer or assistant");
+  }
+}
+
+function parseFunctionCall(item: Record<string, unknown>, at: string): ToolCall {
+  if (typeof item.call_id !== "string" || item.call_id === "") throw new RequestFieldError(`${at}.call_id`, "must be a non-empty string");
+  if (typeof item.name !== "string" || item.name === "") throw new RequestFieldError(`${at}.name`, "must be a non-empty string");
+  if (typeof item.arguments !== "string") throw new RequestFieldError(`${at}.arguments`, "must be a string of JSON");
+  return { id: item.call_id, name: item.name, arguments: item.arguments };
+}
+
+/** A message's content or a tool's output as text: a string, or text parts. Images, files and audio are refused. */
+function partsText(value: unknown, field: string): string {
+  if (typeof value === "string") return value;
+  if (!Array.isArray(value)) throw new RequestFieldError(field, "must be a string or an array of text parts");
+  return value
+    .map((part, j) => {
+      const at = `${field}[${j}]`;
+      if (!isRecord(part)) throw new RequestFieldError(at, "must be a content part object");
+      if ((part.type === "input_text" || part.type === "output_text") && typeof part.text === "string") return part.text;
+      if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
+      throw new RequestFieldError(at, `content parts of type ${JSON.stringify(part.type)} are not supported by the gateway; send input_text or output_text parts only`);
+    })
+    .join("");
+}
+
+/** `text.format` as chat's `response_format` maps: json_schema → the upstream's JSON mode with the schema, and the schema check. */
+function parseText(value: unknown): { schema?: RequestCheckSpec["schema"]; responseFormat?: CallSampling["responseFormat"]; echo: ResponsesTextFormat } {
+  if (value === undefined || value === null) return { echo: { type: "text" } };
+  if (!isRecord(value)) throw new RequestFieldError("text", "must be an object { format }");
+  for (const key of Object.keys(value)) if (key !== "format" && key !== "verbosity") throw new RequestFieldError(`text.${key}`, "is not supported by the gateway; remove it");
+  if (value.verbosity !== undefined && value.verbosity !== null && value.verbosity !== "medium") throw new RequestFieldError("text.verbosity", "is not supported by the gateway except at medium");
+  const format = value.format;
+  if (format === undefined || format === null) return { echo: { type: "text" } };
+  if (!isRecord(format)) throw new RequestFieldError("text.format", "must be an object with a type");
+  if (format.type === "text") return { echo: { type: "text" } };
+  // JSON mode: any JSON object; the upstream is asked for it, and no schema check applies.
+  if (format.type === "json_object") return { responseFormat: { type: "json", schema: { type: "object" } }, echo: { type: "json_object" } };
+  if (format.type !== "json_schema") throw new RequestFieldError("text.format.type", "must be text, json_object or json_schema");
+  if (typeof format.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(format.name)) throw new RequestFieldError("text.format.name", "must be 1–64 letters, digits, _ or -");
+  if (!isRecord(format.schema)) throw new RequestFieldError("text.format.schema", "must be a JSON schema object");
+  if (format.strict !== undefined && format.strict !== null && typeof format.strict !== "boolean") throw new RequestFieldError("text.format.strict", "must be true or false");
+  if (format.description !== undefined && typeof format.description !== "string") throw new RequestFieldError("text.format.description", "must be a string");
+  const schema = format.schema;
+  const echo: ResponsesTextFormat = {
+    type: "json_schema",
+    name: format.name,
+    schema,
+    ...(format.description === undefined ? {} : { description: format.description as string }),
+    ...(format.strict === undefined ? {} : { strict: format.strict as boolean | null }),
+  };
+  return { schema: { name: format.name, schema }, responseFormat: { type: "json", schema }, echo };
+}
+
+/**
+ * Function `tools` (flat: `{ type: "function", name, parameters }`) and `tool_choice`, as chat's: `none` offers no
+ * tools, `required` or a named function makes a reply without a tool call fail the tools check, and a named function
+ * is the only one offered. `tools` is what the answer echoes; `offered` what the upstream is given and checked against.
+ */
+function parseTools(value: unknown, choice: unknown): { tools: ResponsesFunctionTool[]; offered?: ToolDefinition[]; choice: ResponsesToolChoice; toolChoiceRequired: boolean } {
+  const tools = value === undefined || value === null ? [] : parseToolList(value);
+  if (choice === undefined || choice === null || choice === "auto" || choice === "none") {
+    const offered = choice === "none" || tools.length === 0 ? undefined : tools.map(definition);
+    return { tools, ...(offered === undefined ? {} : { offered }), choice: choice === "none" ? "none" : "auto", toolChoiceRequired: false };
+  }
+  if (tools.length === 0) throw new RequestFieldError("tool_choice", "needs tools");
+  if (choice === "required") return { tools, offered: tools.map(definition), choice, toolChoiceRequired: true };
+  const name = isRecord(choice) && choice.type === "function" ? choice.name : undefined;
+  const named = tools.filter((t) => t.name === name);
+  if (named.length === 0) throw new RequestFieldError("tool_choice", "must be none, auto, required or { type: \"function\", name } naming one of tools");
+  // A forced function: it is the only one offered, and the reply must call it.
+  return { tools, offered: named.map(definition), choice: { type: "function", name: name as string }, toolChoiceRequired: true };
+}
+
+function parseToolList(value: unknown): ResponsesFunctionTool[] {
+  if (!Array.isArray(value)) throw new RequestFieldError("tools", "must be an array of { type: \"function\", name, parameters }");
+  return value.map((tool, i): ResponsesFunctionTool => {
+    const at = `tools[${i}]`;
+    if (!isRecord(tool)) throw new RequestFieldError(at, "must be { type: \"function\", name, description?, parameters?, strict? }");
+    if (tool.type !== "function") throw new RequestFieldError(`${at}.type`, `tools of type ${JSON.stringify(tool.type)} are not supported by the gateway; send function tools only`);
+    for (const [key, v] of Object.entries(tool)) if (!toolFields.has(key) && v !== undefined && v !== null) throw new RequestFieldError(`${at}.${key}`, "is not supported by the gateway; remove it");
+    if (typeof tool.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(tool.name)) throw new RequestFieldError(`${at}.name`, "must be 1–64 letters, digits, _ or -");
+    const description = tool.description ?? null;
+    if (description !== null && typeof description !== "string") throw new RequestFieldError(`${at}.description`, "must be a string");
+    const parameters = tool.parameters ?? null;
+    if (parameters !== null && !isRecord(parameters)) throw new RequestFieldError(`${at}.parameters`, "must be a JSON schema object");
+    const strict = tool.strict ?? null;
+    if (strict !== null && typeof strict !== "boolean") throw new RequestFieldError(`${at}.strict`, "must be true or false");
+    return { type: "function", name: tool.name, description, parameters, strict };
+  });
+}
+
+function definition(tool: ResponsesFunctionTool): ToolDefinition {
+  return { name: tool.name, ...(tool.description === null ? {} : { description: tool.description }), ...(tool.parameters === null ? {} : { parameters: tool.parameters }) };
+}
+
+export interface ResponsesOutputText {
+  type: "output_text";
+  text: string;
+  annotations: never[];
+  logprobs: never[];
+}
+export interface ResponsesMessageItem {
+  type: "message";
+  id: string;
+  status: "in_progress" | "completed" | "incomplete";
+  role: "assistant";
+  content: ResponsesOutputText[];
+}
+export interface ResponsesFunctionCallItem {
+  type: "function_call";
+  id: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: "in_progress" | "completed" | "incomplete";
+}
+export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem;
+
+export interface ResponsesUsage {
+  input_tokens: number;
+  /** `cache_write_tokens` is OpenAI's billing of prompt-cache writes: the gateway bills none. */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** The Response object the gateway answers with (`output_text` is not a server field: OpenAI's SDKs compute it). */
+export interface ResponsesObject extends ResponsesEcho {
+  id: string;
+  object: "response";
+  created_at: number;
+  status: "in_progress" | "completed" | "incomplete";
+  model: string;
+  output: ResponsesOutputItem[];
+  usage: ResponsesUsage;
+  error: null;
+  incomplete_details: { reason: "max_output_tokens" } | null;
+  access_programs: null;
+  background: false;
+  previous_response_id: null;
+  reasoning: null;
+  store: false;
+  truncation: "disabled";
+  reflect?: ReflectExtension;
+}
+
+export function responsesUsage(usage: DialectUsage): ResponsesUsage {
+  const openAi = openAiUsage(usage);
+  return {
+    input_tokens: openAi.prompt_tokens,
+    input_tokens_details: { cached_tokens: openAi.prompt_tokens_details.cached_tokens, cache_write_tokens: 0 },
+    output_tokens: openAi.completion_tokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: openAi.total_tokens,
+  };
+}
+
+/** The part of an answer's id after `resp_`, from which its items' ids are made (`msg_<suffix>_0`, `fc_<suffix>_1`). */
+function idSuffix(meta: CompletionMeta): string {
+  return meta.id.startsWith(ID_PREFIX) ? meta.id.slice(ID_PREFIX.length) : meta.id;
+}
+
+/** Whether the reply was cut at the token limit (a reply with tool calls is not: as chat's `finish_reason`). */
+function cut(reply: CompletionReply): boolean {
+  return finishReason(reply) === "length";
+}
+
+/**
+ * The reply as output items: an assistant message with the text (present when there is text, or when there are no
+ * tool calls), then one `function_call` item per tool call. Ids come from the answer's id.
+ */
+export function outputItems(meta: CompletionMeta, reply: CompletionReply): ResponsesOutputItem[] {
+  const suffix = idSuffix(meta);
+  const calls = reply.toolCalls ?? [];
+  const items: ResponsesOutputItem[] = [];
+  if (reply.text !== "" || calls.length === 0) {
+    items.push({
+      type: "message",
+      id: `msg_${suffix}_0`,
+      status: cut(reply) ? "incomplete" : "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }],
+    });
+  }
+  for (const call of calls) {
+    const index = items.length;
+    items.push({ type: "function_call", id: `fc_${suffix}_${index}`, call_id: call.id === "" ? `call_${suffix}_${index}` : call.id, name: call.name, arguments: call.arguments, status: "completed" });
+  }
+  return items;
+}
+
+/**
+ * The Response object. Request fields it repeats (`instructions`, `tools`, `temperature`, …) come from `meta.echo`,
+ * which the gateway copies from `ChatRequest.echo`; absent, the API's defaults stand in.
+ */
+export function responseObject(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): ResponsesObject {
+  // `echo` is what this dialect's own parse wrote.
+  const echo = { ...defaultEcho, ...(meta.echo as Partial<ResponsesEcho> | undefined) };
+  const incomplete = cut(reply);
+  return {
+    id: meta.id,
+    object: "response",
+    created_at: meta.created,
+    status: incomplete ? "incomplete" : "completed",
+    model: meta.model,
+    output: outputItems(meta, reply),
+    usage: responsesUsage(usage),
+    error: null,
+    incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
+    access_programs: null,
+    background: false,
+    previous_response_id: null,
+    reasoning: null,
+    store: false,
+    truncation: "disabled",
+    ...echo,
+    ...(reflect === undefined ? {} : { reflect }),
+  };
+}
+
+/**
+ * The whole Responses event stream of a settled answer, each event `event: <type>` with its JSON and a
+ * `sequence_number` counting from 0: `response.created` and `response.in_progress` (status `in_progress`, no output,
+ * no usage), then per output item `response.output_item.added`, its content (`response.content_part.added`, the text
+ * as one `response.output_text.delta`, `response.output_text.done`, `response.content_part.done`) or its arguments
+ * (`response.function_call_arguments.delta` and `.done`), `response.output_item.done`; last `response.completed` with
+ * the whole answer — or `response.incomplete`, as OpenAI ends a stream cut at `max_output_tokens`.
+ */
+export function responseEvents(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): string {
+  const final = responseObject(meta, reply, usage, reflect);
+  const { reflect: _omitted, ...rest } = final;
+  // As OpenAI's stream opens: the response under way, with no output and no usage yet.
+  const pending = { ...rest, status: "in_progress", output: [], usage: null, incomplete_details: null };
+  const events: string[] = [];
+  const emit = (type: string, fields: Record<string, unknown>) => {
+    events.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: events.length, ...fields })}\n\n`);
+  };
+  emit("response.created", { response: pending });
+  emit("response.in_progress", { response: pending });
+  final.output.forEach((item, output_index) => {
+    if (item.type === "message") {
+      emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } });
+      item.content.forEach((part, content_index) => {
+        const at = { item_id: item.id, output_index, content_index };
+        emit("response.content_part.added", { ...at, part: { ...part, text: "" } });
+        if (part.text !== "") emit("response.output_text.delta", { ...at, delta: part.text, logprobs: [] });
+        emit("response.output_text.done", { ...at, text: part.text, logprobs: [] });
+        emit("response.content_part.done", { ...at, part });
+      });
+    } else {
+      emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } });
+      const at = { item_id: item.id, output_index };
+      if (item.arguments !== "") emit("response.function_call_arguments.delta", { ...at, delta: item.arguments });
+      emit("response.function_call_arguments.done", { ...at, arguments: item.arguments });
+    }
+    emit("response.output_item.done", { output_index, item });
+  });
+  emit(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final });
+  return events.join("");
+}
+
+/**
+ * An error as the Responses stream's `error` event. It carries the published event's flat fields (`code`, `message`,
+ * `param`) and OpenAI's nested `error` object, from which OpenAI's SDKs raise an APIError with the error's type. It
+ * is the stream's first event (only keep-alive comments came before), so its sequence number is 0.
+ */
+export function responsesErrorEvent(error: GatewayError): string {
+  const nested = { type: error.type, code: error.code, message: error.message, param: error.param };
+  const data = { type: "error", sequence_number: 0, code: error.code, message: error.message, param: error.param, error: nested, ...(error.reflect === undefined ? {} : { reflect: error.reflect }) };
+  return `event: error\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export const responsesDialect: Dialect = {
+  name: "responses",
+  route: "/v1/responses",
+  upstreamPath: "/responses",
+  idPrefix: ID_PREFIX,
+  parse: parseResponsesRequest,
+  asksForReflection,
+  answer: (meta, reply, usage, reflect) => ({ ...responseObject(meta, reply, usage, reflect) }),
+  // Usage is always part of a Response, so `includeUsage` does not apply.
+  events: (meta, reply, usage, _request, reflect) => responseEvents(meta, reply, usage, reflect),
+  error: errorBody,
+  errorEvent: responsesErrorEvent,
+  keepAlive: ": keep-alive\n\n",
+};
