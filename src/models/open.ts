@@ -3,6 +3,7 @@ import { loadEmbeddedModel } from "./embedded.js";
 import { createHttpModel } from "./http.js";
 import type { LanguageModel } from "./language-model.js";
 import type { LoraAdapter } from "./lora.js";
+import { openProviderModel } from "./provider.js";
 import { resolveRegisteredModel, type ResolveOptions } from "./resolve.js";
 import { parseModelSpec } from "./spec.js";
 
@@ -12,8 +13,18 @@ export interface OpenModelOptions extends ResolveOptions {
   threads?: number;
   contextSize?: number;
   prefixReuse?: boolean;
+  /**
+   * HTTP: the variable holding the API key (default OPENAI_API_KEY; ANTHROPIC_API_KEY for `api: "messages"`).
+   * `PROVIDER:MODEL`: the variable whose key is passed to the provider package; left out, the package reads its own.
+   */
   apiKeyEnv?: string;
+  /** HTTP and providers: each request is given up after this long. */
   timeoutMs?: number;
+  /**
+   * The API an `http(s)://host/v1#model` endpoint speaks: `chat`, OpenAI's Chat Completions (default), or `messages`,
+   * Anthropic's Messages — opened through `@ai-sdk/anthropic` with the endpoint as its `baseURL`.
+   */
+  api?: "chat" | "messages";
   /** Embedded models only: a GGUF LoRA adapter applied on top of the base file. */
   lora?: LoraAdapter;
 }
@@ -21,8 +32,32 @@ export interface OpenModelOptions extends ResolveOptions {
 /** Opens a model from a spec string (see `parseModelSpec` for the syntax). */
 export async function openModel(spec: string, options: OpenModelOptions = {}): Promise<LanguageModel> {
   const parsed = parseModelSpec(spec);
+  const api = options.api ?? "chat";
+  if (api !== "chat" && api !== "messages") throw new UsageError(`api must be "chat" or "messages"; got ${JSON.stringify(api)}`);
+  if (api === "messages" && parsed.kind !== "http") throw new UsageError(`api "messages" is for an http(s)://host/v1#model endpoint that speaks Anthropic's Messages API; "${spec}" is not one (an Anthropic model by name is anthropic:MODEL)`);
+  if (parsed.kind === "provider") {
+    if (options.lora !== undefined) throw new UsageError(`a LoRA adapter is applied to an embedded GGUF model; ${spec} is served by its provider`);
+    return openProviderModel({
+      provider: parsed.provider,
+      model: parsed.model,
+      ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
+      ...(options.apiKeyEnv === undefined ? {} : { apiKeyEnv: options.apiKeyEnv }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    });
+  }
   if (parsed.kind === "http") {
     if (options.lora !== undefined) throw new UsageError(`a LoRA adapter is applied to an embedded GGUF model; ${parsed.baseUrl} serves its own — load the adapter in that server and name it in the spec (…#ADAPTER_NAME)`);
+    if (api === "messages") {
+      return openProviderModel({
+        provider: "anthropic",
+        model: parsed.model,
+        baseURL: parsed.baseUrl,
+        modelId: `messages:${parsed.baseUrl}#${parsed.model}`,
+        ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
+        ...(options.apiKeyEnv === undefined ? {} : { apiKeyEnv: options.apiKeyEnv }),
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      });
+    }
     return createHttpModel({
       baseUrl: parsed.baseUrl,
       model: parsed.model,
