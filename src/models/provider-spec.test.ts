@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
 import { assertExit, cli, removeCacheDir, scriptedReply, tempDir, type ChatMessage } from "../cli/cli-harness.js";
 import { ModelCallError, ModelNotFoundError, ReflectkitError, UsageError } from "../errors.js";
 import { countTokens, errorStatus, hang, message, requestKey, startAnthropicStandin, STANDIN_API_KEY, toolUse, type AnthropicStandin, type StandinRequest } from "../serve/anthropic-standin-harness.js";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import { openModel } from "./open.js";
+import { openProviderModel } from "./provider.js";
 import { isRemoteSpec, parseModelSpec } from "./spec.js";
 
 after(removeCacheDir);
@@ -149,24 +152,43 @@ describe("openModel: PROVIDER:MODEL through @ai-sdk/PROVIDER", () => {
     assert.deepEqual(tools[0]!.input_schema.properties, parameters.properties);
   });
 
-  it("maps error statuses to ModelCallError with the status, retryable as the status says, a 401 naming the key variable", async (t) => {
-    const standin = await startAnthropicStandin(t, [errorStatus(429, "rate_limit_error", "Number of requests has exceeded your rate limit", { "retry-after": "3" }), errorStatus(529, "overloaded_error", "Overloaded"), errorStatus(400, "invalid_request_error", "max_tokens: too large")]);
+  it("maps error statuses to ModelCallError with the status, retrying only the retryable ones, a 401 naming the key variable", async (t) => {
+    const standin = await startAnthropicStandin(t, [
+      ...Array.from({ length: 3 }, () => errorStatus(429, "rate_limit_error", "Number of requests has exceeded your rate limit", { "retry-after": "3" })),
+      ...Array.from({ length: 3 }, () => errorStatus(529, "overloaded_error", "Overloaded")),
+      errorStatus(400, "invalid_request_error", "max_tokens: too large"),
+    ]);
     pointAnthropicAt(t, standin);
-    const model = await openModel("anthropic:claude-test");
-    for (const [status, retryable, text] of [[429, true, /rate limit/], [529, true, /Overloaded/], [400, false, /max_tokens: too large/]] as const) {
+    const waits: number[] = [];
+    const model = await openProviderModel({ provider: "anthropic", model: "claude-test", retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 8 }, sleep: async (ms) => void waits.push(ms) });
+    for (const [status, retryable, attempts, text] of [[429, true, 3, /rate limit.*gave up after 3 attempts/], [529, true, 3, /Overloaded.*gave up after 3 attempts/], [400, false, 1, /max_tokens: too large/]] as const) {
+      const before = standin.messages.length;
       const error = await rejectedBy(() => model.doGenerate(ask));
       assert.ok(error instanceof ModelCallError, error.message);
       assert.equal(error.status, status);
       assert.equal(error.isRetryable, retryable, `${status}`);
       assert.match(error.message, text);
+      assert.equal(standin.messages.length - before, attempts, `${status}: attempts`);
     }
+    assert.deepEqual(waits.slice(0, 2), [8, 8], "retry-after (3 s) is capped by maxDelayMs");
+    assert.ok(waits.slice(2).every((ms) => ms >= 0 && ms <= 8), `backoff waits ${waits.slice(2).join(", ")}`);
     const wrongKey = await startAnthropicStandin(t, message("never"));
     pointAnthropicAt(t, wrongKey, "sk-ant-wrong");
     const denied = await rejectedBy(async () => (await openModel("anthropic:claude-test")).doGenerate(ask));
     assert.ok(denied instanceof ModelCallError);
     assert.equal(denied.status, 401);
     assert.match(denied.message, /ANTHROPIC_API_KEY/);
-    assert.equal(wrongKey.messages.length, 0, "refused before any message was answered");
+    assert.equal(wrongKey.requests.length, 1, "a 401 is not retried");
+  });
+
+  it("waits what retry-after says before retrying, then answers", async (t) => {
+    const standin = await startAnthropicStandin(t, [errorStatus(429, "rate_limit_error", "slow down", { "retry-after": "2" }), message("after the wait")]);
+    pointAnthropicAt(t, standin);
+    const waits: number[] = [];
+    const model = await openProviderModel({ provider: "anthropic", model: "claude-test", sleep: async (ms) => void waits.push(ms) });
+    assert.equal((await model.doGenerate(ask)).text, "after the wait");
+    assert.deepEqual(waits, [2000]);
+    assert.equal(standin.messages.length, 2);
   });
 
   it("an abort ends the call at once and closes the provider's request", async (t) => {
@@ -185,15 +207,18 @@ describe("openModel: PROVIDER:MODEL through @ai-sdk/PROVIDER", () => {
     assert.equal(standin.requests[0]!.closedEarly, true, "the stand-in saw the request cut");
   });
 
-  it("timeoutMs gives up on a request that never answers", async (t) => {
+  it("timeoutMs gives up on a request that never answers, and retries it as the HTTP backend does", async (t) => {
     const standin = await startAnthropicStandin(t, hang);
     pointAnthropicAt(t, standin);
-    const model = await openModel("anthropic:claude-test", { timeoutMs: 150 });
+    const model = await openProviderModel({ provider: "anthropic", model: "claude-test", timeoutMs: 150, retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 1 } });
     const started = Date.now();
     const error = await rejectedBy(() => model.doGenerate(ask));
     assert.ok(error instanceof ModelCallError);
-    assert.ok(Date.now() - started < 2000, `${Date.now() - started} ms`);
-    await standin.closed(0);
+    assert.match(error.message, /no answer within 150 ms.*gave up after 2 attempts/);
+    assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+    assert.equal(standin.messages.length, 2);
+    await standin.closed(1);
+    assert.ok(standin.requests.every((r) => r.closedEarly), "each timed-out request was closed");
   });
 
   it("apiKeyEnv passes the key of the named variable; unset, it is a UsageError naming it", async (t) => {
@@ -226,22 +251,102 @@ describe("openModel: an Anthropic Messages endpoint (api \"messages\")", () => {
     assert.equal(requestKey(standin.messages[0]!.headers), STANDIN_API_KEY);
   });
 
-  it("maps a 429 to a retryable ModelCallError and honours an abort", async (t) => {
-    const standin = await startAnthropicStandin(t, [errorStatus(429, "rate_limit_error", "slow down", { "retry-after": "1" }), hang]);
+  it("retries a 429 and honours an abort", async (t) => {
+    const standin = await startAnthropicStandin(t, [errorStatus(429, "rate_limit_error", "slow down", { "retry-after": "0" }), message("after the wait"), hang]);
     process.env.REFLECTKIT_TEST_MESSAGES_KEY = STANDIN_API_KEY;
     t.after(() => delete process.env.REFLECTKIT_TEST_MESSAGES_KEY);
     const model = await openModel(`${standin.baseUrl}#claude-endpoint`, { api: "messages", apiKeyEnv: "REFLECTKIT_TEST_MESSAGES_KEY" });
-    const limited = await rejectedBy(() => model.doGenerate(ask));
-    assert.ok(limited instanceof ModelCallError);
-    assert.equal(limited.status, 429);
-    assert.equal(limited.isRetryable, true);
+    assert.equal((await model.doGenerate(ask)).text, "after the wait");
+    assert.equal(standin.messages.length, 2);
     const controller = new AbortController();
     const pending = model.doGenerate({ ...ask, signal: controller.signal });
-    await standin.received(2);
+    await standin.received(3);
     controller.abort(new Error("stop"));
     await assert.rejects(pending, /stop/);
-    await standin.closed(1);
-    assert.equal(standin.requests[1]!.closedEarly, true);
+    await standin.closed(2);
+    assert.equal(standin.requests[2]!.closedEarly, true);
+  });
+});
+
+/** A language model as a provider package hands one out: enough for `fromAISDK` to wrap (it is never called here). */
+function fakeModel(provider: string, modelId: string, specificationVersion = "v4"): Record<string, unknown> {
+  return { specificationVersion, provider, modelId, supportedUrls: {}, doGenerate: async () => assert.fail("not called"), doStream: async () => assert.fail("not called") };
+}
+
+/** A provider as the AI SDK shapes one: a function of the model id with a `languageModel` method; records its settings. */
+function fakeProvider(name: string, settingsSeen: unknown[] = [], settings: unknown = undefined): unknown {
+  if (settings !== undefined) settingsSeen.push(settings);
+  const provider = (id: string) => fakeModel(name, id);
+  provider.languageModel = (id: string) => fakeModel(name, id);
+  return provider;
+}
+
+describe("openProviderModel: finding the provider in its package", () => {
+  const open = (provider: string, module: Record<string, unknown>, extra: Partial<Parameters<typeof openProviderModel>[0]> = {}) =>
+    openProviderModel({ provider, model: "m-1", importPackage: async (name) => (name === `@ai-sdk/${provider}` ? module : assert.fail(`imported ${name}`)), ...extra });
+
+  it("calls the factory named after the provider (createFooBar for foo-bar) with the settings, before a default instance", async () => {
+    const settings: unknown[] = [];
+    const model = await open("foo-bar", { fooBar: fakeProvider("default"), createFooBar: (s: unknown) => fakeProvider("created", settings, s), createOther: () => assert.fail("the other factory") });
+    assert.equal(model.modelId, "foo-bar:m-1");
+    assert.deepEqual(settings, [{}]);
+    process.env.REFLECTKIT_TEST_FOO_KEY = "k-1";
+    try {
+      await open("foo-bar", { createFooBar: (s: unknown) => fakeProvider("created", settings, s) }, { apiKeyEnv: "REFLECTKIT_TEST_FOO_KEY", baseURL: "http://127.0.0.1:9/v1" });
+    } finally {
+      delete process.env.REFLECTKIT_TEST_FOO_KEY;
+    }
+    assert.deepEqual(settings[1], { apiKey: "k-1", baseURL: "http://127.0.0.1:9/v1" });
+  });
+
+  it("takes a package's only factory whatever its name (createVertex in google-vertex), and a factory that returns a bare function", async () => {
+    assert.equal((await open("google-vertex", { createVertex: () => fakeProvider("vertex"), VERSION: "1" })).modelId, "google-vertex:m-1");
+    assert.equal((await open("plain", { createPlain: () => (id: string) => fakeModel("plain", id) })).modelId, "plain:m-1");
+  });
+
+  it("uses the default instance named after the provider when there is no factory and no setting", async () => {
+    assert.equal((await open("amazon-bedrock", { amazonBedrock: fakeProvider("bedrock") })).modelId, "amazon-bedrock:m-1");
+    const settingsNeeded = await rejectedBy(() => open("amazon-bedrock", { amazonBedrock: fakeProvider("bedrock") }, { baseURL: "http://127.0.0.1:9/v1" }));
+    assert.match(settingsNeeded.message, /@ai-sdk\/amazon-bedrock exports no provider that takes settings \(baseURL\)/);
+  });
+
+  it("says what it looked for and what the package exports when it finds no provider", async () => {
+    const error = await rejectedBy(() => open("foo-bar", { VERSION: "1", helper: () => 1 }));
+    assert.ok(error instanceof UsageError);
+    assert.match(error.message, /looked for `create…` and `fooBar`; it exports VERSION, helper/);
+  });
+
+  it("turns a failing factory, an unknown model, a package that fails to load and a model of an old specification into UsageErrors", async () => {
+    const factory = await rejectedBy(() => open("foo", { createFoo: () => { throw new Error("name is required"); } }));
+    assert.match(factory.message, /@ai-sdk\/foo: createFoo\(\) failed: name is required/);
+    const noModel = await rejectedBy(() => open("foo", { createFoo: () => ({ languageModel: () => { throw new Error("No such languageModel: m-1"); } }) }));
+    assert.match(noModel.message, /@ai-sdk\/foo has no language model "m-1": No such languageModel/);
+    const broken = await rejectedBy(() => openProviderModel({ provider: "foo", model: "m", importPackage: async () => { throw Object.assign(new Error("Cannot find package 'zod' imported from x"), { code: "ERR_MODULE_NOT_FOUND" }); } }));
+    assert.match(broken.message, /@ai-sdk\/foo is installed but failed to load: Cannot find package 'zod'/);
+    const old = await rejectedBy(() => open("foo", { createFoo: () => ({ languageModel: (id: string) => fakeModel("foo", id, "v2") }) }));
+    assert.match(old.message, /specification v4/);
+  });
+});
+
+describe("loading a provider package", () => {
+  it("happens only when a PROVIDER:MODEL spec is opened: the main entry, the gateway and other specs load no AI SDK package", () => {
+    // A resolve hook reports every AI SDK specifier the child process resolves.
+    const hooks = `let port; export async function initialize(data) { port = data.port; }
+      export async function resolve(specifier, context, next) { if (specifier === "ai" || specifier.startsWith("@ai-sdk/")) port.postMessage(specifier); return next(specifier, context); }`;
+    const child = `import { register } from "node:module"; import { MessageChannel } from "node:worker_threads";
+      const { port1, port2 } = new MessageChannel(); const seen = []; port1.on("message", (m) => seen.push(m));
+      register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hooks)}), import.meta.url, { data: { port: port2 }, transferList: [port2] });
+      const dist = process.env.REFLECTKIT_DIST; const settle = () => new Promise((r) => setTimeout(r, 50));
+      await import(dist + "/index.js"); await import(dist + "/serve/index.js"); await import(dist + "/cli/main.js");
+      const { openModel } = await import(dist + "/models/open.js");
+      await openModel("http://127.0.0.1:9/v1#m"); await settle(); const before = [...seen];
+      await openModel("anthropic:claude-x"); await settle();
+      console.log(JSON.stringify({ before, after: seen })); port1.close();`;
+    const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", child], { env: { ...process.env, REFLECTKIT_DIST: dist, NODE_TEST_CONTEXT: "" }, encoding: "utf8" });
+    const { before, after } = JSON.parse(out.trim().split("\n").at(-1) as string) as { before: string[]; after: string[] };
+    assert.deepEqual(before, []);
+    assert.equal(after[0], "@ai-sdk/anthropic");
   });
 });
 

@@ -2,11 +2,16 @@
  * Models served by a provider the AI SDK reaches (`anthropic:claude-sonnet-4-5`, `google:gemini-2.5-flash`,
  * `openai:gpt-5-mini`, …): the user installs the provider package `@ai-sdk/PROVIDER`, and it is loaded with a dynamic
  * `import()` only when such a spec is opened — never at start-up, never for another spec — then wrapped by `fromAISDK`.
- * The package reads its own key variable; reflectkit reads one only when told which (`apiKeyEnv`).
+ * The package reads its own key variable; reflectkit reads one only when told which (`apiKeyEnv`). As the HTTP backend
+ * does, what is retryable (408/409/429/5xx, a timeout, a refused connection) is retried with the same policy, waiting
+ * what the provider's `retry-after` says: the AI SDK leaves retries to `generateText`, which is not in this path.
  */
+import { setTimeout as sleepFor } from "node:timers/promises";
 import type { LanguageModelV3, LanguageModelV4 } from "@ai-sdk/provider";
 import { ModelCallError, UsageError } from "../errors.js";
+import { raceAbort } from "../util/abortable.js";
 import { fromAISDK } from "./ai-sdk-model.js";
+import { backoffDelayMs, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from "./http.js";
 import type { LanguageModel } from "./language-model.js";
 
 /** The variable each provider package reads its key from, as its documentation names it (for messages). */
@@ -54,6 +59,10 @@ export interface ProviderModelOptions {
   timeoutMs?: number;
   /** Id for reports (default the spec, `PROVIDER:MODEL`). */
   modelId?: string;
+  /** Retries of retryable failures (default: the HTTP backend's `defaultRetryPolicy`). */
+  retry?: RetryPolicy;
+  /** Waits between attempts (default a real timer); must reject or return early when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Where keys are read (default `process.env`). */
   env?: NodeJS.ProcessEnv;
   /** How the package is loaded (default a dynamic `import()` from reflectkit's own location). */
@@ -77,7 +86,9 @@ export async function openProviderModel(options: ProviderModelOptions): Promise<
   const instance = providerInstance(module, packageName, provider, settings);
   const languageModel = modelOf(instance, model, packageName);
   const opened = fromAISDK(languageModel, { maxConcurrency: options.parallel ?? 4, modelId: options.modelId ?? `${provider}:${model}` });
-  return withKeyHint(opened, options.apiKeyEnv ?? keyVariable(provider), packageName);
+  const retry = options.retry ?? defaultRetryPolicy;
+  const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => sleepFor(ms, undefined, signal === undefined ? {} : { signal }));
+  return withRetries(withKeyHint(opened, options.apiKeyEnv ?? keyVariable(provider), packageName), retry, sleep, options.timeoutMs);
 }
 
 async function loadPackage(packageName: string, provider: string, importPackage: (name: string) => Promise<unknown>): Promise<Record<string, unknown>> {
@@ -169,4 +180,45 @@ function withKeyHint(model: LanguageModel, variable: string, packageName: string
       }
     },
   };
+}
+
+/** Retries what is retryable under `retry`, as the HTTP backend does; the caller's abort ends the wait at once. */
+function withRetries(model: LanguageModel, retry: RetryPolicy, sleep: (ms: number, signal?: AbortSignal) => Promise<void>, timeoutMs: number | undefined): LanguageModel {
+  return {
+    ...model,
+    async doGenerate(request) {
+      const { signal } = request;
+      for (let retriesDone = 0; ; retriesDone++) {
+        signal?.throwIfAborted();
+        let failure: ModelCallError;
+        try {
+          return await model.doGenerate(request);
+        } catch (error) {
+          if (signal?.aborted) throw signal.reason;
+          if (!(error instanceof ModelCallError)) throw error;
+          failure = isTimeout(error.cause) ? new ModelCallError(`${model.modelId} gave no answer within ${timeoutMs} ms (the per-request timeout)`, undefined, true, { cause: error.cause }) : error;
+          if (!failure.isRetryable) throw failure;
+        }
+        if (retriesDone >= retry.maxRetries) {
+          const attempts = retriesDone + 1;
+          throw new ModelCallError(`${failure.message} (gave up after ${attempts} attempt${attempts === 1 ? "" : "s"})`, failure.status, true, { cause: failure.cause });
+        }
+        const retryAfterMs = parseRetryAfter(retryAfterHeader(failure.cause), Date.now());
+        await raceAbort(sleep(retryAfterMs === undefined ? backoffDelayMs(retry, retriesDone) : Math.min(retryAfterMs, retry.maxDelayMs), signal), signal);
+      }
+    },
+  };
+}
+
+/** The `retry-after` header an AI SDK `APICallError` carries in `responseHeaders`; null when none. */
+function retryAfterHeader(cause: unknown): string | null {
+  const headers = (cause as { responseHeaders?: unknown } | undefined)?.responseHeaders;
+  if (typeof headers !== "object" || headers === null) return null;
+  const value = (headers as Record<string, unknown>)["retry-after"];
+  return typeof value === "string" ? value : null;
+}
+
+/** The fetch of `fetchWithTimeout` gave up (the AI SDK rethrows it as it came). */
+function isTimeout(cause: unknown): boolean {
+  return cause instanceof Error && cause.name === "TimeoutError";
 }
