@@ -41,7 +41,7 @@ export interface HttpModelOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
+export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_CONCURRENCY = 4;
 const EXCERPT_CHARS = 200;

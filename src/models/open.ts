@@ -1,9 +1,9 @@
 import { UsageError } from "../errors.js";
 import { loadEmbeddedModel } from "./embedded.js";
-import { createHttpModel } from "./http.js";
+import { createHttpModel, DEFAULT_API_KEY_ENV } from "./http.js";
 import type { LanguageModel } from "./language-model.js";
 import type { LoraAdapter } from "./lora.js";
-import { openProviderModel } from "./provider.js";
+import { openProviderModel, providerKeyVariables } from "./provider.js";
 import { resolveRegisteredModel, type ResolveOptions } from "./resolve.js";
 import { parseModelSpec } from "./spec.js";
 
@@ -76,4 +76,16 @@ export async function openModel(spec: string, options: OpenModelOptions = {}): P
     ...(options.prefixReuse === undefined ? {} : { prefixReuse: options.prefixReuse }),
     ...(options.lora === undefined ? {} : { lora: options.lora }),
   });
+}
+
+/**
+ * The environment variables whose values are the credentials of the model `spec` opens with `options`: what a record
+ * writer or the gateway must redact. An endpoint's key variable (default OPENAI_API_KEY; ANTHROPIC_API_KEY for
+ * `api: "messages"`), a provider's named one or the ones its package reads; none for a model loaded in this process.
+ */
+export function credentialVariables(spec: string, options: Pick<OpenModelOptions, "apiKeyEnv" | "api"> = {}): string[] {
+  const parsed = parseModelSpec(spec);
+  if (parsed.kind === "provider") return options.apiKeyEnv === undefined ? [...providerKeyVariables(parsed.provider)] : [options.apiKeyEnv];
+  if (parsed.kind === "http") return [options.apiKeyEnv ?? (options.api === "messages" ? (providerKeyVariables("anthropic")[0] as string) : DEFAULT_API_KEY_ENV)];
+  return [];
 }

@@ -9,7 +9,7 @@ import { assertExit, cli, removeCacheDir, scriptedReply, tempDir, type ChatMessa
 import { ModelCallError, ModelNotFoundError, ReflectkitError, UsageError } from "../errors.js";
 import { countTokens, errorStatus, hang, message, requestKey, startAnthropicStandin, STANDIN_API_KEY, toolUse, type AnthropicStandin, type StandinRequest } from "../serve/anthropic-standin-harness.js";
 import { generateArithmetic } from "../tasks/arithmetic/index.js";
-import { openModel } from "./open.js";
+import { credentialVariables, openModel } from "./open.js";
 import { openProviderModel } from "./provider.js";
 import { isRemoteSpec, parseModelSpec } from "./spec.js";
 
@@ -232,6 +232,19 @@ describe("openModel: PROVIDER:MODEL through @ai-sdk/PROVIDER", () => {
     const unset = await rejectedBy(() => openModel("anthropic:claude-test", { apiKeyEnv: "REFLECTKIT_NO_SUCH_KEY_VARIABLE" }));
     assert.ok(unset instanceof UsageError);
     assert.match(unset.message, /REFLECTKIT_NO_SUCH_KEY_VARIABLE is not set/);
+  });
+});
+
+describe("credentialVariables", () => {
+  it("names the variables whose values the opened model sends as its credentials", () => {
+    assert.deepEqual(credentialVariables("anthropic:claude-x"), ["ANTHROPIC_API_KEY"]);
+    assert.deepEqual(credentialVariables("google:gemini-2.5-flash"), ["GOOGLE_GENERATIVE_AI_API_KEY"]);
+    assert.deepEqual(credentialVariables("amazon-bedrock:m"), ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]);
+    assert.deepEqual(credentialVariables("anthropic:claude-x", { apiKeyEnv: "MY_KEY" }), ["MY_KEY"]);
+    assert.deepEqual(credentialVariables("unlisted:m"), []);
+    assert.deepEqual(credentialVariables("http://h/v1#m"), ["OPENAI_API_KEY"]);
+    assert.deepEqual(credentialVariables("http://h/v1#m", { api: "messages" }), ["ANTHROPIC_API_KEY"]);
+    assert.deepEqual(credentialVariables("http://h/v1#m", { api: "messages", apiKeyEnv: "K" }), ["K"]);
   });
 });
 

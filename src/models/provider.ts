@@ -14,26 +14,31 @@ import { fromAISDK } from "./ai-sdk-model.js";
 import { backoffDelayMs, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from "./http.js";
 import type { LanguageModel } from "./language-model.js";
 
-/** The variable each provider package reads its key from, as its documentation names it (for messages). */
-export const PROVIDER_KEY_ENV: Readonly<Record<string, string>> = {
-  anthropic: "ANTHROPIC_API_KEY",
-  openai: "OPENAI_API_KEY",
-  google: "GOOGLE_GENERATIVE_AI_API_KEY",
-  mistral: "MISTRAL_API_KEY",
-  xai: "XAI_API_KEY",
-  groq: "GROQ_API_KEY",
-  deepseek: "DEEPSEEK_API_KEY",
-  cohere: "COHERE_API_KEY",
-  cerebras: "CEREBRAS_API_KEY",
-  fireworks: "FIREWORKS_API_KEY",
-  togetherai: "TOGETHER_AI_API_KEY",
-  deepinfra: "DEEPINFRA_API_KEY",
-  perplexity: "PERPLEXITY_API_KEY",
-  azure: "AZURE_API_KEY",
-  "amazon-bedrock": "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
-  "google-vertex": "GOOGLE_APPLICATION_CREDENTIALS",
-  gateway: "AI_GATEWAY_API_KEY",
+/** The variables each provider package reads its credentials from, as its documentation names them. */
+export const PROVIDER_KEY_ENV: Readonly<Record<string, readonly string[]>> = {
+  anthropic: ["ANTHROPIC_API_KEY"],
+  openai: ["OPENAI_API_KEY"],
+  google: ["GOOGLE_GENERATIVE_AI_API_KEY"],
+  mistral: ["MISTRAL_API_KEY"],
+  xai: ["XAI_API_KEY"],
+  groq: ["GROQ_API_KEY"],
+  deepseek: ["DEEPSEEK_API_KEY"],
+  cohere: ["COHERE_API_KEY"],
+  cerebras: ["CEREBRAS_API_KEY"],
+  fireworks: ["FIREWORKS_API_KEY"],
+  togetherai: ["TOGETHER_AI_API_KEY"],
+  deepinfra: ["DEEPINFRA_API_KEY"],
+  perplexity: ["PERPLEXITY_API_KEY"],
+  azure: ["AZURE_API_KEY"],
+  "amazon-bedrock": ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
+  "google-vertex": ["GOOGLE_APPLICATION_CREDENTIALS"],
+  gateway: ["AI_GATEWAY_API_KEY"],
 };
+
+/** The variables a provider reads its credentials from; empty for a provider not listed in `PROVIDER_KEY_ENV`. */
+export function providerKeyVariables(provider: string): readonly string[] {
+  return PROVIDER_KEY_ENV[provider] ?? [];
+}
 
 /** The npm package of a provider: `@ai-sdk/anthropic`. */
 export function providerPackage(provider: string): string {
@@ -41,7 +46,8 @@ export function providerPackage(provider: string): string {
 }
 
 function keyVariable(provider: string): string {
-  return PROVIDER_KEY_ENV[provider] ?? "the key variable its documentation names";
+  const variables = providerKeyVariables(provider);
+  return variables.length === 0 ? "the key variable its documentation names" : variables.join(" and ");
 }
 
 export interface ProviderModelOptions {
