@@ -39,10 +39,10 @@ async function reflectThrough(run: CliRun): Promise<void> {
 const replies = message((seen) => (JSON.stringify(seen.body.messages).includes("about forty") && (seen.body.messages as unknown[]).length > 1 ? "42" : "about forty"));
 
 describe("reflect serve in front of Anthropic's API", () => {
-  it("--upstream anthropic:MODEL: the provider package reads ANTHROPIC_BASE_URL, the key from --upstream-key-env", async (t) => {
+  it("--upstream anthropic:MODEL: the provider package reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY", async (t) => {
     const standin = await startAnthropicStandin(t, replies);
-    const run = await startCli(["serve", "--upstream", "anthropic:claude-test", "--port", "0", "--upstream-key-env", "ANTHROPIC_API_KEY"], {
-      env: { ANTHROPIC_BASE_URL: standin.baseUrl, ANTHROPIC_API_KEY: STANDIN_API_KEY },
+    const run = await startCli(["serve", "--upstream", "anthropic:claude-test", "--port", "0"], {
+      env: { ANTHROPIC_BASE_URL: standin.baseUrl, ANTHROPIC_API_KEY: STANDIN_API_KEY, OPENAI_API_KEY: "sk-openai-not-for-anthropic" },
     });
     await reflectThrough(run);
     assert.ok(standin.messages.length >= 3);

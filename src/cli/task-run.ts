@@ -47,7 +47,7 @@ export function modelFlags(command: Command, inFlight: string): Command {
     .option("--context-size <n>", "embedded: context tokens per sequence", int(256), 4096)
     .option("--no-prefix-reuse", "embedded: re-evaluate every prompt from scratch (to measure what KV-cache reuse saves)")
     .option("--offline", "never fetch a model; fail if it is not cached", false)
-    .option("--api-key-env <name>", "HTTP: environment variable holding the API key (default OPENAI_API_KEY); provider:model — the key to pass (default: the one the provider package reads)")
+    .option("--api-key-env <name>", "HTTP: environment variable holding the API key (default OPENAI_API_KEY; a provider:model reads its own, e.g. ANTHROPIC_API_KEY)")
     .option("--timeout <ms>", "HTTP and provider:model: per-request timeout", int(1));
 }
 

@@ -14,8 +14,9 @@ export interface OpenModelOptions extends ResolveOptions {
   contextSize?: number;
   prefixReuse?: boolean;
   /**
-   * HTTP: the variable holding the API key (default OPENAI_API_KEY; ANTHROPIC_API_KEY for `api: "messages"`).
-   * `PROVIDER:MODEL`: the variable whose key is passed to the provider package; left out, the package reads its own.
+   * An http(s) endpoint's key variable (default OPENAI_API_KEY; ANTHROPIC_API_KEY for `api: "messages"`). A
+   * `PROVIDER:MODEL` spec does not take it: its package reads the variables it documents (ANTHROPIC_API_KEY, …), so
+   * one set of options can open an endpoint and a provider's judge without sending one's key to the other.
    */
   apiKeyEnv?: string;
   /** HTTP and providers: each request is given up after this long. */
@@ -41,7 +42,6 @@ export async function openModel(spec: string, options: OpenModelOptions = {}): P
       provider: parsed.provider,
       model: parsed.model,
       ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
-      ...(options.apiKeyEnv === undefined ? {} : { apiKeyEnv: options.apiKeyEnv }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     });
   }
@@ -81,11 +81,11 @@ export async function openModel(spec: string, options: OpenModelOptions = {}): P
 /**
  * The environment variables whose values are the credentials of the model `spec` opens with `options`: what a record
  * writer or the gateway must redact. An endpoint's key variable (default OPENAI_API_KEY; ANTHROPIC_API_KEY for
- * `api: "messages"`), a provider's named one or the ones its package reads; none for a model loaded in this process.
+ * `api: "messages"`), the ones a provider's package reads; none for a model loaded in this process.
  */
 export function credentialVariables(spec: string, options: Pick<OpenModelOptions, "apiKeyEnv" | "api"> = {}): string[] {
   const parsed = parseModelSpec(spec);
-  if (parsed.kind === "provider") return options.apiKeyEnv === undefined ? [...providerKeyVariables(parsed.provider)] : [options.apiKeyEnv];
+  if (parsed.kind === "provider") return [...providerKeyVariables(parsed.provider)];
   if (parsed.kind === "http") return [options.apiKeyEnv ?? (options.api === "messages" ? (providerKeyVariables("anthropic")[0] as string) : DEFAULT_API_KEY_ENV)];
   return [];
 }

@@ -221,15 +221,25 @@ describe("openModel: PROVIDER:MODEL through @ai-sdk/PROVIDER", () => {
     assert.ok(standin.requests.every((r) => r.closedEarly), "each timed-out request was closed");
   });
 
-  it("apiKeyEnv passes the key of the named variable; unset, it is a UsageError naming it", async (t) => {
+  it("reads the key the package documents, never an endpoint's key variable given in the same options", async (t) => {
+    const standin = await startAnthropicStandin(t, message("ok"));
+    pointAnthropicAt(t, standin);
+    process.env.REFLECTKIT_TEST_ENDPOINT_KEY = "sk-endpoint-not-for-anthropic";
+    t.after(() => delete process.env.REFLECTKIT_TEST_ENDPOINT_KEY);
+    const model = await openModel("anthropic:claude-test", { apiKeyEnv: "REFLECTKIT_TEST_ENDPOINT_KEY" });
+    assert.equal((await model.doGenerate(ask)).text, "ok");
+    assert.equal(requestKey(standin.messages[0]!.headers), STANDIN_API_KEY);
+  });
+
+  it("openProviderModel's apiKeyEnv passes the key of the named variable; unset, it is a UsageError naming it", async (t) => {
     const standin = await startAnthropicStandin(t, message("ok"), { apiKey: "sk-ant-own" });
     pointAnthropicAt(t, standin, "sk-ant-not-this-one");
     process.env.REFLECTKIT_TEST_ANTHROPIC_KEY = "sk-ant-own";
     t.after(() => delete process.env.REFLECTKIT_TEST_ANTHROPIC_KEY);
-    const model = await openModel("anthropic:claude-test", { apiKeyEnv: "REFLECTKIT_TEST_ANTHROPIC_KEY" });
+    const model = await openProviderModel({ provider: "anthropic", model: "claude-test", apiKeyEnv: "REFLECTKIT_TEST_ANTHROPIC_KEY" });
     assert.equal((await model.doGenerate(ask)).text, "ok");
     assert.equal(requestKey(standin.messages[0]!.headers), "sk-ant-own");
-    const unset = await rejectedBy(() => openModel("anthropic:claude-test", { apiKeyEnv: "REFLECTKIT_NO_SUCH_KEY_VARIABLE" }));
+    const unset = await rejectedBy(() => openProviderModel({ provider: "anthropic", model: "claude-test", apiKeyEnv: "REFLECTKIT_NO_SUCH_KEY_VARIABLE" }));
     assert.ok(unset instanceof UsageError);
     assert.match(unset.message, /REFLECTKIT_NO_SUCH_KEY_VARIABLE is not set/);
   });
@@ -240,7 +250,7 @@ describe("credentialVariables", () => {
     assert.deepEqual(credentialVariables("anthropic:claude-x"), ["ANTHROPIC_API_KEY"]);
     assert.deepEqual(credentialVariables("google:gemini-2.5-flash"), ["GOOGLE_GENERATIVE_AI_API_KEY"]);
     assert.deepEqual(credentialVariables("amazon-bedrock:m"), ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]);
-    assert.deepEqual(credentialVariables("anthropic:claude-x", { apiKeyEnv: "MY_KEY" }), ["MY_KEY"]);
+    assert.deepEqual(credentialVariables("anthropic:claude-x", { apiKeyEnv: "MY_KEY" }), ["ANTHROPIC_API_KEY"], "an endpoint's key variable is not a provider's");
     assert.deepEqual(credentialVariables("unlisted:m"), []);
     assert.deepEqual(credentialVariables("http://h/v1#m"), ["OPENAI_API_KEY"]);
     assert.deepEqual(credentialVariables("http://h/v1#m", { api: "messages" }), ["ANTHROPIC_API_KEY"]);

@@ -2,7 +2,8 @@
  * Models served by a provider the AI SDK reaches (`anthropic:claude-sonnet-4-5`, `google:gemini-2.5-flash`,
  * `openai:gpt-5-mini`, …): the user installs the provider package `@ai-sdk/PROVIDER`, and it is loaded with a dynamic
  * `import()` only when such a spec is opened — never at start-up, never for another spec — then wrapped by `fromAISDK`.
- * The package reads its own key variable; reflectkit reads one only when told which (`apiKeyEnv`). As the HTTP backend
+ * The package reads its own key variable; reflectkit reads one only when told which (`apiKeyEnv`, for an endpoint
+ * that speaks a provider's API at another address). As the HTTP backend
  * does, what is retryable (408/409/429/5xx, a timeout, a refused connection) is retried with the same policy, waiting
  * what the provider's `retry-after` says: the AI SDK leaves retries to `generateText`, which is not in this path.
  */
