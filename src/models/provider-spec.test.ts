@@ -107,6 +107,17 @@ describe("openModel: PROVIDER:MODEL through @ai-sdk/PROVIDER", () => {
     assert.match(unknown.message, /npm install @ai-sdk\/nosuchprovider/);
   });
 
+  it("a provider whose one key variable is unset is refused when opened, naming the variable", async (t) => {
+    const saved = process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    t.after(() => (saved === undefined ? undefined : void (process.env.ANTHROPIC_API_KEY = saved)));
+    const error = await rejectedBy(() => openModel("anthropic:claude-x"));
+    assert.ok(error instanceof UsageError);
+    assert.equal(error.message, "ANTHROPIC_API_KEY is not set — @ai-sdk/anthropic reads the key for anthropic:claude-x from it");
+    const badName = await rejectedBy(() => openProviderModel({ provider: "../x", model: "m" }));
+    assert.match(badName.message, /is not a provider name/);
+  });
+
   it("a LoRA adapter or api \"messages\" on a provider spec is refused", async () => {
     const lora = await rejectedBy(() => openModel("anthropic:claude-x", { lora: { path: "/x.gguf" } }));
     assert.ok(lora instanceof UsageError);
@@ -366,7 +377,7 @@ describe("loading a provider package", () => {
       await openModel("anthropic:claude-x"); await settle();
       console.log(JSON.stringify({ before, after: seen })); port1.close();`;
     const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e", child], { env: { ...process.env, REFLECTKIT_DIST: dist, NODE_TEST_CONTEXT: "" }, encoding: "utf8" });
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", child], { env: { ...process.env, REFLECTKIT_DIST: dist, ANTHROPIC_API_KEY: "unused", NODE_TEST_CONTEXT: "" }, encoding: "utf8" });
     const { before, after } = JSON.parse(out.trim().split("\n").at(-1) as string) as { before: string[]; after: string[] };
     assert.deepEqual(before, []);
     assert.equal(after[0], "@ai-sdk/anthropic");

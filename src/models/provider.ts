@@ -14,6 +14,7 @@ import { raceAbort } from "../util/abortable.js";
 import { fromAISDK } from "./ai-sdk-model.js";
 import { backoffDelayMs, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from "./http.js";
 import type { LanguageModel } from "./language-model.js";
+import { isProviderName } from "./spec.js";
 
 /** The variables each provider package reads its credentials from, as its documentation names them. */
 export const PROVIDER_KEY_ENV: Readonly<Record<string, readonly string[]>> = {
@@ -79,14 +80,21 @@ export interface ProviderModelOptions {
 /** Loads `@ai-sdk/PROVIDER`, finds its provider, asks it for the model and wraps that as a reflectkit `LanguageModel`. */
 export async function openProviderModel(options: ProviderModelOptions): Promise<LanguageModel> {
   const { provider, model } = options;
+  if (!isProviderName(provider)) throw new UsageError(`provider ${JSON.stringify(provider)} is not a provider name: lowercase letters, digits and dashes, as in @ai-sdk/amazon-bedrock`);
+  if (model.trim() === "") throw new UsageError(`no model named for ${provider} — write ${provider}:MODEL`);
   const packageName = providerPackage(provider);
   const env = options.env ?? process.env;
   const module = await loadPackage(packageName, provider, options.importPackage ?? ((name) => import(name)));
   const settings: Record<string, unknown> = {};
   if (options.apiKeyEnv !== undefined) {
     const key = env[options.apiKeyEnv];
-    if (key === undefined || key === "") throw new UsageError(`${options.apiKeyEnv} is not set — put the key for ${packageName} in it, or leave the key variable unnamed to let the package read ${keyVariable(provider)}`);
+    if (key === undefined || key === "") throw new UsageError(`${options.apiKeyEnv} is not set — put the key for ${packageName} in it`);
     settings.apiKey = key;
+  } else {
+    // A provider that takes one key variable and finds none would fail every call; say so now, at start.
+    const variables = providerKeyVariables(provider);
+    const only = variables.length === 1 ? (variables[0] as string) : undefined;
+    if (only !== undefined && only.endsWith("_API_KEY") && (env[only] ?? "") === "") throw new UsageError(`${only} is not set — ${packageName} reads the key for ${provider}:${model} from it`);
   }
   if (options.baseURL !== undefined) settings.baseURL = options.baseURL;
   if (options.timeoutMs !== undefined) settings.fetch = fetchWithTimeout(options.timeoutMs);

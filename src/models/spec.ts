@@ -22,6 +22,11 @@ export type ModelSpec =
 /** `PROVIDER:MODEL`: a provider is an npm name's last part (lowercase letters, digits, dashes), two characters or more. */
 const PROVIDER_SPEC = /^([a-z][a-z0-9-]*[a-z0-9]):(.*)$/i;
 
+/** A provider's name as a spec and its package `@ai-sdk/NAME` write it. */
+export function isProviderName(name: string): boolean {
+  return /^[a-z][a-z0-9-]*[a-z0-9]$/.test(name);
+}
+
 /** The spec names a model served elsewhere (HTTP or a provider), not one loaded in this process. */
 export function isRemoteSpec(spec: ModelSpec): boolean {
   return spec.kind === "http" || spec.kind === "provider";
