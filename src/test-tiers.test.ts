@@ -20,7 +20,7 @@ type Tier = (typeof TIERS)[number];
 /** What a test file calls or imports when it needs a tier. Read from the source with comments removed. */
 const SIGNALS: Record<Tier, RegExp> = {
   worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureOpenaiPythonClient)\(|\bWorkerClient\.start\(/,
-  model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:)/,
+  model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:|[a-z][a-z0-9-]*[a-z0-9]:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
   stress: /\bpercentile\(/,
   sandbox: /\b(?:defaultSandbox|createPythonSandbox|runPython|judgeCode|verifyMbpp|verifyHumaneval|mbppTask|humanevalTask|pythonTestsCheck)\(|\btaskCheck\("(?:mbpp|humaneval)"|\.verifier === "sandbox"/,
@@ -75,6 +75,7 @@ describe("test tiers", () => {
     assert.deepEqual(declaredTiers("src/tasks/arithmetic/index.test.ts"), []);
     assert.deepEqual(neededTiers('before(async () => { python = await prepareTestWorker(); });\nconst m = await openModel("smollm2-135m");'), ["worker", "model"]);
     assert.deepEqual(neededTiers('const m = await openModel("http://127.0.0.1:9/v1#m");'), []);
+    assert.deepEqual(neededTiers('const m = await openModel("anthropic:claude-x");'), [], "a provider's model is served elsewhere");
     assert.deepEqual(neededTiers("// defaultSandbox() is not called here\nconst x = 1;"), []);
     assert.deepEqual(neededTiers('const check = taskCheck("mbpp", item);'), ["sandbox"]);
     assert.deepEqual(tierProblems("a.test.ts", "before(() => defaultSandbox().ready());"), ['needs ".sandbox" in its name (it calls into the sandbox tier)']);
