@@ -5,6 +5,7 @@ import { openRecordWriter, type RecordWriter } from "../record/record-writer.js"
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel, type OpenModelOptions } from "../models/open.js";
 import { parseModelSpec } from "../models/spec.js";
+import { dialectNames, type DialectName } from "../serve/dialects/index.js";
 import { hostName, isLoopbackHost } from "../serve/host-guard.js";
 import { createGatewayMetrics } from "../serve/metrics.js";
 import { defaultGatewayLimits, startGateway, type GatewayLimits, type RunningGateway } from "../serve/server.js";
@@ -23,12 +24,21 @@ interface ServeFlags {
   record?: string;
   recordContent: boolean;
   judge: string[];
-  upstreamKeyEnv: string;
+  upstreamKeyEnv?: string;
+  upstreamApi: DialectName[];
   parallel?: number;
   maxQueue: number;
   timeoutMs: number;
   otelJsonl?: string;
   offline: boolean;
+}
+
+/** `--upstream-api`: a comma-separated list of dialect names. */
+function parseApis(value: string): DialectName[] {
+  const names = value.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  const unknown = names.filter((n) => !dialectNames.includes(n as DialectName));
+  if (names.length === 0 || unknown.length > 0) throw new UsageError(`--upstream-api ${JSON.stringify(value)}: use one or more of ${dialectNames.join(", ")}, comma-separated`);
+  return [...new Set(names)] as DialectName[];
 }
 
 /** How long a stopping gateway waits for requests in flight before it cuts them. */
@@ -46,7 +56,8 @@ export function registerServe(program: Command): void {
     .option("--record <dir>", "append every reflected request's episode to this record folder (synced before the response)")
     .option("--record-content", "keep request and reply text in the record (without it: counts and verdicts only)", false)
     .option("--judge <spec>", "a model a request may name in reflect.judge (repeatable); requests cannot name any other", (value: string, previous: string[]) => [...previous, value], [] as string[])
-    .option("--upstream-key-env <name>", "environment variable holding the upstream's API key (HTTP upstreams)", "OPENAI_API_KEY")
+    .option("--upstream-key-env <name>", "environment variable holding the upstream's API key (HTTP upstreams; default OPENAI_API_KEY, or ANTHROPIC_API_KEY for --upstream-api messages)")
+    .option("--upstream-api <list>", "what an HTTP upstream serves, comma-separated: chat (Chat Completions), responses, messages (Anthropic); a request in one of these is relayed raw, one in another is translated", parseApis, ["chat"] as DialectName[])
     .option("--parallel <n>", "requests running the model at once (embedded default 1, HTTP default 4)", int(1))
     .option("--max-queue <n>", "requests waiting beyond --parallel; more are answered 429", int(0), defaultGatewayLimits.maxQueue)
     .option("--timeout-ms <n>", "wall-clock limit of one request, upstream calls included (504 beyond)", int(1), defaultGatewayLimits.requestTimeoutMs)
@@ -64,13 +75,18 @@ async function serve(flags: ServeFlags): Promise<void> {
   const keyless = apiKeys.length === 0;
   checkExposure(flags, keyless);
   const spec = parseModelSpec(flags.upstream);
+  if (spec.kind !== "http" && flags.upstreamApi.join(",") !== "chat") throw new UsageError(`--upstream-api describes an HTTP upstream (http(s)://host/v1#model); ${flags.upstream} is answered in every dialect by translation`);
+  // The loop's calls (reflected requests, and translated ones) go out in Chat Completions where the upstream serves it.
+  const api = flags.upstreamApi.includes("chat") ? "chat" : flags.upstreamApi.includes("messages") ? "messages" : undefined;
+  if (api === undefined) throw new UsageError("--upstream-api must include chat or messages: reflected requests call the upstream in one of them");
+  const upstreamKeyEnv = flags.upstreamKeyEnv ?? (api === "messages" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
   const parallel = flags.parallel ?? (spec.kind === "http" ? 4 : 1);
-  const openOptions: OpenModelOptions = { parallel, offline: flags.offline, progress: fetchProgressBar(), apiKeyEnv: flags.upstreamKeyEnv };
+  const openOptions: OpenModelOptions = { parallel, offline: flags.offline, progress: fetchProgressBar(), apiKeyEnv: upstreamKeyEnv };
   const models: LanguageModel[] = [];
   let recorder: RecordWriter | undefined;
   let tracer: Tracer | undefined;
   try {
-    const upstream = await openModel(flags.upstream, openOptions);
+    const upstream = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
     models.push(upstream);
     const judges = new Map<string, LanguageModel>();
     for (const judgeSpec of flags.judge) {
@@ -84,8 +100,8 @@ async function serve(flags: ServeFlags): Promise<void> {
       recorder = await openRecordWriter({
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
-        secretEnv: [flags.upstreamKeyEnv],
-        config: { kind: "gateway", upstream: flags.upstream, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
+        secretEnv: [upstreamKeyEnv],
+        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);
@@ -96,7 +112,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 } });
     gateway = await startGateway({
       upstream,
-      ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: flags.upstreamKeyEnv } } : {}),
+      ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
       judges,
       observer: metrics,
       metricsText: () => metrics.text(),

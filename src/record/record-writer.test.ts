@@ -101,7 +101,7 @@ describe("openRecordWriter", () => {
       requestEpisode({ id: "r1", passes: [false, true], mark: "MARKER7", everyField: true, startedAt: "2026-11-25T10:00:00.000Z" }),
       requestEpisode({ id: "r2", passes: [false, false], selected: 1, mark: "MARKER7", everyField: true, outputs: ["MARKER7-same", "MARKER7-diff"] }),
       // A bare regex string (the builder takes one too), and a record that is not a request record.
-      { ...requestEpisode({ id: "r3", passes: [true], mark: "MARKER7" }), record: { messages: [{ role: "user", content: "MARKER7 q" }], checks: { regex: "MARKER7-pattern" } } },
+      { ...requestEpisode({ id: "r3", passes: [true], mark: "MARKER7" }), record: { messages: [{ role: "user", content: "MARKER7 q" }], checks: { regex: "MARKER7-pattern" }, dialect: "messages" } },
       { ...requestEpisode({ id: "r4", passes: [true], mark: "MARKER7" }), record: { question: "MARKER7 q", nested: ["MARKER7", { a: "MARKER7" }], n: 3 } },
     ];
     const writer = await openRecordWriter({ dir, recordContent: false, config: { upstream: "http://127.0.0.1:9/v1#m" } });
@@ -109,8 +109,10 @@ describe("openRecordWriter", () => {
     await writer.close();
     const text = await readFile(path.join(dir, "episodes.jsonl"), "utf8");
     assert.ok(!text.includes("MARKER7"), `content survived: ${text.slice(Math.max(0, text.indexOf("MARKER7") - 200), text.indexOf("MARKER7") + 100)}`);
-    const [r1, r2, , r4] = text.trimEnd().split("\n").map((l) => JSON.parse(l) as Episode & { redacted?: boolean; record: { messages: { role: string; content: string }[]; checks: Record<string, unknown> } });
-    assert.ok(r1 !== undefined && r2 !== undefined && r4 !== undefined);
+    const [r1, r2, r3, r4] = text.trimEnd().split("\n").map((l) => JSON.parse(l) as Episode & { redacted?: boolean; record: { messages: { role: string; content: string }[]; checks: Record<string, unknown>; dialect?: string } });
+    assert.ok(r1 !== undefined && r2 !== undefined && r3 !== undefined && r4 !== undefined);
+    // The dialect a request came in on is one of a fixed set of names, not content: it is kept.
+    assert.equal(r3.record.dialect, "messages");
     assert.deepEqual(r4.record, { question: "[redacted: 9 chars]", nested: ["[redacted: 7 chars]", { a: "[redacted: 7 chars]" }], n: 3 });
     const original = episodes[0] as Episode;
     assert.equal(r1.redacted, true);

@@ -91,9 +91,15 @@ function redactMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   return messages.map((m) => ({ ...m, content: redactText(m.content) }));
 }
 
-/** A request record (`{messages, checks}`) keeps its roles and the shape of its checks; any other record keeps no string. */
+/** The dialects a gateway names in a request record: a fixed set, so the name is kept without content. */
+const dialectNames = new Set(["chat", "responses", "messages"]);
+
+/**
+ * A request record (`{messages, checks, dialect?}`) keeps its roles, the shape of its checks and its dialect; any other
+ * record keeps no string.
+ */
 function redactRecord(record: unknown): unknown {
-  const r = record as { messages?: unknown; checks?: unknown } | null;
+  const r = record as { messages?: unknown; checks?: unknown; dialect?: unknown } | null;
   if (typeof r !== "object" || r === null || !Array.isArray(r.messages) || typeof r.checks !== "object" || r.checks === null) return redactStrings(record);
   // Checks as the request gave them: the builder also takes a bare regex string, so nothing here trusts a field's type.
   const checks = r.checks as { regex?: unknown; tests?: unknown; task?: unknown };
@@ -101,6 +107,7 @@ function redactRecord(record: unknown): unknown {
   const task = checks.task as { name?: unknown; item?: unknown } | undefined;
   return {
     ...(redactStrings({ ...r, messages: undefined, checks: undefined }) as Record<string, unknown>),
+    ...(typeof r.dialect === "string" && dialectNames.has(r.dialect) ? { dialect: r.dialect } : {}),
     messages: r.messages.map((m: { role?: unknown; content?: unknown }) => ({ role: m.role, content: typeof m.content === "string" ? redactText(m.content) : redactStrings(m.content) })),
     checks: {
       ...checks,

@@ -55,8 +55,8 @@ describe("createGatewayMetrics", () => {
     const unjudged = await episode(["maybe?", "Be sure.", "42"]);
     assert.deepEqual([fixed, direct, failed, unjudged].map((e) => e.stoppedBy), ["verified", "verified", "turns:2", "verified"]);
 
-    metrics.request({ kind: "reflected", status: 200, ms: 1500, stream: false, episode: fixed });
-    metrics.request({ kind: "reflected", status: 200, ms: 40, stream: true, episode: direct });
+    metrics.request({ kind: "reflected", status: 200, ms: 1500, stream: false, episode: fixed, dialect: "chat" });
+    metrics.request({ kind: "reflected", status: 200, ms: 40, stream: true, episode: direct, dialect: "responses" });
     metrics.request({ kind: "reflected", status: 200, ms: 3000, stream: false, episode: failed });
     metrics.request({ kind: "reflected", status: 200, ms: 2000, stream: false, episode: unjudged });
     metrics.request({ kind: "pass-through", status: 200, ms: 2, stream: false });
@@ -72,6 +72,10 @@ describe("createGatewayMetrics", () => {
     assert.equal(value(all, 'reflect_gateway_requests_total{kind="pass-through",status="502"}'), 1);
     assert.equal(value(all, 'reflect_gateway_requests_total{kind="pass-through",status="504"}'), 1);
     assert.equal(value(all, 'reflect_gateway_requests_total{kind="rejected",status="400"}'), 1);
+    // By the dialect a request came in on, where the observer was told it; a dialect not seen is a series at 0.
+    assert.equal(value(all, 'reflect_gateway_dialect_requests_total{dialect="chat"}'), 1);
+    assert.equal(value(all, 'reflect_gateway_dialect_requests_total{dialect="responses"}'), 1);
+    assert.equal(value(all, 'reflect_gateway_dialect_requests_total{dialect="messages"}'), 0);
 
     // Attempts: fixed 2, direct 1, failed 2, unjudged 2; a reflection after each failed or unjudged draft.
     assert.equal(value(all, "reflect_gateway_attempts_total"), 7);

@@ -36,6 +36,7 @@ export type GatewayMetrics = GatewayObserver & {
 export const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
 
 const kinds: readonly RequestOutcome["kind"][] = ["pass-through", "reflected", "rejected"];
+const dialects: readonly string[] = ["chat", "responses", "messages"];
 const roles: readonly CallRole[] = ["attempt", "reflection", "critique", "candidate"];
 const failures: readonly UpstreamFailure[] = ["timeout", "status", "network", "malformed"];
 const sources: readonly CheckSource[] = ["verifier", "judge", "schema", "tools", "task", "tests", "regex", "custom"];
@@ -96,6 +97,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const finalPass = new Counter({ name: "reflect_gateway_final_pass_total", help: "Reflected requests whose returned attempt passed its checks (verdict correct).", registers });
   const firstUnjudged = new Counter({ name: "reflect_gateway_first_unjudged_total", help: "Reflected requests whose first draft's checks could not judge it.", registers });
   const finalUnjudged = new Counter({ name: "reflect_gateway_final_unjudged_total", help: "Reflected requests whose returned attempt's checks could not judge it.", registers });
+  const byDialect = new Counter({ name: "reflect_gateway_dialect_requests_total", help: "Requests answered, by the dialect they came in on (chat, responses, messages).", labelNames: ["dialect"] as const, registers });
   const tokens = new Counter({ name: "reflect_gateway_tokens_total", help: "Prompt plus completion tokens of reflected requests' model calls, by role.", labelNames: ["role"] as const, registers });
   const calls = new Counter({ name: "reflect_gateway_calls_total", help: "Model calls of reflected requests, failed ones included, by role.", labelNames: ["role"] as const, registers });
   const upstreamErrors = new Counter({ name: "reflect_gateway_upstream_errors_total", help: "Requests whose upstream call failed, by failure kind.", labelNames: ["kind"] as const, registers });
@@ -149,6 +151,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     calls.inc({ role }, 0);
   }
   for (const kind of failures) upstreamErrors.inc({ kind }, 0);
+  for (const dialect of dialects) byDialect.inc({ dialect }, 0);
 
   function episodeSeen(episode: Episode): void {
     attempts.inc(episode.attempts.length);
@@ -178,6 +181,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     request(outcome: RequestOutcome): void {
       const kind = oneOf(outcome.kind, kinds);
       requests.inc({ kind, status: statusLabel(outcome.status) });
+      if (outcome.dialect !== undefined) byDialect.inc({ dialect: oneOf(outcome.dialect, dialects) });
       if (Number.isFinite(outcome.ms) && outcome.ms >= 0) duration.observe({ kind }, outcome.ms / 1000);
       if (outcome.upstreamFailure !== undefined) upstreamErrors.inc({ kind: oneOf(outcome.upstreamFailure, failures) });
       if (outcome.episode !== undefined) episodeSeen(outcome.episode);

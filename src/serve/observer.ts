@@ -1,4 +1,5 @@
 import type { Episode } from "../loops/types.js";
+import type { DialectName } from "./dialects/dialect.js";
 
 /** Why an upstream call failed, for metrics: no answer in time, an HTTP error status, no connection, an unreadable body. */
 export type UpstreamFailure = "timeout" | "status" | "network" | "malformed";
@@ -15,6 +16,8 @@ export interface RequestOutcome {
   /** The loop's episode (reflected requests). */
   episode?: Episode;
   upstreamFailure?: UpstreamFailure;
+  /** The dialect the request came in (its route); absent for requests to no dialect's route. */
+  dialect?: DialectName;
 }
 
 /** What the server tells metrics (`/metrics`) about each request. */

@@ -5,24 +5,36 @@ import { ModelCallError } from "../errors.js";
 import type { LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
 import { bodyRedactor, contentDecoders, maxDecodedBytes, redactHeaderValue, Secret } from "./redact-stream.js";
+import type { Dialect, DialectName, GatewayError } from "./dialects/index.js";
 import type { ChatRequest } from "./request.js";
-import { chatCompletion, errorResponse, openAiUsage, type CompletionMeta } from "./response.js";
-import { completionEvents, sseHeaders } from "./sse.js";
+import type { CompletionMeta } from "./response.js";
+import { sseHeaders } from "./sse.js";
 
-/** An OpenAI-compatible upstream, for raw pass-through: where it is, the model it serves, where its key is. */
+/** An HTTP upstream, for raw pass-through: where it is, the model it serves, where its key is, what it speaks. */
 export interface UpstreamHttp {
   /** Up to and including the API version, e.g. `http://127.0.0.1:8000/v1`. */
   baseUrl: string;
   model: string;
   /** The environment variable holding the upstream's API key (read per request; unset sends none). */
   apiKeyEnv: string;
+  /**
+   * The dialects it serves (default: Chat Completions only): a request in one of these is relayed raw to
+   * `baseUrl + dialect.upstreamPath`; one in another dialect is translated to the loop's request and answered back
+   * in its own dialect.
+   */
+  speaks?: readonly DialectName[];
+}
+
+/** Whether `upstream` takes requests of `dialect` raw. */
+export function upstreamSpeaks(upstream: UpstreamHttp | undefined, dialect: DialectName): boolean {
+  return upstream !== undefined && (upstream.speaks ?? ["chat"]).includes(dialect);
 }
 
 /** How a pass-through ended, told once when the relayed body ends (or the request failed before it). */
 export type PassThroughEnd = (status: number, failure: UpstreamFailure | undefined) => void;
 
 /** Request headers never forwarded: hop-by-hop ones, the gateway's own credentials, and the framing set anew. */
-const droppedRequestHeaders = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "authorization", "proxy-authorization", "accept-encoding", "te", "upgrade", "expect", "trailer", "proxy-connection"]);
+const droppedRequestHeaders = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "authorization", "x-api-key", "proxy-authorization", "accept-encoding", "te", "upgrade", "expect", "trailer", "proxy-connection"]);
 /** Response headers never relayed: hop-by-hop ones, and the framing the relay sets anew (it decompresses, as fetch did). */
 const droppedResponseHeaders = new Set(["connection", "keep-alive", "transfer-encoding", "content-encoding", "content-length", "proxy-authenticate", "trailer", "upgrade"]);
 /** Response headers that name the upstream's software or its proxies: the gateway's clients need not know them. */
@@ -44,14 +56,15 @@ export interface UpstreamRelay {
    * Relays one request. Resolves with the gateway's own answer when the upstream gave none (502, 504), or with
    * `undefined` once the upstream's status and headers are written to `outgoing` and its body is being piped there.
    */
-  send(exchange: RelayExchange, onEnd: PassThroughEnd): Promise<Response | undefined>;
+  send(exchange: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined>;
   /** Closes the pool's sockets (on gateway close, once no request is in flight). */
   close(): void;
 }
 
 /**
- * A transparent relay to an HTTP upstream, on Node streams end to end: the raw body bytes, the client's headers with
- * only `Authorization` replaced by the upstream's key; and the upstream's status, headers and body back as they come
+ * A transparent relay to an HTTP upstream, on Node streams end to end: the raw body bytes to the dialect's path, the
+ * client's headers with only its credentials replaced by the upstream's key (`Authorization: Bearer`, or Anthropic's
+ * `x-api-key` on the Messages path); and the upstream's status, headers and body back as they come
  * (SSE chunk by chunk, never buffered), its content encodings undone as fetch would. The upstream's own errors (429
  * with Retry-After, 500) reach the client as sent. The gateway answers only what the upstream could not: no
  * connection → 502, no response headers within `timeoutMs` → 504, a content-encoding it cannot undo → 502; no body
@@ -61,26 +74,30 @@ export interface UpstreamRelay {
  * SSE stream then goes out event by event, a JSON body once whole; without a key the bytes flow untouched.
  */
 export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRelay {
-  const url = new URL(`${upstream.baseUrl.replace(/\/+$/u, "")}/chat/completions`);
-  const secure = url.protocol === "https:";
+  const base = new URL(upstream.baseUrl.replace(/\/+$/u, ""));
+  const secure = base.protocol === "https:";
   const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets }) : new http.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets });
   const request = secure ? https.request : http.request;
-  const target = { protocol: url.protocol, hostname: url.hostname.replace(/^\[(.*)\]$/u, "$1"), port: url.port, path: `${url.pathname}${url.search}`, method: "POST", agent };
+  const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/u, "$1"), port: base.port, method: "POST", agent };
 
-  function send({ body, incoming, outgoing }: RelayExchange, onEnd: PassThroughEnd): Promise<Response | undefined> {
+  function send({ body, incoming, outgoing }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
     const key = process.env[upstream.apiKeyEnv];
     const secret = key === undefined || key === "" ? undefined : key;
     const headers: OutgoingHttpHeaders = {};
     for (const name in incoming.headers) if (!droppedRequestHeaders.has(name)) headers[name] = incoming.headers[name];
-    if (secret !== undefined) headers.authorization = `Bearer ${secret}`;
+    if (secret !== undefined) {
+      if (dialect.name === "messages") headers["x-api-key"] = secret;
+      else headers.authorization = `Bearer ${secret}`;
+    }
     headers["content-length"] = body.byteLength;
+    const path = `${base.pathname}${dialect.upstreamPath}${base.search}`;
 
     return new Promise((resolve) => {
       let status = 0;
       let ended = false;
       let timedOut = false;
       let relaying = false;
-      const upstreamRequest = request({ ...target, headers });
+      const upstreamRequest = request({ ...target, path, headers });
       // One timer per request: until the response headers, then re-armed by every body chunk.
       const timer = setTimeout(() => {
         timedOut = true;
@@ -98,14 +115,14 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
         if (!relaying) status = 499;
         end(!relaying || (status >= 200 && status < 300) ? undefined : "status");
         upstreamRequest.destroy();
-        if (!relaying) resolve(errorResponse(499, "the client closed the request", { type: "invalid_request_error", code: "client_closed" }));
+        if (!relaying) resolve(dialectError(dialect, { status: 499, message: "the client closed the request", type: "invalid_request_error", param: null, code: "client_closed" }));
       });
       upstreamRequest.once("error", () => {
         if (relaying || ended) return;
         status = timedOut ? 504 : 502;
         end(timedOut ? "timeout" : "network");
-        if (timedOut) resolve(errorResponse(504, `the upstream did not answer within ${timeoutMs} ms`, { type: "server_error", code: "upstream_timeout" }));
-        else resolve(errorResponse(502, "the upstream could not be reached", { type: "server_error", code: "upstream_unreachable" }));
+        if (timedOut) resolve(dialectError(dialect, { status: 504, message: `the upstream did not answer within ${timeoutMs} ms`, type: "server_error", param: null, code: "upstream_timeout" }));
+        else resolve(dialectError(dialect, { status: 502, message: "the upstream could not be reached", type: "server_error", param: null, code: "upstream_unreachable" }));
       });
       upstreamRequest.once("response", (response) => {
         // A 204 or 304 has no body to decode, whatever its content-encoding says.
@@ -115,7 +132,7 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
           status = 502;
           end("malformed");
           response.destroy();
-          resolve(errorResponse(502, "the upstream answered in a content-encoding the gateway does not undo (it undoes up to 3 layers of gzip, deflate and br)", { type: "server_error", code: "upstream_encoding" }));
+          resolve(dialectError(dialect, { status: 502, message: "the upstream answered in a content-encoding the gateway does not undo (it undoes up to 3 layers of gzip, deflate and br)", type: "server_error", param: null, code: "upstream_encoding" }));
           return;
         }
         relaying = true;
@@ -198,11 +215,17 @@ export function redactText(text: string, secret: string | undefined): string {
   return secret === undefined || secret === "" ? text : text.replaceAll(secret, "[redacted]");
 }
 
+/** An error of the gateway's own, as a JSON response in `dialect`'s shape. */
+export function dialectError(dialect: Dialect, error: GatewayError, headers: Record<string, string> = {}): Response {
+  return Response.json(dialect.error(error), { status: error.status, headers });
+}
+
 /**
- * A pass-through to an embedded upstream (or any `LanguageModel`): one `doGenerate` of the request, answered as a
- * `chat.completion`, or with `stream: true` as the finished reply in SSE chunks ending in `data: [DONE]`.
+ * A pass-through to an embedded upstream, or to one that does not speak the request's dialect (any `LanguageModel`):
+ * one `doGenerate` of the request, answered in the dialect — its JSON body, or with `stream: true` the finished reply
+ * as its server-sent events.
  */
-export async function generateOnce(model: LanguageModel, request: ChatRequest, meta: CompletionMeta, signal: AbortSignal): Promise<Response> {
+export async function generateOnce(model: LanguageModel, request: ChatRequest, meta: CompletionMeta, signal: AbortSignal, dialect: Dialect): Promise<Response> {
   const { responseFormat, tools, ...sampling } = request.sampling;
   const result = await model.doGenerate({
     ...sampling,
@@ -213,9 +236,8 @@ export async function generateOnce(model: LanguageModel, request: ChatRequest, m
     signal,
   });
   const reply = { text: result.text, toolCalls: result.toolCalls, finishReason: result.finishReason };
-  const usage = openAiUsage(result.usage);
-  if (request.stream) return new Response(completionEvents(meta, reply, request.includeUsage ? usage : undefined), { headers: sseHeaders });
-  return Response.json(chatCompletion(meta, reply, usage));
+  if (request.stream) return new Response(dialect.events(meta, reply, result.usage, request), { headers: sseHeaders });
+  return Response.json(dialect.answer(meta, reply, result.usage));
 }
 
 /** How a failed upstream call is answered: 504 for a timeout, else 502; and what metrics call the failure. */

@@ -1,7 +1,8 @@
 import { RequestFieldError } from "../errors.js";
 import { planRequestChecks, type RequestCheckPlan } from "../critics/request/isolated-checks.js";
 import { measure, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
-import { asksForReflection, isRecord, parseChatRequest, type ChatRequest, type RequestBounds } from "./request.js";
+import { dialectNamed, type DialectName } from "./dialects/index.js";
+import { isRecord, type ChatRequest, type RequestBounds } from "./request.js";
 
 /** What reading a request body is bounded by: the chat request's own bounds, and the body's shape. */
 export interface ReadBounds extends RequestBounds {
@@ -14,6 +15,8 @@ export interface ReadBounds extends RequestBounds {
 
 export interface ReadOptions {
   bounds: ReadBounds;
+  /** The dialect the body is written in (the route it came to). */
+  dialect: DialectName;
   /** An HTTP upstream takes pass-through raw: a body without `reflect` is not read past that. */
   relay: boolean;
   /** Plan the request's checks (false when the caller builds them its own way). */
@@ -29,7 +32,7 @@ export interface ReadRequest {
 }
 
 /**
- * Reads a chat-completion body: parses it; when it asks for reflection (or no HTTP upstream takes pass-through),
+ * Reads a request body in its dialect: parses it; when it asks for reflection (or no HTTP upstream takes pass-through),
  * bounds its depth and size in values first — records and checks recurse, and what the event loop parses again must
  * stay small — then validates it as a chat request and plans its checks (bounded and split). Throws RequestFieldError
  * naming the field. Synchronous and linear in the body; the gateway runs it in a worker first for a large body.
@@ -37,7 +40,7 @@ export interface ReadRequest {
 export function readRequest(bytes: Uint8Array, options: ReadOptions): ReadRequest {
   const body = parseJson(bytes);
   const stream = isRecord(body) && body.stream === true;
-  const reflected = asksForReflection(body);
+  const reflected = dialectNamed(options.dialect).asksForReflection(body);
   if (!reflected && options.relay) return { body, stream };
   const { bounds } = options;
   const shape = measure(body, bounds.bodyDepth, bounds.bodyNodes);
@@ -48,7 +51,7 @@ export function readRequest(bytes: Uint8Array, options: ReadOptions): ReadReques
 
 /** The chat request of a body already bounded (by `readRequest`, here or in a worker): no second walk. */
 export function readChat(body: unknown, stream: boolean, options: ReadOptions, plan?: RequestCheckPlan): ReadRequest {
-  const chat = parseChatRequest(body, options.bounds);
+  const chat = dialectNamed(options.dialect).parse(body, options.bounds);
   const planned = plan ?? (chat.reflect === undefined || !options.plan ? undefined : planRequestChecks(chat.checks, { bounds: options.bounds.requestChecks, toolChoiceRequired: chat.toolChoiceRequired }));
   return { body, stream, chat, ...(planned === undefined ? {} : { plan: planned }) };
 }

@@ -28,13 +28,15 @@ import { SerialLane } from "../util/serial-lane.js";
 import { Admission } from "./admission.js";
 import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
-import { generateOnce, openRelay, redactText, upstreamError, type UpstreamHttp } from "./pass-through.js";
+import { chatDialect } from "./dialects/chat.js";
+import { dialectOfRoute, dialects, type Dialect, type DialectName, type GatewayError } from "./dialects/index.js";
+import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, type UpstreamHttp } from "./pass-through.js";
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { resolveGatewayStrategy, type ChatRequest } from "./request.js";
-import { errorResponse, failedChecksMessage, reflectedCompletion, selectedCall, type CompletionMeta, type ErrorType } from "./response.js";
-import { completionEvents, sseHeaders } from "./sse.js";
+import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ErrorType, type ReflectExtension } from "./response.js";
+import { sseHeaders } from "./sse.js";
 
 /** What one request may take of the gateway. */
 export interface GatewayLimits {
@@ -74,6 +76,12 @@ export interface GatewayLimits {
   keepAliveTimeoutMs: number;
   /** Open connections at once; at the cap a new one closes the oldest idle one (or, if none is idle, itself). */
   maxConnections: number;
+  /**
+   * A reflected stream not settled within this many ms starts its answer (200, the dialect's event stream) and sends
+   * the dialect's keep-alive every as many ms until it settles, so a proxy's idle timeout does not cut it; a failure
+   * after that point goes out as the dialect's error event. One settled sooner is answered as usual.
+   */
+  streamKeepAliveMs: number;
 }
 
 /**
@@ -106,6 +114,7 @@ export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   bodyTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
+  streamKeepAliveMs: 10_000,
 });
 
 /** What a request's checks are built with: its tool choice, the client whose share it counts against, its signal. */
@@ -150,13 +159,13 @@ export interface GatewayOptions {
   limits?: Partial<GatewayLimits>;
   /** `GET /metrics` (404 without it). */
   metricsText?: () => Promise<{ contentType: string; body: string }>;
-  /** Completion and episode ids (default `chatcmpl-<uuid>`). */
-  newId?: () => string;
+  /** Answer and episode ids (default the dialect's prefix and a uuid: `chatcmpl-…`, `resp_…`, `msg_…`). */
+  newId?: (dialect: Dialect) => string;
   /** Epoch milliseconds, for `created` (default `Date.now`). */
   now?: () => number;
 }
 
-/** A request the gateway answers with an error status in OpenAI's shape (raised and caught within a request). */
+/** A request the gateway answers with an error status, in its dialect's shape (raised and caught within a request). */
 class Refusal extends ReflectkitError {
   override name = "Refusal";
   constructor(
@@ -166,6 +175,7 @@ class Refusal extends ReflectkitError {
     readonly param: string | null = null,
     readonly code: string | null = null,
     readonly headers: Record<string, string> = {},
+    readonly reflect?: ReflectExtension,
   ) {
     super(message);
   }
@@ -199,7 +209,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const judges = options.judges ?? new Map<string, LanguageModel>();
   const observer = options.observer ?? noopObserver;
   const tracer = options.tracer ?? noopTracer;
-  const newId = options.newId ?? (() => `chatcmpl-${randomUUID().replaceAll("-", "")}`);
+  const newId = options.newId ?? ((dialect: Dialect) => `${dialect.idPrefix}${randomUUID().replaceAll("-", "")}`);
   const now = options.now ?? Date.now;
   const perClient = limits.perClient ?? { running: Math.max(1, limits.parallel - 1), queued: Math.max(1, Math.ceil(limits.maxQueue / 2)) };
   const admission = new Admission(limits.parallel, limits.maxQueue, perClient);
@@ -214,7 +224,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
    * thread parsing it; then, if it is not passed through, parsed here in the lane (one at a time, with a turn of the
    * event loop between two), its shape now known to be bounded.
    */
-  async function readLarge(bytes: Buffer, client: string, signal: () => AbortSignal): Promise<ReadRequest> {
+  async function readLarge(bytes: Buffer, reading: ReadOptions, client: string, signal: () => AbortSignal): Promise<ReadRequest> {
     if (pool === undefined) return lane.run(() => readRequest(bytes, reading));
     let outcome: JobOutcome;
     try {
@@ -238,10 +248,20 @@ export function createGateway(options: GatewayOptions): GatewayApp {
    */
   const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
     new Response(redactText(JSON.stringify(redactJsonValue(body, secret())), secret()), { status, headers: { "content-type": "application/json", ...headers } });
-  const refuse = (r: Refusal): Response => errorResponse(r.status, redactText(r.message, secret()), { type: r.type, param: r.param, code: r.code, headers: r.headers });
+  /** A refusal as the gateway's error, its message (and checks) with the upstream key blanked. */
+  const gatewayError = (r: Refusal): GatewayError => ({
+    status: r.status,
+    message: redactText(r.message, secret()),
+    type: r.type,
+    param: r.param,
+    code: r.code,
+    ...(r.reflect === undefined ? {} : { reflect: redactJsonValue(r.reflect, secret()) as ReflectExtension }),
+  });
+  const refuse = (r: Refusal, dialect: Dialect): Response => json(r.status, dialect.error(gatewayError(r)), r.headers);
 
   const relay = options.upstreamHttp === undefined ? undefined : openRelay(options.upstreamHttp, limits.requestTimeoutMs);
-  const reading: ReadOptions = { bounds: limits, relay: relay !== undefined, plan: options.buildChecks === undefined };
+  /** How a body to each dialect's route is read: raw past pass-through only where the upstream speaks the dialect. */
+  const readingOf = (dialect: DialectName): ReadOptions => ({ bounds: limits, relay: relay !== undefined && upstreamSpeaks(options.upstreamHttp, dialect), plan: options.buildChecks === undefined, dialect });
   const app = new Hono<Env>();
   // A keyless gateway is open to any web page the user visits (DNS rebinding, cross-site POSTs): refuse what no
   // client program sends. A keyed one is not: the page does not know the key. `/healthz` reveals nothing, and load
@@ -250,25 +270,29 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   // One middleware for who may ask, on the Node request's own headers (a plain object: no Request is built for it).
   app.use("*", async (c, next) => {
     if (c.req.path === "/healthz") return next();
+    // A refusal here is in the dialect of the route asked (OpenAI's shape elsewhere), and a dialect's request is told.
+    const routed = dialectOfRoute(c.req.path);
+    const dialect = routed ?? chatDialect;
     const headers = c.env?.incoming?.headers ?? Object.fromEntries(c.req.raw.headers);
     const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
     if (guard !== undefined) {
       const refusal = guard({ host: first(headers.host), origin: first(headers.origin), "sec-fetch-site": first(headers["sec-fetch-site"]), "sec-fetch-mode": first(headers["sec-fetch-mode"]), "content-type": first(headers["content-type"]) }, c.req.method);
       if (refusal !== null) {
-        if (c.req.path === "/v1/chat/completions") observer.request({ kind: "rejected", status: refusal.status, ms: 0, stream: false });
-        return errorResponse(refusal.status, refusal.message, { type: "invalid_request_error", code: refusal.code });
+        if (routed !== undefined) observer.request({ kind: "rejected", status: refusal.status, ms: 0, stream: false, dialect: routed.name });
+        return dialectError(dialect, { status: refusal.status, message: refusal.message, type: "invalid_request_error", param: null, code: refusal.code });
       }
       return next();
     }
-    const key = keyIndex(keyDigests, first(headers.authorization));
+    // `Authorization: Bearer <key>` (OpenAI's clients), or `x-api-key: <key>` (Anthropic's).
+    const key = keyIndex(keyDigests, first(headers.authorization) ?? (headers["x-api-key"] === undefined ? undefined : `Bearer ${first(headers["x-api-key"])}`));
     if (key >= 0) {
       // The client a share counts against: the key's digest, never the key.
       c.set("client", `key:${(keyDigests[key] as Buffer).toString("hex").slice(0, 12)}`);
       return next();
     }
-    // A rejected chat request is still a request the observer hears of.
-    if (c.req.path === "/v1/chat/completions") observer.request({ kind: "rejected", status: 401, ms: 0, stream: false });
-    return errorResponse(401, "missing or wrong API key — send Authorization: Bearer <the gateway's REFLECT_GATEWAY_KEY>", { type: "authentication_error", code: "invalid_api_key" });
+    // A rejected request to a dialect's route is still a request the observer hears of.
+    if (routed !== undefined) observer.request({ kind: "rejected", status: 401, ms: 0, stream: false, dialect: routed.name });
+    return dialectError(dialect, { status: 401, message: "missing or wrong API key — send Authorization: Bearer <the gateway's REFLECT_GATEWAY_KEY> (or x-api-key: <it>)", type: "authentication_error", param: null, code: "invalid_api_key" });
   });
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/v1/models", (c) =>
@@ -281,17 +305,20 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     }),
   );
   app.get("/metrics", async (c) => {
-    if (options.metricsText === undefined) return errorResponse(404, "metrics are not enabled on this gateway", { type: "invalid_request_error", code: "not_found" });
+    if (options.metricsText === undefined) return dialectError(chatDialect, { status: 404, message: "metrics are not enabled on this gateway", type: "invalid_request_error", param: null, code: "not_found" });
     const { contentType, body } = await options.metricsText();
     return c.body(body, 200, { "content-type": contentType });
   });
-  app.post("/v1/chat/completions", (c) => chatCompletions(c));
-  app.notFound((c) => errorResponse(404, `no route ${c.req.method} ${c.req.path} — the gateway serves POST /v1/chat/completions, GET /v1/models, /healthz, /metrics`, { type: "invalid_request_error", code: "not_found" }));
-  app.onError(() => errorResponse(500, "the gateway failed on this request", { type: "server_error", code: "internal_error" }));
+  const served = Object.values(dialects);
+  for (const dialect of served) app.post(dialect.route, (c) => answer(c, dialect));
+  const routes = served.map((d) => `POST ${d.route}`).join(", ");
+  app.notFound((c) => dialectError(dialectOfRoute(c.req.path) ?? chatDialect, { status: 404, message: `no route ${c.req.method} ${c.req.path} — the gateway serves ${routes}, GET /v1/models, /healthz, /metrics`, type: "invalid_request_error", param: null, code: "not_found" }));
+  app.onError((_error, c) => dialectError(dialectOfRoute(c.req.path) ?? chatDialect, { status: 500, message: "the gateway failed on this request", type: "server_error", param: null, code: "internal_error" }));
 
   let inFlight = 0;
-  async function chatCompletions(c: Context<Env>): Promise<Response> {
-    if (c.env?.incoming === undefined) return errorResponse(500, "the gateway runs on Node's http server — serve it with startGateway (or @hono/node-server's serve), not app.fetch alone", { type: "server_error", code: "not_node_server" });
+  /** One request to a dialect's route, whatever the dialect: one path, the dialect only reads and writes its shape. */
+  async function answer(c: Context<Env>, dialect: Dialect): Promise<Response> {
+    if (c.env?.incoming === undefined) return dialectError(dialect, { status: 500, message: "the gateway runs on Node's http server — serve it with startGateway (or @hono/node-server's serve), not app.fetch alone", type: "server_error", param: null, code: "not_node_server" });
     const started = performance.now();
     inFlight += 1;
     let told = false;
@@ -300,7 +327,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (told) return;
       told = true;
       inFlight -= 1;
-      observer.request({ ...outcome, ms: performance.now() - started });
+      observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name });
     };
     // The request's own AbortSignals are made only past pass-through, which needs none.
     let deadline: AbortSignal | undefined;
@@ -313,15 +340,18 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       // The request's AbortSignal only where needed: making it builds a whole Request, which pass-through does without.
       // The client of a keyless gateway is its address, read only when a share needs it.
       const who = (): string => c.get("client") ?? `addr:${incoming.socket.remoteAddress ?? "unknown"}`;
-      const { body, chat, plan, stream: streamed } = bytes.byteLength <= LANE_BYTES ? readRequest(bytes, reading) : await readLarge(bytes, who(), () => c.req.raw.signal);
+      const reading = readingOf(dialect.name);
+      const { body, chat, plan, stream: streamed } = bytes.byteLength <= LANE_BYTES ? readRequest(bytes, reading) : await readLarge(bytes, reading, who(), () => c.req.raw.signal);
       stream = streamed;
       if (chat === undefined && relay !== undefined) {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
         kind = "pass-through";
-        const answer = await relay.send({ body: bytes, incoming, outgoing }, (status, failure) =>
-          tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }) }),
+        const relayed = await relay.send(
+          { body: bytes, incoming, outgoing },
+          (status, failure) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }) }),
+          dialect,
         );
-        return answer ?? RESPONSE_ALREADY_SENT;
+        return relayed ?? RESPONSE_ALREADY_SENT;
       }
       const client = c.req.raw.signal;
       deadline = AbortSignal.timeout(Math.max(0, Math.round(limits.requestTimeoutMs - (performance.now() - started))));
@@ -340,46 +370,106 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const slot = admission.enter(client, asker);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });
-      const meta: CompletionMeta = { id: newId(), created: Math.floor(now() / 1000), model: modelName };
-      try {
-        await raceAbort(slot.ready, signal);
-        kind = chat.reflect === undefined ? "pass-through" : "reflected";
-        if (chat.reflect === undefined) {
-          // 2–4 for an embedded upstream's pass-through: one call, shaped as OpenAI's.
-          const response = await generateOnce(options.upstream, chat, meta, signal);
-          tell({ kind, status: response.status, stream });
-          return response;
-        }
-        // 2. Build options, 3. run the loop.
-        const span = startRequestSpan(tracer, { method: "POST", route: "/v1/chat/completions", ...(typeof (body as { model?: unknown }).model === "string" ? { model: (body as { model: string }).model } : {}), stream: chat.stream });
-        let episode: Episode<RequestRecord>;
+      const meta: CompletionMeta = { id: newId(dialect), created: Math.floor(now() / 1000), model: modelName };
+      const model = typeof (body as { model?: unknown }).model === "string" ? (body as { model: string }).model : undefined;
+      /** 2–4 once the request has its slot: the answer, or a throw that `refusalOf` turns into one. */
+      const settle = async (): Promise<{ response: Response; episode?: Episode }> => {
         try {
-          episode = await runReflected({ chat, checks, judge, id: meta.id, signal, span });
-          await options.recorder?.append(episode).catch((error: unknown) => {
-            throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
-          });
-        } catch (error) {
-          endRequestSpan(span, error instanceof Error ? error : new Error(String(error)), answerError(error, deadline.aborted, client.aborted).status);
-          throw error;
+          await raceAbort(slot.ready, signal);
+          kind = chat.reflect === undefined ? "pass-through" : "reflected";
+          // 2–4 for an embedded upstream's pass-through, or one that does not speak the dialect: one call, in the dialect.
+          if (chat.reflect === undefined) return { response: await generateOnce(options.upstream, chat, meta, signal, dialect) };
+          // 2. Build options, 3. run the loop.
+          const span = startRequestSpan(tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream });
+          let episode: Episode<RequestRecord>;
+          try {
+            episode = await runReflected({ chat, checks, judge, id: meta.id, signal, span, dialect: dialect.name });
+            await options.recorder?.append(episode).catch((error: unknown) => {
+              throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
+            });
+          } catch (error) {
+            endRequestSpan(span, error instanceof Error ? error : new Error(String(error)), refusalOf(error, deadline?.aborted === true, client.aborted).status);
+            throw error;
+          }
+          // 4. Shape the response.
+          try {
+            const response = shapeReflected(chat, episode, meta, dialect);
+            endRequestSpan(span, episode, response.status);
+            return { response, episode };
+          } catch (error) {
+            endRequestSpan(span, episode, error instanceof Refusal ? error.status : 500);
+            (error as { episode?: Episode }).episode = episode;
+            throw error;
+          }
+        } finally {
+          slot.release();
         }
-        // 4. Shape the response.
-        const response = shapeReflected(chat, episode, meta);
-        endRequestSpan(span, episode, response.status);
-        tell({ kind, status: response.status, stream, episode, ...(response.status >= 500 ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
-        return response;
-      } finally {
-        slot.release();
+      };
+      const settling = settle();
+      if (chat.stream && chat.reflect !== undefined) {
+        const early = await Promise.race([settling, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), limits.streamKeepAliveMs).unref())]);
+        if (early === undefined) return keptAlive(settling, dialect, () => deadline?.aborted === true, (status, episode, failure) => tell({ kind, status, stream, ...(episode === undefined ? {} : { episode }), ...(failure === undefined ? {} : { upstreamFailure: failure }) }));
       }
+      const { response, episode } = await settling;
+      tell({ kind, status: response.status, stream, ...(episode === undefined ? {} : { episode }), ...(response.status >= 500 && episode !== undefined ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
+      return response;
     } catch (error) {
       const timedOut = deadline?.aborted === true;
-      const response = answerError(error, timedOut, error instanceof ClientGone || c.req.raw.signal.aborted);
-      tell({ kind, status: response.status, stream, ...(response.status === 502 || response.status === 504 ? { upstreamFailure: upstreamError(error, timedOut).failure } : {}) });
-      return response;
+      const refusal = refusalOf(error, timedOut, error instanceof ClientGone || c.req.raw.signal.aborted);
+      const episode = (error as { episode?: Episode } | undefined)?.episode;
+      tell({ kind, status: refusal.status, stream, ...(episode === undefined ? {} : { episode }), ...(refusal.status === 502 || refusal.status === 504 ? { upstreamFailure: upstreamError(episode?.error ?? error, timedOut).failure } : {}) });
+      return refuse(refusal, dialect);
     }
   }
 
+  /**
+   * A reflected stream that did not settle within `limits.streamKeepAliveMs`: answered now, 200 and the dialect's event
+   * stream, with its keep-alive at once and every `streamKeepAliveMs` until the answer settles; then the answer's
+   * events, or the dialect's error event (the status is sent already). A client that goes away cancels the stream,
+   * which aborts the request's signal (the server library's), and with it the episode and its upstream calls.
+   */
+  function keptAlive(settling: Promise<{ response: Response; episode?: Episode }>, dialect: Dialect, timedOut: () => boolean, tell: (status: number, episode: Episode | undefined, failure: RequestOutcome["upstreamFailure"]) => void): Response {
+    const encoder = new TextEncoder();
+    let timer: NodeJS.Timeout | undefined;
+    let open = true;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const send = (text: string): void => {
+          if (open) controller.enqueue(encoder.encode(text));
+        };
+        send(dialect.keepAlive);
+        timer = setInterval(() => send(dialect.keepAlive), limits.streamKeepAliveMs);
+        settling.then(
+          async ({ response, episode }) => {
+            clearInterval(timer);
+            // Every failure is thrown (`shapeReflected`, `generateOnce`); a settled answer is the stream's events.
+            if (response.ok) send(await response.text());
+            else send(dialect.errorEvent({ status: response.status, message: "the gateway failed on this request", type: "server_error", param: null, code: "internal_error" }));
+            tell(response.status, episode, undefined);
+          },
+          (error: unknown) => {
+            clearInterval(timer);
+            const refusal = refusalOf(error, timedOut(), !open);
+            send(dialect.errorEvent(gatewayError(refusal)));
+            const episode = (error as { episode?: Episode } | undefined)?.episode;
+            tell(refusal.status, episode, refusal.status === 502 || refusal.status === 504 ? upstreamError(episode?.error ?? error, false).failure : undefined);
+          },
+        ).finally(() => {
+          if (!open) return;
+          open = false;
+          controller.close();
+        });
+      },
+      cancel() {
+        open = false;
+        clearInterval(timer);
+      },
+    });
+    return new Response(body, { status: 200, headers: { ...sseHeaders } });
+  }
+
   /** The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span. */
-  function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle }): Promise<Episode<RequestRecord>> {
+  function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle; dialect: DialectName }): Promise<Episode<RequestRecord>> {
     const { chat, checks, judge, id, signal, span } = request;
     const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
     const resolved = resolveGatewayStrategy(chat);
@@ -387,7 +477,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     return runStrategy<RequestRecord>(resolved, {
       model: options.upstream,
       task: requestTask(checks),
-      item: { id, record: { messages: chat.messages, checks: chat.checks } },
+      item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect } },
       critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
       budget: reflect.budget,
       attempt: chat.sampling,
@@ -399,36 +489,37 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     });
   }
 
-  /** The selected attempt as a completion; an episode that made no attempt is answered as its failure. */
-  function shapeReflected(chat: ChatRequest, episode: Episode, meta: CompletionMeta): Response {
+  /**
+   * The selected attempt in the dialect, with the `reflect` extension and its headers; throws a Refusal for an episode
+   * that made no attempt (its failure) and, with `reflect.on_failure: "error"`, for an answer that failed its checks.
+   */
+  function shapeReflected(chat: ChatRequest, episode: Episode, meta: CompletionMeta, dialect: Dialect): Response {
     const call = selectedCall(episode);
     if (call === undefined) {
       // A budget stop keeps its error only when the budget could not fit one call (`runEpisode`): the request's fault.
-      if (episode.error !== undefined && parseStopReason(episode.stoppedBy).kind === "budget") return refuse(new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small"));
+      if (episode.error !== undefined && parseStopReason(episode.stoppedBy).kind === "budget") throw new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small");
       const failure = episode.error === undefined ? { status: 504 as const, message: `the request's budget (${episode.stoppedBy}) ran out before any attempt` } : upstreamError(episode.error, false);
-      return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
+      throw new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error");
     }
-    const { body, headers, reflect } = reflectedCompletion(meta, episode, call);
-    if (chat.reflect?.onFailure === "error" && reflect.passed === false) {
-      // Settled before any byte, so a streamed request gets the same error: a failed answer is never sent as one.
-      const error = { message: failedChecksMessage(reflect), type: "invalid_request_error", param: null, code: "checks_failed" };
-      return json(422, { error, reflect }, headers);
-    }
-    if (!chat.stream) return json(200, body, headers);
-    const reply = redactJsonValue({ text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, secret());
-    const events = completionEvents(meta, reply, chat.includeUsage ? (body.usage as never) : undefined, redactJsonValue(body.reflect, secret()) as never);
-    return new Response(redactText(events, secret()), { headers: { ...sseHeaders, ...headers } });
+    const reflect = redactJsonValue(reflectExtension(episode), secret()) as ReflectExtension;
+    const headers = reflectHeaders(reflect);
+    // Settled before any byte, so a streamed request gets the same error: a failed answer is never sent as one.
+    if (chat.reflect?.onFailure === "error" && reflect.passed === false) throw new Refusal(422, failedChecksMessage(reflect), "invalid_request_error", null, "checks_failed", headers, reflect);
+    const reply = redactJsonValue({ text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, secret()) as CompletionReply;
+    if (!chat.stream) return json(200, dialect.answer(meta, reply, episode.usage, reflect), headers);
+    return new Response(redactText(dialect.events(meta, reply, episode.usage, chat, reflect), secret()), { headers: { ...sseHeaders, ...headers } });
   }
 
-  function answerError(error: unknown, timedOut: boolean, clientGone: boolean): Response {
-    if (error instanceof Refusal) return refuse(error);
-    if (error instanceof CheckPoolBusyError) return refuse(new Refusal(429, `${error.message} — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "checks_busy", { "retry-after": String(limits.retryAfterSeconds) }));
-    if (error instanceof RequestFieldError) return refuse(new Refusal(400, error.message, "invalid_request_error", error.field, "invalid_value"));
+  /** What an error that ended a request is answered with. */
+  function refusalOf(error: unknown, timedOut: boolean, clientGone: boolean): Refusal {
+    if (error instanceof Refusal) return error;
+    if (error instanceof CheckPoolBusyError) return new Refusal(429, `${error.message} — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "checks_busy", { "retry-after": String(limits.retryAfterSeconds) });
+    if (error instanceof RequestFieldError) return new Refusal(400, error.message, "invalid_request_error", error.field, "invalid_value");
     // The client is gone: nobody reads this answer (499 for the observer, as nginx logs it).
-    if (clientGone && !timedOut) return errorResponse(499, "the client closed the request", { type: "invalid_request_error", code: "client_closed" });
-    if (timedOut) return refuse(new Refusal(504, `the request did not finish within ${limits.requestTimeoutMs} ms`, "server_error", null, "upstream_timeout"));
+    if (clientGone && !timedOut) return new Refusal(499, "the client closed the request", "invalid_request_error", null, "client_closed");
+    if (timedOut) return new Refusal(504, `the request did not finish within ${limits.requestTimeoutMs} ms`, "server_error", null, "upstream_timeout");
     const failure = upstreamError(error, false);
-    return refuse(new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error"));
+    return new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error");
   }
 
   return Object.assign(app, {

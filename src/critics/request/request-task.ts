@@ -29,6 +29,8 @@ export interface RequestCheckSpec {
 export interface RequestRecord {
   messages: ChatMessage[];
   checks: RequestCheckSpec;
+  /** The API the request came in on, when a gateway recorded it: `chat`, `responses` or `messages`. */
+  dialect?: string;
 }
 
 /**
