@@ -1,11 +1,13 @@
 /** The gateway's dialects, by name: each a route onto the one request path (src/serve/server.ts). */
 import { chatDialect } from "./chat.js";
 import type { Dialect, DialectName } from "./dialect.js";
+import { messagesDialect } from "./messages.js";
 
 export type { Dialect, DialectName, DialectUsage, GatewayError } from "./dialect.js";
 
 export const dialects: Readonly<Partial<Record<DialectName, Dialect>>> = Object.freeze({
   chat: chatDialect,
+  messages: messagesDialect,
 });
 
 /** The dialect of a name the gateway speaks; throws on one it does not (a programming error: names come from here). */

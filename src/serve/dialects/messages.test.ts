@@ -15,11 +15,11 @@ const reflect: ReflectExtension = {
   attempts: 2,
   decision: "accept",
   stopped_by: "verified",
-  selected: 1,
+  selected: 2,
   passed: true,
   checks: [
-    { turn: 0, source: "tools", pass: false, score: 0, feedback: "missing city" },
-    { turn: 1, source: "tools", pass: true, score: 1, feedback: "ok" },
+    { turn: 1, source: "tools", pass: false, score: 0, feedback: "missing city" },
+    { turn: 2, source: "tools", pass: true, score: 1, feedback: "ok" },
   ],
   usage_by_role: { attempt: { promptTokens: 15, completionTokens: 5, calls: 2 } } as unknown as ReflectExtension["usage_by_role"],
 };
