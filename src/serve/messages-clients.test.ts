@@ -182,3 +182,70 @@ describe("the official Anthropic client on /v1/messages", () => {
     await assert.rejects(slow.messages.create(ask), (error: unknown) => error instanceof Anthropic.APIError && error.status === 504 && error.type === "timeout_error");
   });
 });
+
+/** An Anthropic event stream as its documentation shows it, a ping among the events. */
+const upstreamEvents = [
+  ["message_start", { type: "message_start", message: { id: "msg_up2", type: "message", role: "assistant", model: "claude-up", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1 } } }],
+  ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+  ["ping", { type: "ping" }],
+  ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } }],
+  ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "lo!" } }],
+  ["content_block_stop", { type: "content_block_stop", index: 0 }],
+  ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 3 } }],
+  ["message_stop", { type: "message_stop" }],
+].map(([name, data]) => `event: ${name as string}\ndata: ${JSON.stringify(data)}\n\n`);
+
+/** An Anthropic Messages endpoint: a Message, or the event stream above, one event at a time. */
+const anthropicUpstream: Behaviour = (res, seen) => {
+  if (seen.body.stream !== true) {
+    res.writeHead(200, { "content-type": "application/json", "request-id": "req_up1" });
+    res.end(JSON.stringify({ id: "msg_up1", type: "message", role: "assistant", model: "claude-up", content: [{ type: "text", text: "Hello!" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 12, output_tokens: 3 } }));
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  let i = 0;
+  const next = (): void => {
+    if (res.destroyed) return;
+    if (i === upstreamEvents.length) {
+      res.end();
+      return;
+    }
+    res.write(upstreamEvents[i++]);
+    setTimeout(next, 5);
+  };
+  next();
+};
+
+describe("the Messages door in front of an upstream that speaks Messages", () => {
+  it("relays a request that does not ask for reflection byte for byte, the upstream's key in x-api-key, the gateway's never", async (t) => {
+    const upstreamKeyEnv = "REFLECT_TEST_MESSAGES_UPSTREAM_KEY";
+    process.env[upstreamKeyEnv] = "sk-ant-upstream-0123456789";
+    t.after(() => delete process.env[upstreamKeyEnv]);
+    const upstream = await startUpstream(t, [anthropicUpstream, anthropicUpstream, anthropicUpstream, status(429, { type: "error", error: { type: "rate_limit_error", message: "slow down" } }, { "retry-after": "7" })]);
+    const gateway = await startTestGateway(t, {
+      upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL }),
+      upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: upstreamKeyEnv, speaks: ["chat", "messages"] },
+      apiKey: KEY,
+    });
+    const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 });
+    const message = await anthropic.messages.create(ask);
+    assert.deepEqual([message.id, message.content], ["msg_up1", [{ type: "text", text: "Hello!" }]]);
+    const seen = upstream.requests[0];
+    assert.equal(seen?.headers["x-api-key"], "sk-ant-upstream-0123456789");
+    assert.equal(seen?.headers.authorization, undefined, "the gateway's key is not forwarded");
+    assert.ok(typeof seen?.headers["anthropic-version"] === "string", "Anthropic's headers go through");
+    assert.deepEqual(seen?.body, ask, "the body is the client's, untranslated");
+
+    const final = await anthropic.messages.stream(ask).finalMessage();
+    assert.deepEqual([final.id, final.content], ["msg_up2", [{ type: "text", text: "Hello!" }]]);
+
+    // Byte for byte: the stream as the upstream wrote it, its ping included.
+    const raw = await fetch(`${gateway.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" }, body: JSON.stringify({ ...ask, stream: true }) });
+    assert.equal(await raw.text(), upstreamEvents.join(""));
+
+    // The upstream's own errors reach the client as sent: a 429 with its retry-after.
+    await assert.rejects(anthropic.messages.create(ask), (error: unknown) => error instanceof Anthropic.RateLimitError && error.type === "rate_limit_error" && error.headers?.get("retry-after") === "7");
+    assert.ok(upstream.requests.every((r) => r.raw.toString("utf8").includes('"messages"')) && upstream.requests.length === 4);
+  });
+});
+
