@@ -417,7 +417,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const timedOut = deadline?.aborted === true;
       const refusal = refusalOf(error, timedOut, error instanceof ClientGone || c.req.raw.signal.aborted);
       const episode = (error as { episode?: Episode } | undefined)?.episode;
-      tell({ kind, status: refusal.status, stream, ...(episode === undefined ? {} : { episode }), ...(refusal.status === 502 || refusal.status === 504 ? { upstreamFailure: upstreamError(episode?.error ?? error, timedOut).failure } : {}) });
+      tell({ kind, status: refusal.status, stream, ...(episode === undefined ? {} : { episode }), ...(refusal.status === 502 || refusal.status === 504 || refusal.code === "upstream_rate_limited" ? { upstreamFailure: upstreamError(episode?.error ?? error, timedOut).failure } : {}) });
       return refuse(refusal, dialect);
     }
   }
@@ -452,7 +452,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
             const refusal = refusalOf(error, timedOut(), !open);
             send(dialect.errorEvent(gatewayError(refusal)));
             const episode = (error as { episode?: Episode } | undefined)?.episode;
-            tell(refusal.status, episode, refusal.status === 502 || refusal.status === 504 ? upstreamError(episode?.error ?? error, false).failure : undefined);
+            tell(refusal.status, episode, refusal.status === 502 || refusal.status === 504 || refusal.code === "upstream_rate_limited" ? upstreamError(episode?.error ?? error, false).failure : undefined);
           },
         ).finally(() => {
           if (!open) return;
@@ -498,8 +498,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     if (call === undefined) {
       // A budget stop keeps its error only when the budget could not fit one call (`runEpisode`): the request's fault.
       if (episode.error !== undefined && parseStopReason(episode.stoppedBy).kind === "budget") throw new Refusal(400, `reflect.budget: ${episode.error.message}`, "invalid_request_error", "reflect.budget", "budget_too_small");
-      const failure = episode.error === undefined ? { status: 504 as const, message: `the request's budget (${episode.stoppedBy}) ran out before any attempt` } : upstreamError(episode.error, false);
-      throw new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error");
+      if (episode.error === undefined) throw new Refusal(504, `the request's budget (${episode.stoppedBy}) ran out before any attempt`, "server_error", null, "upstream_timeout");
+      throw upstreamRefusal(episode.error, false);
     }
     const reflect = redactJsonValue(reflectExtension(episode), secret()) as ReflectExtension;
     const headers = reflectHeaders(reflect);
@@ -518,7 +518,18 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     // The client is gone: nobody reads this answer (499 for the observer, as nginx logs it).
     if (clientGone && !timedOut) return new Refusal(499, "the client closed the request", "invalid_request_error", null, "client_closed");
     if (timedOut) return new Refusal(504, `the request did not finish within ${limits.requestTimeoutMs} ms`, "server_error", null, "upstream_timeout");
-    const failure = upstreamError(error, false);
+    return upstreamRefusal(error, false);
+  }
+
+  /**
+   * A failed upstream call, in every dialect alike: a timeout 504, an upstream still rate-limiting after the model's own
+   * retries (which honour its Retry-After) 429 with the gateway's Retry-After, anything else 502.
+   */
+  function upstreamRefusal(error: unknown, timedOut: boolean): Refusal {
+    const failure = upstreamError(error, timedOut);
+    if (failure.status === 502 && (error as { status?: unknown } | null)?.status === 429) {
+      return new Refusal(429, `the upstream is rate-limiting: ${(error as { message?: string }).message ?? "429"} — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "upstream_rate_limited", { "retry-after": String(limits.retryAfterSeconds) });
+    }
     return new Refusal(failure.status, failure.message, "server_error", null, failure.status === 504 ? "upstream_timeout" : "upstream_error");
   }
 

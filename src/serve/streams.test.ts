@@ -151,3 +151,28 @@ describe("the record", () => {
     assert.equal((recorded[0]?.record as { dialect?: string } | undefined)?.dialect, "chat");
   });
 });
+
+describe("an upstream that fails a reflected (or translated) request before any attempt", () => {
+  it("still rate-limiting after the model's own retries: 429 with Retry-After; a 500: 502 — in the dialect's shape", async (t) => {
+    const limited: Behaviour = (res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "0" });
+      res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error" } }));
+    };
+    const { gateway, outcomes } = await setup(t, limited);
+    const answer = await fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...ask, reflect: { regex: "^\\d+$" } }) });
+    assert.equal(answer.status, 429);
+    assert.equal(answer.headers.get("retry-after"), "1");
+    const body = (await answer.json()) as { error: { type: string; code: string; message: string } };
+    assert.deepEqual([body.error.type, body.error.code], ["rate_limit_error", "upstream_rate_limited"]);
+    assert.equal(outcomes.at(-1)?.upstreamFailure, "status");
+
+    const broken: Behaviour = (res) => {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "boom" } }));
+    };
+    const { gateway: other } = await setup(t, broken);
+    const failed = await fetch(`${other.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...ask, reflect: { regex: "^\\d+$" } }) });
+    assert.equal(failed.status, 502);
+    assert.equal(((await failed.json()) as { error: { code: string } }).error.code, "upstream_error");
+  });
+});
