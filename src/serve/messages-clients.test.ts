@@ -216,6 +216,40 @@ const anthropicUpstream: Behaviour = (res, seen) => {
   next();
 };
 
+describe("the Messages route under faults and hostile bodies", () => {
+  it("answers an upstream still rate-limiting as a 429 rate_limit_error with Retry-After, which the SDK raises", async (t) => {
+    const limited = status(429, { error: { message: "slow down", type: "rate_limit_error" } }, { "retry-after": "0" });
+    const { anthropic } = await setup(t, limited);
+    for (const body of [ask, { ...ask, reflect: {} }]) {
+      await assert.rejects(anthropic.messages.create(body as typeof ask), (error: unknown) => {
+        assert.ok(error instanceof Anthropic.RateLimitError, String(error));
+        assert.equal(error.type, "rate_limit_error");
+        assert.ok(Number(error.headers?.get("retry-after")) >= 1);
+        return true;
+      });
+    }
+  });
+
+  it("refuses a body that is not JSON, too large or too deep in Anthropic's shape, before any upstream call", async (t) => {
+    const { upstream, gateway } = await setup(t, reply("42"), { bodyBytes: 64 * 1024, bodyDepth: 16 });
+    const post = (body: string) => fetch(`${gateway.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY }, body });
+    const deep = JSON.stringify({ ...ask, metadata: JSON.parse(`${"{\"a\":".repeat(40)}1${"}".repeat(40)}`) as unknown });
+    const cases: Array<[string, number, string]> = [
+      ['{"model": ', 400, "invalid_request_error"],
+      [JSON.stringify({ ...ask, system: "x".repeat(100 * 1024) }), 413, "request_too_large"],
+      [deep, 400, "invalid_request_error"],
+      [JSON.stringify([ask]), 400, "invalid_request_error"],
+      [JSON.stringify({ ...ask, reflect: {}, messages: Array.from({ length: 3 }, () => ({ role: "user", content: [{ type: "image", source: { type: "url", url: "http://127.0.0.1:1/x.png" } }] })) }), 400, "invalid_request_error"],
+    ];
+    for (const [body, code, type] of cases) {
+      const answer = await post(body);
+      const error = (await answer.json()) as { type: string; error: { type: string; message: string } };
+      assert.deepEqual([answer.status, error.type, error.error.type], [code, "error", type], `${body.slice(0, 60)} → ${error.error.message}`);
+    }
+    assert.equal(upstream.requests.length, 0);
+  });
+});
+
 describe("the Messages door in front of an upstream that speaks Messages", () => {
   it("relays a request that does not ask for reflection byte for byte, the upstream's key in x-api-key, the gateway's never", async (t) => {
     const upstreamKeyEnv = "REFLECT_TEST_MESSAGES_UPSTREAM_KEY";
