@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
+import type { Episode } from "../loops/types.js";
 import { createHttpModel } from "../models/http.js";
 import type { ReflectExtension } from "./response.js";
 import { completion, hang, reply, startTestGateway, startUpstream, status, UPSTREAM_MODEL, type Behaviour, type UpstreamRequest } from "./serve-harness.js";
@@ -39,13 +40,15 @@ function later(ms: number, behaviour: Behaviour): Behaviour {
 
 async function setup(t: TestContext, script: Behaviour | Behaviour[], limits: Partial<GatewayLimits> = {}) {
   const upstream = await startUpstream(t, script);
+  const recorded: Episode[] = [];
   const gateway = await startTestGateway(t, {
     upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } }),
     upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: "REFLECT_TEST_UNSET_KEY" },
     apiKey: KEY,
+    recorder: { dir: "(memory)", append: async (episode) => void recorded.push(episode), close: async () => {} },
     limits,
   });
-  return { upstream, gateway, anthropic: new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 }) };
+  return { upstream, gateway, recorded, anthropic: new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 }) };
 }
 
 const reflectOf = (message: unknown): ReflectExtension => (message as { reflect: ReflectExtension }).reflect;
@@ -69,7 +72,7 @@ describe("the official Anthropic client on /v1/messages", () => {
   });
 
   it("retries a tool call that failed the tools check and answers the one that passed, then takes its tool result", async (t) => {
-    const { upstream, anthropic } = await setup(t, [toolCall("{}"), reply("I left out the city; I will name it."), toolCall('{"city":"Oslo"}'), reply("It is 18 C in Oslo.")]);
+    const { upstream, anthropic, recorded } = await setup(t, [toolCall("{}"), reply("I left out the city; I will name it."), toolCall('{"city":"Oslo"}'), reply("It is 18 C in Oslo.")]);
     const request = { ...ask, messages: [{ role: "user" as const, content: "Weather in Oslo?" }], tools: [weather], tool_choice: { type: "any" as const } };
     const { data: message, response } = await anthropic.messages.create({ ...request, reflect: { max_turns: 2 } } as never as typeof request).withResponse();
     assert.equal(message.stop_reason, "tool_use");
@@ -79,6 +82,7 @@ describe("the official Anthropic client on /v1/messages", () => {
     assert.deepEqual([response.headers.get("x-reflect-attempts"), response.headers.get("x-reflect-passed")], ["2", "true"]);
     // Usage counts every call the request caused: two attempts and the reflection between them.
     assert.deepEqual([message.usage.input_tokens, message.usage.output_tokens], [30 + 21 + 32, 6 + 4 + 8]);
+    assert.equal((recorded[0]?.record as { dialect?: string } | undefined)?.dialect, "messages", "the record names the door the request came in by");
     const first = upstream.requests[0]?.body as { tools: Array<{ function: { name: string; parameters: unknown } }>; tool_choice?: unknown };
     assert.deepEqual(first.tools.map((tool) => [tool.function.name, tool.function.parameters]), [["get_weather", weather.input_schema]]);
 
