@@ -2,6 +2,8 @@
  * Anthropic Messages (`POST /v1/messages`) as a dialect: the request's `system`, content blocks (`text`, `tool_use`,
  * `tool_result`), custom `tools` and `tool_choice` become the loop's request; the answer goes back as a `Message`, a
  * stream as Anthropic's server-sent events, an error as `{ type: "error", error: { type, message } }`. Pure.
+ * Structured outputs (`output_config.format`, a JSON schema) are asked of the upstream and checked, as the chat door's
+ * `response_format` is; the conversation reaches the loop in the same text the chat door gives the same conversation.
  *
  * Departures from Anthropic's API, each refused with a 400 naming the field rather than silently dropped:
  * - only `text`, `tool_use` (assistant turns) and `tool_result` (user turns) content blocks: images, documents,
