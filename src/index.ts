@@ -39,6 +39,7 @@ export { feedbackMessage } from "./loops/feedback.js";
 export { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./loops/conversation.js";
 export { describeStopReason, parseStopReason, stopReasonString, runBudgetLimit, type StopReasonKind } from "./loops/stop-reason.js";
 export { selectedAttempt } from "./loops/selected-attempt.js";
+export { answerDecision, type AnswerDecision, type AnswerOutcome } from "./loops/answer-decision.js";
 export { Budget, BudgetSpentError, promptTokenBound, type BudgetOptions, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
 export {
   isAttemptCount,

@@ -47,7 +47,8 @@ describe("reflectionMiddleware", () => {
     const { input, output } = totals(model, replies);
     assert.equal(result.usage.inputTokens, input);
     assert.equal(result.usage.outputTokens, output);
-    const meta = result.providerMetadata?.reflectkit as { attempts: { output: string; checks: { pass: boolean }[]; reflection?: string }[]; selected: number; correct: boolean };
+    const meta = result.providerMetadata?.reflectkit as { decision: string; passed: boolean; rolledBack: boolean; attempts: { output: string; checks: { pass: boolean }[]; reflection?: string }[]; selected: number; correct: boolean };
+    assert.deepEqual([meta.decision, meta.passed, meta.rolledBack], ["verified", true, false], "the gateway's words: a passing retry is verified");
     assert.deepEqual(meta.attempts.map((a) => [a.output, a.checks.map((c) => c.pass), a.reflection]), [
       ["forty-two", [false], "I should write digits."],
       ["42", [true], undefined],
@@ -157,9 +158,19 @@ describe("reflectionMiddleware", () => {
     const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware() }), prompt: "hi" });
     assert.equal(result.text, "hello");
     assert.equal(model.calls.length, 1);
-    const meta = result.providerMetadata?.reflectkit as { stoppedBy: string; attempts: { checks: unknown[] }[] };
+    const meta = result.providerMetadata?.reflectkit as { stoppedBy: string; decision: string; passed: boolean | null; attempts: { checks: unknown[] }[] };
     assert.deepEqual(meta.attempts.map((a) => a.checks), [[]]);
     assert.equal(meta.stoppedBy, "unchecked");
+    assert.deepEqual([meta.decision, meta.passed], ["unjudged", null]);
+  });
+
+  it("says a failed answer failed and returns the first draft when the retry fails as badly, as the gateway does", async () => {
+    const model = scriptedModel(["forty-two", "I should write digits.", "answer with digits only"]);
+    const result = await generateText({ model: wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly] }) }), prompt: "6 * 7?" });
+    assert.equal(result.text, "forty-two");
+    const meta = result.providerMetadata?.reflectkit as { decision: string; passed: boolean; rolledBack: boolean; selected: number; attempts: { output: string; decision: string }[] };
+    assert.deepEqual([meta.decision, meta.passed, meta.rolledBack, meta.selected], ["failed", false, true, 1]);
+    assert.deepEqual(meta.attempts.map((a) => [a.output, a.decision]), [["forty-two", "continue"], ["answer with digits only", "rollback"]], "the loop's own decisions per attempt");
   });
 
   it("makes one call when the draft passes", async () => {

@@ -20,6 +20,7 @@ import type { StopCondition } from "../loops/stop.js";
 import { resolveStrategy, runStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyOption } from "../loops/strategies.js";
 import type { Check, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
+import { answerDecision } from "../loops/answer-decision.js";
 import { fromAISDK } from "./from-ai-sdk.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { chatMessages, finishReasonV4, streamParts, usageV4 } from "./to-ai-sdk.js";
@@ -184,13 +185,21 @@ function requestCheckOf(check: MiddlewareCheck, index: number): RequestCheck {
   return { source: "custom", name: check.name === "" ? `check ${index + 1}` : check.name, run: (reply) => check(reply.text, reply) };
 }
 
-/** The episode as JSON for `providerMetadata.reflectkit`: attempts with their checks and reflections, the decision, usage. */
+/**
+ * The episode as JSON for `providerMetadata.reflectkit`: what happened to the returned answer in the gateway's words
+ * (`decision`: `verified`, `failed` or `unjudged`; `passed`; `rolledBack`), then attempts with their checks,
+ * reflections and the loop's own per-attempt decisions (`accept`, `continue`, `rollback`), and usage.
+ */
 function episodeMetadata(episode: Episode<RequestRecord>): JSONObject {
+  const outcome = answerDecision(episode);
   return JSON.parse(
     JSON.stringify({
       id: episode.id,
       strategy: episode.strategy,
       model: episode.model,
+      decision: outcome.decision,
+      passed: outcome.passed,
+      rolledBack: outcome.rolledBack,
       selected: episode.selected,
       correct: episode.correct,
       solvedAt: episode.solvedAt,

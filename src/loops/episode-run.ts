@@ -159,8 +159,11 @@ export class EpisodeRun<R> {
   }
 
   /**
-   * Records an attempt, selects the best attempt so far (highest score, the latest on ties) and evaluates the stop
-   * conditions. Returns the label of the condition that holds, or null to go on.
+   * Records an attempt, selects the best attempt so far and evaluates the stop conditions. Returns the label of the
+   * condition that holds, or null to go on.
+   * The tie rule: the highest score wins, and on a tie the earlier attempt — a retry must score higher to replace what
+   * came before, so among equally failing attempts the first draft is returned (a retry that only echoes the feedback
+   * does not displace it).
    * `keep: "latest"` holds the new attempt whatever it scores: for strategies whose answer is chosen without the
    * verifier (a debate's vote, a comparison of alternatives), rolling back to a better-scoring attempt would let the
    * ground truth pick the answer.
@@ -168,10 +171,11 @@ export class EpisodeRun<R> {
   settle(draft: AttemptDraft, keep: "best" | "latest" = "best"): StopReason | null {
     // Every strategy records its attempts here, so the confidence of each is computed in one place.
     if (this.options.attempt?.logprobs === true && draft.confidence === undefined) draft = { ...draft, confidence: attemptConfidence(this.options.task, this.item.record, draft.call) };
+    // The earliest of the highest-scoring attempts so far (strictly higher replaces).
     const best = this.attempts.reduce<AttemptRecord | undefined>((b, a) => (b === undefined || attemptScore(a) > attemptScore(b) ? a : b), undefined);
     const scorePre = best === undefined ? undefined : attemptScore(best);
     const scorePost = attemptScore(draft);
-    const selected = keep === "best" && best !== undefined && (scorePre as number) > scorePost ? best.selected : draft.turn;
+    const selected = keep === "best" && best !== undefined && (scorePre as number) >= scorePost ? best.turn : draft.turn;
     const attempt: AttemptRecord = { ...draft, decision: "continue", selected };
     this.attempts.push(attempt);
     const stop = firstStop(this.conditions, this.attempts, { budget: this.budget.exhausted() });

@@ -174,6 +174,44 @@ describe("stop conditions and rollback", () => {
     assert.equal(episode.attempts[1]?.decision, "rollback");
   });
 
+  it("keeps the earlier attempt on a tie: among equally failing attempts every strategy that keeps the best returns the first draft", async () => {
+    const wrong = () => scriptedModel(["<answer>40</answer>", "I should multiply again.", "<answer>41</answer>"]);
+    const strategies = {
+      "reflect-retry": () => reflectRetry({ model: wrong(), task, item, turns: 2 }),
+      cascade: () => cascade({ model: wrong(), task, item, turns: 2 }),
+      reflexion: () => reflexion({ model: wrong(), task, item, turns: 2, memory: memoryStore(), runId: "tie" }),
+      "self-refine": () => selfRefine({ model: scriptedModel(["<answer>40</answer>", "<answer>41</answer>"]), task, item, turns: 2, critic: rubricJudge(scriptedModel([judge("incorrect", "No."), judge("incorrect", "No.")], { modelId: "critic" })) }),
+    };
+    for (const [name, run] of Object.entries(strategies)) {
+      const episode = await run();
+      assert.deepEqual(episode.attempts.map((a) => a.verdict.answer), ["40", "41"], name);
+      assert.equal(episode.selected, 1, `${name}: the first draft`);
+      assert.deepEqual(episode.attempts.map((a) => [a.decision, a.selected]), [["continue", 1], ["rollback", 1]], name);
+      assert.equal(summarize([episode], 2).rollbacks, 1, name);
+    }
+  });
+
+  it("measures the held answer on a tie of the loop's checks, even when the ground truth would prefer the later one", async () => {
+    // The judge fails both drafts alike; the verifier (measurement only) says the second is right. The loop holds the first.
+    const model = scriptedModel(["<answer>40</answer>", "<answer>42</answer>"]);
+    const critic = scriptedModel([judge("incorrect", "Check it."), judge("incorrect", "Check it.")], { modelId: "critic" });
+    const episode = await selfRefine({ model, task, item, turns: 2, critic: rubricJudge(critic) });
+    assert.deepEqual(episode.attempts.map((a) => a.verdict.correct), [false, true]);
+    assert.equal(episode.selected, 1);
+    assert.equal(episode.correct, false);
+    const s = summarize([episode], 2);
+    assert.deepEqual(s.accuracy, [0, 0], "Acc@t reads the attempt the loop holds after t attempts");
+    assert.equal(s.solved_any, 1);
+  });
+
+  it("lets a later attempt replace an earlier one only by scoring higher", async () => {
+    const model = scriptedModel(["score 0.2", "r", "score 0.5", "r", "score 0.5"]);
+    const episode = await reflectRetry({ model, task: scored, item, turns: 3 });
+    assert.deepEqual(episode.attempts.map((a) => a.selected), [1, 2, 2], "0.5 beats 0.2; the second 0.5 ties and does not replace the first");
+    assert.equal(episode.selected, 2);
+    assert.equal(episode.attempts[2]?.decision, "rollback");
+  });
+
   it("stops when the answer is unchanged, and runs every turn with no stop condition", async () => {
     const same = scriptedModel(["<answer>40</answer>", "r", "<answer>40</answer>", "r", "<answer>40</answer>"]);
     const unchanged = await reflectRetry({ model: same, task, item, turns: 3, stopWhen: [isVerified(), isUnchanged()] });

@@ -74,7 +74,9 @@ export interface PlaceboReflection {
 
 /**
  * After an attempt: `accept` — it passed, or the loop stops with it as the answer; `continue` — another attempt
- * follows; `rollback` — the loop stops and returns an earlier, better-scoring attempt.
+ * follows; `rollback` — the loop stops and returns an earlier attempt that scored higher, or as high (on a tie the
+ * earlier attempt is kept). The gateway and the middleware report what happened to the returned answer in other
+ * words (`answerDecision`: `verified`, `failed`, `unjudged`); these are the loop's own, as records keep them.
  */
 export type Decision = "accept" | "continue" | "rollback";
 

@@ -35,6 +35,17 @@ describe("embedded model (SmolLM2-135M, real)", { timeout: 600_000 }, () => {
     assert.ok(result.usage.completionTokens > 0 && result.usage.completionTokens <= 48);
   });
 
+  it("counts a prompt's tokens without generating: the context a generation of it evaluates, tools included", async () => {
+    const tools = [{ name: "lookup", description: "Looks a word up.", parameters: { type: "object", properties: { q: { type: "string" } } } }];
+    for (const request of [{ messages: question }, { messages: [{ role: "system" as const, content: "Be brief." }, ...question], tools }]) {
+      const counted = await (model.countTokens as NonNullable<typeof model.countTokens>)(request);
+      const generated = await model.doGenerate({ ...request, maxTokens: 1, temperature: 0 });
+      // The engine's token meter counts the evaluation of the prompt's last token as the first generated token's, so a
+      // generation reports one prompt token fewer than its context held; the count is the context's own length.
+      assert.equal(counted, generated.usage.promptTokens + 1);
+    }
+  });
+
   it("stops at maxTokens with finishReason length", async () => {
     const result = await model.doGenerate({ messages: [{ role: "user", content: "Count from 1 to 100, separated by commas." }], maxTokens: 5, temperature: 0 });
     assert.equal(result.finishReason, "length");

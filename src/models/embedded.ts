@@ -235,6 +235,15 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         release(slot, request.sessionKey);
       }
     },
+    async countTokens(request) {
+      if (closed) throw new ModelCallError("the embedded model was closed", undefined, false);
+      const tools = request.tools !== undefined && request.tools.length > 0 ? request.tools : undefined;
+      const messages = tools === undefined ? request.messages : withToolsPrompt(request.messages, tools);
+      // The context a generation evaluates: the chat template over the history and the model turn it opens.
+      const chat = (slots[0] as Slot).chat;
+      const { contextText } = chat.chatWrapper.generateContextState({ chatHistory: [...toHistory(messages), { type: "model", response: [] }] });
+      return contextText.tokenize(model.tokenizer).length;
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -110,6 +110,11 @@ export interface LanguageModel {
   /** How many requests the backend serves at once; callers keep at most this many in flight. */
   readonly maxConcurrency: number;
   doGenerate(request: GenerateRequest): Promise<GenerateResult>;
+  /**
+   * The prompt tokens a generation of these messages (and tools) would evaluate, where the backend can count them
+   * without generating (the embedded engine, with its chat template and tokenizer). Absent: it cannot.
+   */
+  countTokens?(request: Pick<GenerateRequest, "messages" | "tools">): Promise<number>;
   /** Releases native memory or sockets. Idempotent. */
   close(): Promise<void>;
 }

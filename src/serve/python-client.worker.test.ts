@@ -16,7 +16,7 @@ interface Received {
 
 const received: Received[] = [];
 const KEY = "test-key-0123456789";
-const reflect = { attempts: 2, decision: "accept", checks: [{ source: "schema", pass: true, score: 1, feedback: "valid" }], usage_by_role: { attempt: { tokens: 30, calls: 2 }, reflection: { tokens: 12, calls: 1 } } };
+const reflect = { attempts: 2, decision: "verified", checks: [{ source: "schema", pass: true, score: 1, feedback: "valid" }], usage_by_role: { attempt: { tokens: 30, calls: 2 }, reflection: { tokens: 12, calls: 1 } } };
 const usage = { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 };
 
 function completion(content: string): Record<string, unknown> {
@@ -38,7 +38,7 @@ function answer(request: IncomingMessage, response: ServerResponse, raw: string)
     response.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "reflect.max_turns: must be an integer from 1 to 8", type: "invalid_request_error", param: "reflect.max_turns", code: null } }));
     return;
   }
-  const headers = { "x-reflect-attempts": "2", "x-reflect-decision": "accept" };
+  const headers = { "x-reflect-attempts": "2", "x-reflect-decision": "verified" };
   if (body.stream === true) {
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
     response.write(chunk({ role: "assistant", content: "" }, null));
@@ -91,7 +91,7 @@ describe("the official openai Python client (openai_client_check.py)", () => {
 
     const create = result.create as PythonCreateResult;
     assert.deepEqual(create.reflect, reflect);
-    assert.deepEqual(create.headers, { "x-reflect-attempts": "2", "x-reflect-decision": "accept" });
+    assert.deepEqual(create.headers, { "x-reflect-attempts": "2", "x-reflect-decision": "verified" });
     assert.deepEqual((create.completion.choices as Array<{ message: { content: string } }>)[0]?.message.content, '{"answer": 42}');
     assert.deepEqual(create.completion.usage, usage);
     // to_dict() keeps the extension too.

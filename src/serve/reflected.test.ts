@@ -6,7 +6,7 @@ import type { Episode } from "../loops/types.js";
 import { createHttpModel, type RetryPolicy } from "../models/http.js";
 import type { Tracer } from "../telemetry/tracer.js";
 import type { RequestOutcome } from "./observer.js";
-import { client, echoHeaders, hang, invalidJson, reply, startTestGateway, startUpstream, status, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
+import { client, completion, echoHeaders, hang, invalidJson, reply, startTestGateway, startUpstream, status, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
 import type { GatewayLimits, RunningGateway } from "./server.js";
 
 const KEY_ENV = "REFLECT_TEST_UPSTREAM_KEY";
@@ -41,6 +41,11 @@ async function setup(t: TestContext, script: Behaviour | Behaviour[], options: {
 
 const ask = { model: UPSTREAM_MODEL, messages: [{ role: "user" as const, content: "What is six times seven? Digits only." }] };
 
+/** The named fields of an object, for comparing a few fields of the `reflect` extension at once. */
+function pick(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((k) => [k, object[k]]));
+}
+
 /** The request body with the `reflect` extension (clients send it through extra body fields). */
 function reflected<T extends object>(body: T, reflect: Record<string, unknown>): T {
   return { ...body, reflect } as T;
@@ -54,7 +59,7 @@ describe("reflected requests", () => {
     assert.equal(upstream.requests.length, 1);
     const extension = (data as unknown as { reflect: { attempts: number; stopped_by: string; passed: boolean; checks: unknown[] } }).reflect;
     assert.deepEqual([extension.attempts, extension.stopped_by, extension.passed, extension.checks], [1, "unchecked", null, []]);
-    assert.equal(response.headers.get("x-reflect-decision"), "accept");
+    assert.equal(response.headers.get("x-reflect-decision"), "unjudged");
     assert.equal(recorded[0]?.attempts[0]?.verdict.correct, null);
   });
 
@@ -70,7 +75,8 @@ describe("reflected requests", () => {
     const extension = (data as unknown as { reflect: Record<string, unknown> }).reflect;
     assert.deepEqual(extension, {
       attempts: 2,
-      decision: "accept",
+      decision: "verified",
+      rolled_back: false,
       stopped_by: "verified",
       selected: 2,
       passed: true,
@@ -81,7 +87,7 @@ describe("reflected requests", () => {
       usage_by_role: { attempt: { tokens: 20 + 3 + 22 + 5, calls: 2 }, reflection: { tokens: 21 + 4, calls: 1 } },
     });
     assert.equal(response.headers.get("x-reflect-attempts"), "2");
-    assert.equal(response.headers.get("x-reflect-decision"), "accept");
+    assert.equal(response.headers.get("x-reflect-decision"), "verified");
     assert.equal(response.headers.get("x-reflect-passed"), "true");
     // The retry saw the failing check's words (detailed feedback by default).
     assert.match(JSON.stringify(upstream.requests[1]?.body.messages), /does not match the required pattern/);
@@ -99,12 +105,14 @@ describe("reflected requests", () => {
     const returned = await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$" })).withResponse();
     assert.equal(returned.response.status, 200);
     assert.equal(returned.response.headers.get("x-reflect-passed"), "false");
-    assert.equal((returned.data as unknown as { reflect: { passed: boolean } }).reflect.passed, false);
+    assert.equal(returned.response.headers.get("x-reflect-decision"), "failed");
+    assert.deepEqual(pick((returned.data as unknown as { reflect: Record<string, unknown> }).reflect, ["decision", "passed"]), { decision: "failed", passed: false });
 
     for (const stream of [false, true]) {
       const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(reflected({ ...ask, stream }, { regex: "^\\d+$", on_failure: "error" })) });
       assert.equal(response.status, 422, `stream: ${stream}`);
       assert.equal(response.headers.get("x-reflect-passed"), "false");
+      assert.equal(response.headers.get("x-reflect-decision"), "failed");
       const body = (await response.json()) as { error: { type: string; code: string; message: string }; reflect: { passed: boolean; attempts: number } };
       assert.deepEqual([body.error.type, body.error.code], ["invalid_request_error", "checks_failed"]);
       assert.match(body.error.message, /failed its checks after 2 attempts — regex: The reply does not match the required pattern/);
@@ -113,6 +121,60 @@ describe("reflected requests", () => {
     }
     // The official client raises it as an API error with the status.
     await assert.rejects(client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$", on_failure: "error" })), (error: unknown) => error instanceof APIError && error.status === 422);
+  });
+
+  it("returns the first draft when every attempt fails equally: decision failed, rolled back, on both the body and the stream", async (t) => {
+    // The retry only echoes the feedback: it fails the same check with the same score, so it does not replace the draft.
+    const script = ["maybe forty-two", "I should write digits.", "The reply does not match the required pattern."];
+    const { upstream, gateway, recorded } = await setup(t, reply((_seen, i) => script[i % 3] as string));
+    const { data, response } = await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^\\d+$" })).withResponse();
+    assert.equal(upstream.requests.length, 3);
+    assert.equal(data.choices[0]?.message.content, "maybe forty-two");
+    const extension = (data as unknown as { reflect: Record<string, unknown> }).reflect;
+    assert.deepEqual(pick(extension, ["attempts", "decision", "rolled_back", "selected", "passed", "stopped_by"]), { attempts: 2, decision: "failed", rolled_back: true, selected: 1, passed: false, stopped_by: "turns:2" });
+    assert.deepEqual([response.headers.get("x-reflect-decision"), response.headers.get("x-reflect-passed")], ["failed", "false"]);
+    // The record keeps the loop's own decisions: the last attempt rolled back to the first.
+    assert.deepEqual(recorded[0]?.attempts.map((a) => [a.decision, a.selected]), [["continue", 1], ["rollback", 1]]);
+
+    const stream = await client(gateway.url).chat.completions.create(reflected({ ...ask, stream: true as const }, { regex: "^\\d+$" }));
+    let text = "";
+    let streamed: Record<string, unknown> | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      streamed = (chunk as unknown as { reflect?: Record<string, unknown> }).reflect ?? streamed;
+    }
+    assert.equal(text, "maybe forty-two");
+    assert.deepEqual(pick(streamed ?? {}, ["decision", "rolled_back", "selected"]), { decision: "failed", rolled_back: true, selected: 1 });
+  });
+
+  it("returns a later attempt that fails less: decision failed, not rolled back", async (t) => {
+    // Two tool calls with bad arguments (score 0), then two of which one is valid (score 0.5): still failing, but better.
+    const weather = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false } } };
+    const calls = (args: readonly string[]) => args.map((a, i) => ({ id: `call_${i}`, type: "function", function: { name: "get_weather", arguments: a } }));
+    const toolReply = (args: readonly string[]): Behaviour => (res) => {
+      const body = completion(null);
+      (body.choices as Array<Record<string, unknown>>)[0] = { index: 0, message: { role: "assistant", content: null, tool_calls: calls(args) }, logprobs: null, finish_reason: "tool_calls" };
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    const { gateway } = await setup(t, [toolReply(["{}", '{"town":"Paris"}']), reply("Each call needs a city."), toolReply(['{"city":"Paris"}', "{}"])]);
+    const { data, response } = await client(gateway.url).chat.completions.create(reflected({ ...ask, tools: [weather] }, {})).withResponse();
+    assert.deepEqual(data.choices[0]?.message.tool_calls?.map((c) => (c.type === "function" ? c.function.arguments : "")), ['{"city":"Paris"}', "{}"]);
+    const extension = (data as unknown as { reflect: Record<string, unknown> & { checks: Array<{ turn: number; score: number }> } }).reflect;
+    assert.deepEqual(extension.checks.map((c) => [c.turn, c.score]), [[1, 0], [2, 0.5]]);
+    assert.deepEqual(pick(extension, ["decision", "rolled_back", "selected", "passed"]), { decision: "failed", rolled_back: false, selected: 2, passed: false });
+    assert.equal(response.headers.get("x-reflect-decision"), "failed");
+  });
+
+  it("says unjudged when no check could judge the answer, and keeps the first of the unjudged attempts", async (t) => {
+    // A pattern that backtracks past the check's time limit on these replies: the regex check cannot judge.
+    const { gateway } = await setup(t, reply((_seen, i) => (i === 1 ? "No idea what went wrong." : `${"a".repeat(34)}${i}`)));
+    const { data, response } = await client(gateway.url).chat.completions.create(reflected(ask, { regex: "^(a+)+$" })).withResponse();
+    assert.equal(data.choices[0]?.message.content, `${"a".repeat(34)}0`);
+    const extension = (data as unknown as { reflect: Record<string, unknown> & { checks: Array<{ pass: boolean | null }> } }).reflect;
+    assert.deepEqual(extension.checks.map((c) => c.pass), [null, null]);
+    assert.deepEqual(pick(extension, ["decision", "rolled_back", "selected", "passed"]), { decision: "unjudged", rolled_back: true, selected: 1, passed: null });
+    assert.deepEqual([response.headers.get("x-reflect-decision"), response.headers.get("x-reflect-passed")], ["unjudged", "null"]);
   });
 
   it("answers a passing attempt as usual when on_failure is error, and refuses an unknown on_failure naming the field", async (t) => {

@@ -1,4 +1,4 @@
-import { checksPass } from "../critics/verdict.js";
+import { answerDecision, type AnswerDecision } from "../loops/answer-decision.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { Episode, ModelCall } from "../loops/types.js";
 import type { FinishReason, TokenUsage, ToolCall } from "../models/language-model.js";
@@ -37,8 +37,14 @@ export interface OpenAiUsage {
 export interface ReflectExtension {
   /** Attempts made. */
   attempts: number;
-  /** The last attempt's decision: `accept` (it is the answer) or `rollback` (an earlier, better attempt is). */
-  decision: string;
+  /**
+   * What happened to the returned answer (`answerDecision`, the words of every door): `verified` (it passed its
+   * checks), `failed` (no attempt passed; it is the best failing attempt, the earlier on a tie), `unjudged` (no check
+   * could judge it).
+   */
+  decision: AnswerDecision;
+  /** An earlier attempt than the last was returned. */
+  rolled_back: boolean;
   /** Why the loop stopped: `verified`, `turns:N`, `budget:<kind>`, `error`, … */
   stopped_by: string;
   /** The turn of the returned attempt. */
@@ -93,14 +99,14 @@ export function selectedCall(episode: Episode): ModelCall | undefined {
 
 /** The `reflect` extension of an episode that returned an attempt. */
 export function reflectExtension(episode: Episode): ReflectExtension {
-  const last = episode.attempts.at(-1);
-  const checks = selectedAttempt(episode)?.checks ?? [];
+  const outcome = answerDecision(episode);
   return {
     attempts: episode.attempts.length,
-    decision: last?.decision ?? "accept",
+    decision: outcome.decision,
+    rolled_back: outcome.rolledBack,
     stopped_by: episode.stoppedBy,
     selected: episode.selected ?? 0,
-    passed: checksPass(checks),
+    passed: outcome.passed,
     checks: episode.attempts.flatMap((a) => a.checks.map((c) => ({ turn: a.turn, source: c.source, pass: c.pass, score: c.score, feedback: c.feedback }))),
     usage_by_role: episode.usageByRole,
     ...(episode.error === undefined ? {} : { error: episode.error.message }),
@@ -115,9 +121,8 @@ export function reflectedCompletion(meta: CompletionMeta, episode: Episode, call
 }
 
 /**
- * `x-reflect-attempts`, `x-reflect-decision` and `x-reflect-passed` (`true`, `false`, or `null` when no check could
- * judge), for clients that drop unknown body fields: the decision says which attempt was returned, `passed` whether
- * it passed its checks.
+ * `x-reflect-attempts`, `x-reflect-decision` (the body's `decision`: `verified`, `failed` or `unjudged`) and
+ * `x-reflect-passed` (`true`, `false`, or `null` when no check could judge), for clients that drop unknown body fields.
  */
 export function reflectHeaders(reflect: ReflectExtension): Record<string, string> {
   return { "x-reflect-attempts": String(reflect.attempts), "x-reflect-decision": reflect.decision, "x-reflect-passed": String(reflect.passed) };

@@ -14,7 +14,7 @@ import { CheckBudget, CheckPool, CheckPoolBusyError, defaultCheckPoolLimits, typ
 import { compileRequestChecks, type RequestCheckPlan } from "../critics/request/isolated-checks.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
 import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
-import { defaultRequestCheckBounds, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
+import { defaultRequestCheckBounds, measure, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../record/record-writer.js";
@@ -181,6 +181,9 @@ class Refusal extends ReflectkitError {
   }
 }
 
+/** The largest body `count_tokens` reads (on the event loop, in the serial lane) when it counts rather than relays. */
+const COUNT_TOKENS_BYTES = 1024 * 1024;
+
 /** Bodies over this many bytes are read by a worker first, then (past pass-through) in the gateway's serial lane. */
 const LANE_BYTES = 64 * 1024;
 
@@ -311,6 +314,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   });
   const served = Object.values(dialects);
   for (const dialect of served) app.post(dialect.route, (c) => answer(c, dialect));
+  const messages = dialects.messages;
+  if (messages !== undefined) app.post(`${messages.route}/count_tokens`, (c) => countTokens(c, messages));
   const routes = served.map((d) => `POST ${d.route}`).join(", ");
   app.notFound((c) => dialectError(dialectOfRoute(c.req.path) ?? chatDialect, { status: 404, message: `no route ${c.req.method} ${c.req.path} — the gateway serves ${routes}, GET /v1/models, /healthz, /metrics`, type: "invalid_request_error", param: null, code: "not_found" }));
   app.onError((_error, c) => dialectError(dialectOfRoute(c.req.path) ?? chatDialect, { status: 500, message: "the gateway failed on this request", type: "server_error", param: null, code: "internal_error" }));
@@ -419,6 +424,36 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const episode = (error as { episode?: Episode } | undefined)?.episode;
       tell({ kind, status: refusal.status, stream, ...(episode === undefined ? {} : { episode }), ...(refusal.status === 502 || refusal.status === 504 || refusal.code === "upstream_rate_limited" ? { upstreamFailure: upstreamError(episode?.error ?? error, timedOut).failure } : {}) });
       return refuse(refusal, dialect);
+    }
+  }
+
+  /**
+   * `POST /v1/messages/count_tokens`: relayed raw to an upstream that speaks Messages; counted by an upstream that can
+   * count without generating (the embedded engine); otherwise a 400 saying the upstream cannot count.
+   */
+  async function countTokens(c: Context<Env>, dialect: Dialect): Promise<Response> {
+    if (c.env?.incoming === undefined) return dialectError(dialect, { status: 500, message: "the gateway runs on Node's http server", type: "server_error", param: null, code: "not_node_server" });
+    try {
+      const { incoming, outgoing } = c.env;
+      const bytes = await readBody(incoming, limits.bodyBytes);
+      if (relay !== undefined && upstreamSpeaks(options.upstreamHttp, dialect.name)) {
+        const relayed = await relay.send({ body: bytes, incoming, outgoing }, () => {}, { ...dialect, upstreamPath: `${dialect.upstreamPath}/count_tokens` });
+        return relayed ?? RESPONSE_ALREADY_SENT;
+      }
+      const count = options.upstream.countTokens?.bind(options.upstream);
+      if (count === undefined) throw new Refusal(400, `the gateway's upstream (${modelName}) cannot count tokens without generating: count_tokens is answered by an embedded model, or relayed to an upstream that speaks Messages (--upstream-api messages)`, "invalid_request_error", null, "cannot_count");
+      // Parsed here, not in a worker: so its size is bounded tighter than a message's, and its shape as a message's is.
+      if (bytes.byteLength > COUNT_TOKENS_BYTES) throw new Refusal(413, `a count_tokens body is at most ${COUNT_TOKENS_BYTES} bytes on this gateway`, "invalid_request_error", null, "request_too_large");
+      const body = parseJson(bytes);
+      const shape = measure(body, limits.bodyDepth, limits.bodyNodes);
+      if (shape.depth > limits.bodyDepth || shape.nodes > limits.bodyNodes) throw new RequestFieldError("body", `is nested deeper than ${limits.bodyDepth} levels or holds more than ${limits.bodyNodes} values`);
+      // The same reading as a message's; count_tokens bodies carry no max_tokens, which a message needs.
+      const request = (await lane.run(() => readChat(typeof body === "object" && body !== null && !Array.isArray(body) ? { ...body, max_tokens: 1 } : body, false, { ...readingOf(dialect.name), plan: false }))).chat;
+      if (request === undefined) throw new Error("count_tokens read no request");
+      const tools = request.sampling.tools;
+      return json(200, { input_tokens: await count({ messages: request.messages, ...(tools === undefined ? {} : { tools }) }) });
+    } catch (error) {
+      return refuse(refusalOf(error, false, error instanceof ClientGone), dialect);
     }
   }
 

@@ -17,9 +17,9 @@ export function dialectNamed(name: DialectName): Dialect {
   return dialect;
 }
 
-/** The dialect whose route `path` is, if any. */
+/** The dialect whose route `path` is, or is under (`/v1/messages/count_tokens`), if any. */
 export function dialectOfRoute(path: string): Dialect | undefined {
-  return Object.values(dialects).find((d) => d.route === path);
+  return Object.values(dialects).find((d) => d.route === path || path.startsWith(`${d.route}/`));
 }
 
 /** Every dialect name, for flags and errors. */
