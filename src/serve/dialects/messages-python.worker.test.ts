@@ -17,7 +17,7 @@ const KEY = "test-key-0123456789";
 const bounds: RequestBounds = { maxTurns: 4, budget: { tokens: 1000, calls: 6, seconds: 30 }, defaultMaxTokens: 64 };
 const meta = { id: "msg_py1", created: 1_764_000_000, model: "claude-test" };
 const usage = { promptTokens: 30, completionTokens: 12, evaluatedPromptTokens: 30 };
-const reflect = { attempts: 2, decision: "accept", stopped_by: "verified", selected: 2, passed: true, checks: [{ turn: 1, source: "tools", pass: false, score: 0, feedback: "city is required" }, { turn: 2, source: "tools", pass: true, score: 1, feedback: "valid" }], usage_by_role: {} } as unknown as ReflectExtension;
+const reflect = { attempts: 2, decision: "verified", rolled_back: false, stopped_by: "verified", selected: 2, passed: true, checks: [{ turn: 1, source: "tools", pass: false, score: 0, feedback: "city is required" }, { turn: 2, source: "tools", pass: true, score: 1, feedback: "valid" }], usage_by_role: {} } as unknown as ReflectExtension;
 const weather = { name: "get_weather", description: "Weather of a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 const toolReply: CompletionReply = { text: "Looking it up.", finishReason: "stop", toolCalls: [{ id: "toolu_01", name: "get_weather", arguments: '{"city":"Oslo"}' }] };
 
@@ -43,7 +43,7 @@ function answer(request: IncomingMessage, response: ServerResponse, raw: string)
     return;
   }
   if (parsed.reflect?.onFailure === "error") {
-    send(response, 422, messagesDialect.error({ status: 422, message: "the answer failed its checks after 2 attempts", type: "invalid_request_error", param: null, code: "checks_failed", reflect: { ...reflect, passed: false } }));
+    send(response, 422, messagesDialect.error({ status: 422, message: "the answer failed its checks after 2 attempts", type: "invalid_request_error", param: null, code: "checks_failed", reflect: { ...reflect, decision: "failed", passed: false } }));
     return;
   }
   const ext = parsed.reflect === undefined ? undefined : reflect;

@@ -13,7 +13,8 @@ const meta: CompletionMeta = { id: "msg_abc", created: 1_700_000_000, model: "cl
 const usage = { promptTokens: 20, completionTokens: 7, evaluatedPromptTokens: 12 };
 const reflect: ReflectExtension = {
   attempts: 2,
-  decision: "accept",
+  decision: "verified",
+  rolled_back: false,
   stopped_by: "verified",
   selected: 2,
   passed: true,
@@ -451,7 +452,7 @@ describe("messages dialect: errors", () => {
       error: { type: "invalid_request_error", message: "failed with 400", param: "max_tokens" },
       request_id: null,
     });
-    const failed = messagesDialect.error(error(422, { code: "checks_failed", reflect: { ...reflect, passed: false } }));
+    const failed = messagesDialect.error(error(422, { code: "checks_failed", reflect: { ...reflect, decision: "failed", passed: false } }));
     assert.deepEqual(failed.error, { type: "invalid_request_error", message: "failed with 422", code: "checks_failed" });
     assert.equal((failed.reflect as ReflectExtension).passed, false);
     assert.deepEqual(parseSse(messagesDialect.errorEvent(error(429))), [{ event: "error", data: messagesDialect.error(error(429)) }]);
@@ -500,7 +501,7 @@ describe("messages dialect: the official client reads what it writes", () => {
   });
 
   it("raises an error answer as its APIError class, with the body's type, code and reflect", async () => {
-    const failed: GatewayError = { status: 422, message: "the answer failed its checks", type: "invalid_request_error", param: null, code: "checks_failed", reflect: { ...reflect, passed: false } };
+    const failed: GatewayError = { status: 422, message: "the answer failed its checks", type: "invalid_request_error", param: null, code: "checks_failed", reflect: { ...reflect, decision: "failed", passed: false } };
     const { client } = sdkClient(() => json(messagesDialect.error(failed), 422));
     const error = await client.messages.create(request).then(
       () => assert.fail("expected an error"),
