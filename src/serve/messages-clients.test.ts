@@ -161,6 +161,11 @@ describe("the official Anthropic client on /v1/messages", () => {
     await assert.rejects(anthropic.messages.create({ ...ask, tools: [{ type: "web_search_20250305", name: "web_search" }] }), (error: unknown) => error instanceof Anthropic.BadRequestError && /tools\[0\]\.type/u.test(error.message));
     const { max_tokens: _dropped, ...withoutMax } = ask;
     await assert.rejects(anthropic.messages.create(withoutMax as typeof ask), (error: unknown) => error instanceof Anthropic.BadRequestError && /max_tokens: is required/u.test(error.message));
+    await assert.rejects(anthropic.messages.countTokens({ model: ask.model, system: ask.system, messages: ask.messages }), (error: unknown) => {
+      assert.ok(error instanceof Anthropic.BadRequestError, String(error));
+      assert.equal((error.error as { error: { code: string } }).error.code, "cannot_count");
+      return true;
+    });
     assert.equal(upstream.requests.length, 0, "a refused request costs no upstream call");
 
     const wrongKey = new Anthropic({ baseURL: gateway.url, apiKey: "wrong", maxRetries: 0 });
@@ -201,6 +206,11 @@ const upstreamEvents = [
 
 /** An Anthropic Messages endpoint: a Message, or the event stream above, one event at a time. */
 const anthropicUpstream: Behaviour = (res, seen) => {
+  if (seen.body.max_tokens === undefined) {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ input_tokens: 17 }));
+    return;
+  }
   if (seen.body.stream !== true) {
     res.writeHead(200, { "content-type": "application/json", "request-id": "req_up1" });
     res.end(JSON.stringify({ id: "msg_up1", type: "message", role: "assistant", model: "claude-up", content: [{ type: "text", text: "Hello!" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 12, output_tokens: 3 } }));
@@ -259,7 +269,7 @@ describe("the Messages door in front of an upstream that speaks Messages", () =>
     const upstreamKeyEnv = "REFLECT_TEST_MESSAGES_UPSTREAM_KEY";
     process.env[upstreamKeyEnv] = "sk-ant-upstream-0123456789";
     t.after(() => delete process.env[upstreamKeyEnv]);
-    const upstream = await startUpstream(t, [anthropicUpstream, anthropicUpstream, anthropicUpstream, status(429, { type: "error", error: { type: "rate_limit_error", message: "slow down" } }, { "retry-after": "7" })]);
+    const upstream = await startUpstream(t, [anthropicUpstream, anthropicUpstream, anthropicUpstream, anthropicUpstream, status(429, { type: "error", error: { type: "rate_limit_error", message: "slow down" } }, { "retry-after": "7" })]);
     const gateway = await startTestGateway(t, {
       upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL }),
       upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: upstreamKeyEnv, speaks: ["chat", "messages"] },
@@ -281,9 +291,14 @@ describe("the Messages door in front of an upstream that speaks Messages", () =>
     const raw = await fetch(`${gateway.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" }, body: JSON.stringify({ ...ask, stream: true }) });
     assert.equal(await raw.text(), upstreamEvents.join(""));
 
+    // count_tokens too goes to the upstream that can count.
+    const counted = await anthropic.messages.countTokens({ model: ask.model, system: ask.system, messages: ask.messages });
+    assert.equal(counted.input_tokens, 17);
+    assert.equal(upstream.requests[3]?.headers["x-api-key"], "sk-ant-upstream-0123456789");
+
     // The upstream's own errors reach the client as sent: a 429 with its retry-after.
     await assert.rejects(anthropic.messages.create(ask), (error: unknown) => error instanceof Anthropic.RateLimitError && error.type === "rate_limit_error" && error.headers?.get("retry-after") === "7");
-    assert.ok(upstream.requests.every((r) => r.raw.toString("utf8").includes('"messages"')) && upstream.requests.length === 4);
+    assert.ok(upstream.requests.every((r) => r.raw.toString("utf8").includes('"messages"')) && upstream.requests.length === 5);
   });
 });
 
