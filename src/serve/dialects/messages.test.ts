@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { RequestFieldError } from "../../errors.js";
+import { replyText } from "../../loops/conversation.js";
 import { parseChatRequest, type RequestBounds } from "../request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { GatewayError } from "./dialect.js";
@@ -261,7 +262,7 @@ describe("messages dialect: parse", () => {
       [{ ...base, messages: [{ role: "user", content: ["hi"] }] }, "messages[0].content[0]"],
       [{ ...base, messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "n", input: {} }] }] }, "messages[0].content[0]", /assistant turn/],
       [{ ...base, messages: [{ role: "assistant", content: [{ type: "tool_result", tool_use_id: "t" }] }] }, "messages[0].content[0]", /user turn/],
-      [{ ...base, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "n", input: "x" }] }] }, "messages[0].content[0].input"],
+      [{ ...base, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "n", input: [1] }] }] }, "messages[0].content[0].input"],
       [{ ...base, messages: [{ role: "assistant", content: [{ type: "tool_use", name: "n", input: {} }] }] }, "messages[0].content[0].id"],
       [{ ...base, messages: [{ role: "user", content: [{ type: "tool_result", content: "x" }] }] }, "messages[0].content[0].tool_use_id"],
       [{ ...base, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [image] }] }] }, "messages[0].content[0].content[0]", /"image"/],
@@ -377,6 +378,13 @@ describe("messages dialect: answer", () => {
     assert.deepEqual(toolInput("  "), {});
     assert.equal(toolInput("null"), "null");
     assert.equal(toolInput("{oops"), "{oops");
+  });
+
+  it("reads its own answer back as the same assistant turn when a client sends it with the conversation", () => {
+    const body = messagesDialect.answer(meta, { ...called, text: "Checking." }, usage);
+    const sentBack = parse({ ...base, messages: [base.messages[0], { role: "assistant", content: body.content }] }).messages[1];
+    const calls = called.toolCalls!.map((c, i) => ({ ...c, id: i === 1 ? "toolu_abc_1" : c.id, arguments: i === 0 ? '{"city":"Paris"}' : i === 1 ? "{}" : c.arguments }));
+    assert.deepEqual(sentBack, { role: "assistant", content: replyText({ output: "Checking.", toolCalls: calls }) });
   });
 
   it("is the SDK's Message type (a compile-time check: drift from the official shape fails the build)", () => {

@@ -158,6 +158,9 @@ function blockText(block: unknown, field: string, role: "user" | "assistant"): s
 function toolUse(block: Record<string, unknown>, field: string): ToolCall {
   if (typeof block.id !== "string" || block.id === "") throw new RequestFieldError(`${field}.id`, "must be the tool use's id string");
   if (typeof block.name !== "string" || block.name === "") throw new RequestFieldError(`${field}.name`, "must be the tool's name");
+  // A string is the arguments as the model wrote them, when they were not a JSON object (`toolInput`): the gateway's
+  // own answer, sent back with the conversation, reads as it was written.
+  if (typeof block.input === "string") return { id: block.id, name: block.name, arguments: block.input };
   if (!isRecord(block.input)) throw new RequestFieldError(`${field}.input`, "must be an object: the tool's arguments");
   return { id: block.id, name: block.name, arguments: JSON.stringify(block.input) };
 }
