@@ -69,6 +69,10 @@ describe("the official Anthropic client on /v1/messages", () => {
     ]);
     assert.equal(upstream.requests[0]?.body.max_tokens, 64);
     assert.equal(upstream.requests[0]?.headers.authorization, undefined, "the gateway's key is never forwarded");
+
+    // Streamed, the one call's answer as Anthropic's events.
+    const final = await anthropic.messages.stream(ask).finalMessage();
+    assert.deepEqual([final.content, final.stop_reason, final.usage.output_tokens, reflectOf(final)], [[{ type: "text", text: "42", citations: null }], "end_turn", 4, undefined]);
   });
 
   it("retries a tool call that failed the tools check and answers the one that passed, then takes its tool result", async (t) => {
