@@ -19,7 +19,7 @@ type Tier = (typeof TIERS)[number];
 
 /** What a test file calls or imports when it needs a tier. Read from the source with comments removed. */
 const SIGNALS: Record<Tier, RegExp> = {
-  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureOpenaiPythonClient)\(|\bWorkerClient\.start\(/,
+  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureOpenaiPythonClient|ensureAnthropicPythonClient)\(|\bWorkerClient\.start\(/,
   model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:|[a-z][a-z0-9-]*[a-z0-9]:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
   stress: /\bpercentile\(/,
@@ -28,7 +28,7 @@ const SIGNALS: Record<Tier, RegExp> = {
 
 /** A module-level await of a fetch or an environment build: it would run on import, even when no test of the file is
  * selected, and outside every test's timeout only by accident. Such work belongs in a `before()` hook. */
-const ON_IMPORT = /^(?:(?:const|let|var)\s+[^=\n]+=\s*)?await\s+(?:prepareTestWorker|startTestWorker|resolveRegisteredModel|loadEmbeddedModel|openModel|ensureOpenaiPythonClient|getLlama)\(/m;
+const ON_IMPORT = /^(?:(?:const|let|var)\s+[^=\n]+=\s*)?await\s+(?:prepareTestWorker|startTestWorker|resolveRegisteredModel|loadEmbeddedModel|openModel|ensureOpenaiPythonClient|ensureAnthropicPythonClient|getLlama)\(/m;
 
 /** The tiers a test file's name declares, in the order written: `a.worker.model.test.ts` → ["worker", "model"]. */
 export function declaredTiers(fileName: string): string[] {
