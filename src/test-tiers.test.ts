@@ -19,8 +19,8 @@ type Tier = (typeof TIERS)[number];
 
 /** What a test file calls or imports when it needs a tier. Read from the source with comments removed. */
 const SIGNALS: Record<Tier, RegExp> = {
-  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureOpenaiPythonClient)\(|\bWorkerClient\.start\(/,
-  model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:)/,
+  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureOpenaiPythonClient|ensureAnthropicPythonClient)\(|\bWorkerClient\.start\(/,
+  model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:|[a-z][a-z0-9-]*[a-z0-9]:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
   stress: /\bpercentile\(/,
   sandbox: /\b(?:defaultSandbox|createPythonSandbox|runPython|judgeCode|verifyMbpp|verifyHumaneval|mbppTask|humanevalTask|pythonTestsCheck)\(|\btaskCheck\("(?:mbpp|humaneval)"|\.verifier === "sandbox"/,
@@ -28,7 +28,7 @@ const SIGNALS: Record<Tier, RegExp> = {
 
 /** A module-level await of a fetch or an environment build: it would run on import, even when no test of the file is
  * selected, and outside every test's timeout only by accident. Such work belongs in a `before()` hook. */
-const ON_IMPORT = /^(?:(?:const|let|var)\s+[^=\n]+=\s*)?await\s+(?:prepareTestWorker|startTestWorker|resolveRegisteredModel|loadEmbeddedModel|openModel|ensureOpenaiPythonClient|getLlama)\(/m;
+const ON_IMPORT = /^(?:(?:const|let|var)\s+[^=\n]+=\s*)?await\s+(?:prepareTestWorker|startTestWorker|resolveRegisteredModel|loadEmbeddedModel|openModel|ensureOpenaiPythonClient|ensureAnthropicPythonClient|getLlama)\(/m;
 
 /** The tiers a test file's name declares, in the order written: `a.worker.model.test.ts` → ["worker", "model"]. */
 export function declaredTiers(fileName: string): string[] {
@@ -75,6 +75,7 @@ describe("test tiers", () => {
     assert.deepEqual(declaredTiers("src/tasks/arithmetic/index.test.ts"), []);
     assert.deepEqual(neededTiers('before(async () => { python = await prepareTestWorker(); });\nconst m = await openModel("smollm2-135m");'), ["worker", "model"]);
     assert.deepEqual(neededTiers('const m = await openModel("http://127.0.0.1:9/v1#m");'), []);
+    assert.deepEqual(neededTiers('const m = await openModel("anthropic:claude-x");'), [], "a provider's model is served elsewhere");
     assert.deepEqual(neededTiers("// defaultSandbox() is not called here\nconst x = 1;"), []);
     assert.deepEqual(neededTiers('const check = taskCheck("mbpp", item);'), ["sandbox"]);
     assert.deepEqual(tierProblems("a.test.ts", "before(() => defaultSandbox().ready());"), ['needs ".sandbox" in its name (it calls into the sandbox tier)']);

@@ -180,7 +180,7 @@ function registerCurate(data: Command): void {
     .requiredOption("--out <dir>", "folder for d_plus.jsonl, d_pm.jsonl, d_pref.jsonl (with a judge), distill.jsonl and curation.json")
     .option("--test-share <share>", "share of the items in the test split", nonNegativeNumber, 0.1)
     .option("--seed <n>", "seed of the split and of the choice of pairs", int(0), 0)
-    .option("--judge-model <spec>", "a judge that orders pairs of reflections for D_pref: registered name, path to a .gguf, or http(s)://host/v1#model")
+    .option("--judge-model <spec>", "a judge that orders pairs of reflections for D_pref: registered name, path to a .gguf, http(s)://host/v1#model, or provider:model")
     .option("--max-pairs-per-item <n>", "at most this many D± pairs, and D_pref comparisons, per item", int(1), 4);
   modelFlags(curate, "judge calls")
     .option("--json", "print curation.json instead of the table", false)

@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { UsageError } from "../errors.js";
 import { openRecordWriter, type RecordWriter } from "../record/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
-import { openModel, type OpenModelOptions } from "../models/open.js";
-import { parseModelSpec } from "../models/spec.js";
+import { credentialVariables, openModel, type OpenModelOptions } from "../models/open.js";
+import { isRemoteSpec, parseModelSpec } from "../models/spec.js";
 import { dialectNames, type DialectName } from "../serve/dialects/index.js";
 import { hostName, isLoopbackHost } from "../serve/host-guard.js";
 import { createGatewayMetrics } from "../serve/metrics.js";
@@ -80,7 +80,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   const api = flags.upstreamApi.includes("chat") ? "chat" : flags.upstreamApi.includes("messages") ? "messages" : undefined;
   if (api === undefined) throw new UsageError("--upstream-api must include chat or messages: reflected requests call the upstream in one of them");
   const upstreamKeyEnv = flags.upstreamKeyEnv ?? (api === "messages" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
-  const parallel = flags.parallel ?? (spec.kind === "http" ? 4 : 1);
+  const parallel = flags.parallel ?? (isRemoteSpec(spec) ? 4 : 1);
   const openOptions: OpenModelOptions = { parallel, offline: flags.offline, progress: fetchProgressBar(), apiKeyEnv: upstreamKeyEnv };
   const models: LanguageModel[] = [];
   let recorder: RecordWriter | undefined;
@@ -100,7 +100,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       recorder = await openRecordWriter({
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
-        secretEnv: [upstreamKeyEnv],
+        secretEnv: [...new Set([flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })))],
         config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
       });
     }

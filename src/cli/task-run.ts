@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { InterruptedError } from "../errors.js";
 import { type OpenModelOptions } from "../models/open.js";
 import { defaultModelName } from "../models/registry.js";
-import { parseModelSpec } from "../models/spec.js";
+import { isRemoteSpec, parseModelSpec } from "../models/spec.js";
 import { findTaskFamily, taskFamilies, taskItems } from "../tasks/registry.js";
 import type { Judgement, Task, TaskItem } from "../tasks/task.js";
 import { choice, int } from "./parse.js";
@@ -35,7 +35,7 @@ export function taskFlags(command: Command, seedHelp: string, taskRequired = tru
     .option("--data <file>", "JSONL file of task records (default: seeded generated instances)")
     .option("--limit <n>", "first n items (generated items: default 100)", int(1))
     .option("--seed <n>", seedHelp, int(0), 0)
-    .option("--model <spec>", "generator: registered name, path to a .gguf, or http(s)://host/v1#model", defaultModelName)
+    .option("--model <spec>", "generator: registered name, path to a .gguf, http(s)://host/v1#model, or provider:model (anthropic:claude-sonnet-4-5, through @ai-sdk/PROVIDER)", defaultModelName)
     .option("--mode <mode>", "countdown: strict (every number exactly once) or lenient", choice(["strict", "lenient"]), "strict");
 }
 
@@ -47,8 +47,8 @@ export function modelFlags(command: Command, inFlight: string): Command {
     .option("--context-size <n>", "embedded: context tokens per sequence", int(256), 4096)
     .option("--no-prefix-reuse", "embedded: re-evaluate every prompt from scratch (to measure what KV-cache reuse saves)")
     .option("--offline", "never fetch a model; fail if it is not cached", false)
-    .option("--api-key-env <name>", "HTTP: environment variable holding the API key (default OPENAI_API_KEY)")
-    .option("--timeout <ms>", "HTTP: per-request timeout", int(1));
+    .option("--api-key-env <name>", "HTTP: environment variable holding the API key (default OPENAI_API_KEY; a provider:model reads its own, e.g. ANTHROPIC_API_KEY)")
+    .option("--timeout <ms>", "HTTP and provider:model: per-request timeout", int(1));
 }
 
 /** The task, its items, how many run at once and how to open models, from the flags. */
@@ -60,10 +60,10 @@ export async function taskRun(flags: TaskRunFlags): Promise<{ task: Task<unknown
   return { task, items, concurrency: openOptions.parallel as number, openOptions };
 }
 
-/** How to open the model `spec` from the model flags; in flight by default: 1 embedded sequence, 4 HTTP requests. */
+/** How to open the model `spec` from the model flags; in flight by default: 1 embedded sequence, 4 HTTP or provider requests. */
 export function modelOpenOptions(flags: Omit<TaskRunFlags, "task" | "seed" | "model" | "mode">, spec: string): OpenModelOptions {
   return {
-    parallel: flags.concurrency ?? (parseModelSpec(spec).kind === "http" ? 4 : 1),
+    parallel: flags.concurrency ?? (isRemoteSpec(parseModelSpec(spec)) ? 4 : 1),
     contextSize: flags.contextSize,
     prefixReuse: flags.prefixReuse,
     offline: flags.offline,

@@ -41,7 +41,7 @@ export interface HttpModelOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
+export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_CONCURRENCY = 4;
 const EXCERPT_CHARS = 200;
@@ -440,7 +440,7 @@ function hintFor(status: number, apiKeyEnv: string, model: string): string {
 }
 
 /** `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unreadable. */
-function parseRetryAfter(header: string | null, nowMs: number): number | undefined {
+export function parseRetryAfter(header: string | null, nowMs: number): number | undefined {
   if (header === null) return undefined;
   const value = header.trim();
   if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
@@ -449,7 +449,7 @@ function parseRetryAfter(header: string | null, nowMs: number): number | undefin
 }
 
 /** Exponential backoff with "equal jitter": a uniform wait in [cap/2, cap], cap = min(max, initial·2^n). */
-function backoffDelayMs(retry: RetryPolicy, retriesDone: number): number {
+export function backoffDelayMs(retry: RetryPolicy, retriesDone: number): number {
   const cap = Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** retriesDone);
   return Math.round(cap / 2 + Math.random() * (cap / 2));
 }

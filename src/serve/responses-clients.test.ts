@@ -79,6 +79,7 @@ describe("the Responses door with real clients", () => {
     assert.match(response.id, /^resp_/u);
     assert.equal(response.status, "completed");
     assert.equal(response.output_text, "Forty-two.");
+    assert.equal(response.instructions, "Be brief.");
     assert.deepEqual([response.usage?.input_tokens, response.usage?.output_tokens], [upstream.usage.prompt, upstream.usage.completion]);
     // Translated for a Chat Completions upstream: instructions as the system message.
     assert.deepEqual((upstream.requests[0]?.body.messages as unknown[])[0], { role: "system", content: "Be brief." });

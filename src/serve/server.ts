@@ -375,7 +375,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const slot = admission.enter(client, asker);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });
-      const meta: CompletionMeta = { id: newId(dialect), created: Math.floor(now() / 1000), model: modelName };
+      const meta: CompletionMeta = { id: newId(dialect), created: Math.floor(now() / 1000), model: modelName, ...(chat.echo === undefined ? {} : { echo: chat.echo }) };
       const model = typeof (body as { model?: unknown }).model === "string" ? (body as { model: string }).model : undefined;
       /** 2–4 once the request has its slot: the answer, or a throw that `refusalOf` turns into one. */
       const settle = async (): Promise<{ response: Response; episode?: Episode }> => {

@@ -1,6 +1,7 @@
 /** The gateway's dialects, by name: each a route onto the one request path (src/serve/server.ts). */
 import { chatDialect } from "./chat.js";
 import type { Dialect, DialectName } from "./dialect.js";
+import { messagesDialect } from "./messages.js";
 import { responsesDialect } from "./responses.js";
 
 export type { Dialect, DialectName, DialectUsage, GatewayError } from "./dialect.js";
@@ -8,6 +9,7 @@ export type { Dialect, DialectName, DialectUsage, GatewayError } from "./dialect
 export const dialects: Readonly<Partial<Record<DialectName, Dialect>>> = Object.freeze({
   chat: chatDialect,
   responses: responsesDialect,
+  messages: messagesDialect,
 });
 
 /** The dialect of a name the gateway speaks; throws on one it does not (a programming error: names come from here). */

@@ -1,0 +1,178 @@
+/**
+ * `fromAISDK`: any AI SDK language model (specification v4, the provider spec of `ai@7`, or v3, that of `ai@6`) as a
+ * reflectkit `LanguageModel`, so every strategy, critic and judge runs on the providers the AI SDK reaches.
+ *
+ * It lives with the models, not in `ai-sdk/`, because `openModel` opens `PROVIDER:MODEL` specs through it and `ai-sdk/`
+ * already imports `models/` (the reverse import would be a cycle between the folders). It imports only types from
+ * `@ai-sdk/provider`, so the main entry and the gateway load no AI SDK package until such a spec is named;
+ * `reflectkit/ai-sdk` re-exports it.
+ */
+import type { LanguageModelV3, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FinishReason, LanguageModelV4GenerateResult, LanguageModelV4Prompt, LanguageModelV4Usage } from "@ai-sdk/provider";
+import { ModelCallError, UsageError } from "../errors.js";
+import { raceAbort } from "../util/abortable.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
+import { alignTokenLogprobs } from "./token-texts.js";
+
+export interface FromAISDKOptions {
+  /** Most requests in flight at once that callers should keep (default 4, as for the HTTP backend). */
+  maxConcurrency?: number;
+  /** Id for reports (default `ai-sdk:<provider>#<modelId>`). */
+  modelId?: string;
+}
+
+const DEFAULT_CONCURRENCY = 4;
+
+/**
+ * Wraps an AI SDK model. Messages become the v4 prompt, sampling maps to the call options, a JSON response format
+ * becomes the provider's structured output (`responseFormat: {type: "json", schema}`), tools become function tools and
+ * the reply's tool calls come back in `toolCalls`. The abort signal is passed to the provider and also raced, so a
+ * provider that ignores it still rejects at once. `includeStop` cannot be honoured: providers do not say which stop
+ * string matched, so `text` never ends with it.
+ */
+export function fromAISDK(model: LanguageModelV4 | LanguageModelV3, options: FromAISDKOptions = {}): LanguageModel {
+  const version: unknown = model?.specificationVersion;
+  if (version !== "v4" && version !== "v3") {
+    throw new UsageError(`fromAISDK takes an AI SDK language model of specification v4 (ai@7) or v3 (ai@6); got ${describeVersion(model)} — upgrade the provider package to the version that matches ai@7`);
+  }
+  const maxConcurrency = options.maxConcurrency ?? DEFAULT_CONCURRENCY;
+  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new UsageError(`maxConcurrency must be a positive integer; got ${maxConcurrency}`);
+  return {
+    specificationVersion: "v1",
+    modelId: options.modelId ?? `ai-sdk:${model.provider}#${model.modelId}`,
+    maxConcurrency,
+    async doGenerate(request) {
+      const signal = request.signal;
+      signal?.throwIfAborted();
+      let result: LanguageModelV4GenerateResult;
+      try {
+        // v3's call options and results are the subset of v4's that is used here (v4 added `reasoning`, which is not set).
+        const generate = model.doGenerate as (options: LanguageModelV4CallOptions) => PromiseLike<LanguageModelV4GenerateResult>;
+        result = await raceAbort(Promise.resolve(generate.call(model, callOptions(request))), signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        throw callError(model, error);
+      }
+      return generateResult(result, request);
+    },
+    async close() {},
+  };
+}
+
+/** The v4 call options of a reflectkit request. */
+export function callOptions(request: GenerateRequest): LanguageModelV4CallOptions {
+  const prompt: LanguageModelV4Prompt = request.messages.map((m) =>
+    m.role === "system" ? { role: "system", content: m.content } : { role: m.role, content: [{ type: "text", text: m.content }] },
+  );
+  return {
+    prompt,
+    maxOutputTokens: request.maxTokens,
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.topP === undefined ? {} : { topP: request.topP }),
+    ...(request.topK === undefined ? {} : { topK: request.topK }),
+    ...(request.seed === undefined ? {} : { seed: request.seed }),
+    ...(request.stop === undefined || request.stop.length === 0 ? {} : { stopSequences: [...request.stop] }),
+    ...(request.responseFormat === undefined ? {} : { responseFormat: { type: "json", schema: request.responseFormat.schema } }),
+    ...(request.tools === undefined || request.tools.length === 0
+      ? {}
+      : {
+          tools: request.tools.map((t) => ({
+            type: "function" as const,
+            name: t.name,
+            ...(t.description === undefined ? {} : { description: t.description }),
+            inputSchema: t.parameters ?? { type: "object", properties: {} },
+          })),
+        }),
+    // OpenAI's providers (chat and responses) return them in `providerMetadata.openai.logprobs` when asked so.
+    ...(request.logprobs === true ? { providerOptions: { openai: { logprobs: true } } } : {}),
+    ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
+  };
+}
+
+function generateResult(result: LanguageModelV4GenerateResult, request: GenerateRequest): GenerateResult {
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  for (const part of result.content) {
+    if (part.type === "text") texts.push(part.text);
+    // A call the provider ran itself is not the caller's to check or run.
+    else if (part.type === "tool-call" && part.providerExecuted !== true) toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
+  }
+  const text = request.responseFormat !== undefined && result.structuredOutputText !== undefined ? result.structuredOutputText : texts.join("");
+  const logprobs = request.logprobs === true ? providerLogprobs(result.providerMetadata?.openai?.logprobs, text) : undefined;
+  return {
+    text,
+    finishReason: mapFinishReason(result.finishReason),
+    usage: mapUsage(result.usage),
+    ...(toolCalls.length === 0 ? {} : { toolCalls }),
+    ...(logprobs === undefined ? {} : { logprobs }),
+  };
+}
+
+/**
+ * The log-probs an OpenAI provider put in its metadata: `[{token, logprob}]` (chat completions) or one such list per
+ * text part (responses). Undefined when there are none, they are not of that shape, or their tokens do not spell the
+ * reply: other providers give none, and callers then report "not available".
+ */
+export function providerLogprobs(raw: unknown, text: string): TokenLogprob[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  const entries: unknown[] = raw.every(Array.isArray) ? raw.flat() : raw;
+  let spelled = "";
+  const decoded: string[] = [];
+  const logprobs: number[] = [];
+  for (const entry of entries) {
+    if (typeof entry !== "object" || entry === null) return undefined;
+    const { token, logprob } = entry as { token?: unknown; logprob?: unknown };
+    if (typeof token !== "string" || typeof logprob !== "number" || !(logprob <= 0)) return undefined;
+    decoded.push((spelled += token));
+    logprobs.push(logprob);
+  }
+  return entries.length === 0 ? undefined : alignTokenLogprobs(text, decoded, logprobs);
+}
+
+/** As the HTTP backend does: a turn ended by tool calls is "other"; content filters and interruptions too. */
+export function mapFinishReason(reason: LanguageModelV4FinishReason): FinishReason {
+  switch (reason.unified) {
+    case "stop":
+      return "stop";
+    case "length":
+      return "length";
+    case "error":
+      return "error";
+    default:
+      return "other";
+  }
+}
+
+/** Missing counts are reported as 0 rather than guessed; cache reads are prompt tokens not evaluated. */
+export function mapUsage(usage: LanguageModelV4Usage): TokenUsage {
+  const promptTokens = count(usage.inputTokens.total);
+  const evaluated = usage.inputTokens.noCache ?? promptTokens - count(usage.inputTokens.cacheRead);
+  return { promptTokens, evaluatedPromptTokens: Math.max(0, count(evaluated)), completionTokens: count(usage.outputTokens.total) };
+}
+
+function count(value: number | undefined): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+function callError(model: LanguageModelV4 | LanguageModelV3, error: unknown): ModelCallError {
+  const where = `AI SDK model ${model.provider}#${model.modelId}`;
+  const detail = error instanceof Error ? error.message : String(error);
+  if (isAPICallError(error)) {
+    return new ModelCallError(`${where} failed (${error.statusCode ?? "no status"}): ${detail}`, error.statusCode, error.isRetryable, { cause: error });
+  }
+  return new ModelCallError(`${where} failed: ${detail}`, undefined, false, { cause: error });
+}
+
+/**
+ * `APICallError.isInstance` of `@ai-sdk/provider`, which is this test of the marker the error class sets under
+ * `Symbol.for`: it holds across copies of the package (a provider may bring its own), and needs no runtime import.
+ */
+function isAPICallError(error: unknown): error is Error & { statusCode?: number; isRetryable: boolean } {
+  const marker = Symbol.for("vercel.ai.error.AI_APICallError");
+  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[marker] === true;
+}
+
+function describeVersion(model: unknown): string {
+  if (typeof model !== "object" || model === null) return String(model);
+  const version = (model as { specificationVersion?: unknown }).specificationVersion;
+  return version === undefined ? "an object without specificationVersion" : `specification ${String(version)}`;
+}

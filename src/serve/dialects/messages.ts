@@ -1,0 +1,473 @@
+/**
+ * Anthropic Messages (`POST /v1/messages`) as a dialect: the request's `system`, content blocks (`text`, `tool_use`,
+ * `tool_result`), custom `tools` and `tool_choice` become the loop's request; the answer goes back as a `Message`, a
+ * stream as Anthropic's server-sent events, an error as `{ type: "error", error: { type, message } }`. Pure.
+ * Structured outputs (`output_config.format`, a JSON schema) are asked of the upstream and checked, as the chat door's
+ * `response_format` is; the conversation reaches the loop in the same text the chat door gives the same conversation.
+ *
+ * Departures from Anthropic's API, each refused with a 400 naming the field rather than silently dropped:
+ * - only `text`, `tool_use` (assistant turns) and `tool_result` (user turns) content blocks: images, documents,
+ *   thinking and server-tool blocks are refused, naming the block (`messages[2].content[1]`);
+ * - only custom tools: server tools (`web_search_…`, `bash_…`, …) run on Anthropic's servers, not on an upstream;
+ * - `thinking` only absent or `{ type: "disabled" }`, `top_k` only absent (no upstream the gateway speaks takes it),
+ *   `max_tokens` at least 1 (Anthropic's 0 pre-warms a prompt cache the gateway does not have), at most
+ *   `maxStopSequences` stop sequences.
+ * What the gateway cannot know it does not claim: `stop_reason` is `end_turn` when a stop sequence ended the reply
+ * (an OpenAI-compatible upstream reports both as `stop`), with `stop_sequence` null.
+ */
+import { RequestFieldError } from "../../errors.js";
+import { replyText } from "../../loops/conversation.js";
+import type { CallSampling } from "../../loops/episode-run.js";
+import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
+import type { RequestCheckSpec } from "../../critics/request/request-task.js";
+import { checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, type ChatRequest, type RequestBounds } from "../request.js";
+import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
+import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
+
+/** Most `stop_sequences` a request may send: each is matched against everything an upstream writes. */
+export const maxStopSequences = 16;
+
+/** Top-level fields the gateway reads. */
+const usedFields = new Set(["model", "messages", "max_tokens", "system", "stop_sequences", "temperature", "top_p", "stream", "tools", "tool_choice", "output_config", "reflect"]);
+/** Fields accepted and ignored: they do not change what the model writes (`cache_control` asks for prompt caching). */
+const ignoredFields = new Set(["metadata", "service_tier", "cache_control"]);
+/** Fields with an effect the gateway cannot honour: accepted only absent, null or at their neutral value. */
+const neutralFields: Record<string, { neutral: (value: unknown) => boolean; why: string }> = {
+  top_k: { neutral: () => false, why: "is not honoured by the gateway (the upstreams it speaks take no top_k); remove it" },
+  thinking: { neutral: (v) => isRecord(v) && v.type === "disabled" && Object.keys(v).length === 1, why: 'extended thinking is not supported by the gateway; remove it or send { "type": "disabled" }' },
+  speed: { neutral: (v) => v === "standard", why: 'only "standard" is supported by the gateway; remove it' },
+};
+/** Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming, and strict decoding (the tools check verifies every call against `input_schema` anyway). */
+const ignoredToolFields = new Set(["cache_control", "strict", "eager_input_streaming"]);
+
+/** Parses and validates a Messages body into the loop's request; every problem names the field as the client wrote it. */
+export function parseMessagesRequest(body: unknown, bounds: RequestBounds): ChatRequest {
+  if (!isRecord(body)) throw new RequestFieldError("body", "must be a JSON object");
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || value === undefined || usedFields.has(key) || ignoredFields.has(key)) continue;
+    const rule = neutralFields[key];
+    if (rule === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
+    if (!rule.neutral(value)) throw new RequestFieldError(key, rule.why);
+  }
+  if (typeof body.model !== "string" || body.model === "") throw new RequestFieldError("model", "is required: a model name string");
+  if (body.max_tokens === undefined || body.max_tokens === null) throw new RequestFieldError("max_tokens", "is required by the Messages API: the most tokens the answer may have");
+  const maxTokens = optionalInt(body, "max_tokens", 1) as number;
+  const system = parseSystem(body.system);
+  const messages = [...(system === undefined ? [] : [system]), ...parseMessages(body.messages)];
+  const temperature = optionalNumber(body, "temperature", 0, 1);
+  const topP = optionalNumber(body, "top_p", 0, 1);
+  const stop = parseStopSequences(body.stop_sequences);
+  const stream = optionalBoolean(body, "stream") ?? false;
+  const format = parseOutputConfig(body.output_config);
+  const { tools, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
+  const reflect = body.reflect === undefined || body.reflect === null ? undefined : parseReflect(body.reflect, bounds);
+  const reflectSpec = isRecord(body.reflect) ? body.reflect : {};
+  const checks: RequestCheckSpec = {
+    ...(format === undefined ? {} : { schema: { schema: format } }),
+    ...(tools === undefined ? {} : { tools }),
+    ...(toolChoiceRequired ? { toolsRequired: true } : {}),
+    ...checkFields(reflectSpec),
+  };
+  const sampling: CallSampling = {
+    maxTokens,
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(topP === undefined ? {} : { topP }),
+    ...(stop === undefined ? {} : { stop }),
+    ...(format === undefined ? {} : { responseFormat: { type: "json", schema: format } }),
+    ...(tools === undefined ? {} : { tools }),
+  };
+  // Anthropic's stream always carries usage (message_start and message_delta), so the client always gets it.
+  return { messages, sampling, stream, includeUsage: true, checks, toolChoiceRequired, ...(reflect === undefined ? {} : { reflect }) };
+}
+
+function parseSystem(value: unknown): ChatMessage | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === "string" ? value : Array.isArray(value) ? value.map((block, i) => textOf(block, `system[${i}]`)).join("") : undefined;
+  if (text === undefined) throw new RequestFieldError("system", "must be a string or an array of text blocks");
+  return text === "" ? undefined : { role: "system", content: text };
+}
+
+/** A `text` block's text; any other block is refused, naming it. */
+function textOf(block: unknown, field: string): string {
+  if (!isRecord(block)) throw new RequestFieldError(field, "must be a content block object");
+  if (block.type !== "text") throw new RequestFieldError(field, `content blocks of type ${JSON.stringify(block.type)} are not supported here; send text blocks`);
+  if (typeof block.text !== "string") throw new RequestFieldError(`${field}.text`, "must be a string");
+  return block.text;
+}
+
+function parseMessages(value: unknown): ChatMessage[] {
+  if (!Array.isArray(value) || value.length === 0) throw new RequestFieldError("messages", "must be a non-empty array of messages");
+  return value.flatMap((message, i) => parseMessage(message, `messages[${i}]`));
+}
+
+/**
+ * One Anthropic message as the loop's text messages, written as the Chat Completions door writes the same
+ * conversation: an assistant turn's text and `tool_use` blocks as one assistant message (`replyText`, the calls after
+ * the text); a user turn's `tool_result` blocks each as its own `<tool_response id="…">` user message, as a chat `tool`
+ * message is, and its text blocks, concatenated, as a user message where they stand.
+ */
+function parseMessage(value: unknown, field: string): ChatMessage[] {
+  if (!isRecord(value)) throw new RequestFieldError(field, "must be an object with role and content");
+  const role = value.role;
+  if (role !== "user" && role !== "assistant" && role !== "system") throw new RequestFieldError(`${field}.role`, "must be user or assistant");
+  const content = value.content;
+  const at = `${field}.content`;
+  if (typeof content === "string") return [{ role, content }];
+  if (!Array.isArray(content) || content.length === 0) throw new RequestFieldError(at, "must be a string or a non-empty array of content blocks");
+  if (role === "system") return [{ role, content: content.map((block, j) => textOf(block, `${at}[${j}]`)).join("") }];
+  if (role === "assistant") {
+    let text = "";
+    const calls: ToolCall[] = [];
+    content.forEach((block, j) => {
+      const blockAt = `${at}[${j}]`;
+      if (isRecord(block) && block.type === "tool_use") calls.push(toolUse(block, blockAt));
+      else if (isRecord(block) && block.type === "tool_result") throw new RequestFieldError(blockAt, "tool_result blocks belong in a user turn");
+      else text += blockText(block, blockAt, "assistant");
+    });
+    return [{ role: "assistant", content: replyText({ output: text, toolCalls: calls }) }];
+  }
+  const out: ChatMessage[] = [];
+  let text: string | undefined;
+  const flush = () => {
+    if (text !== undefined) out.push({ role: "user", content: text });
+    text = undefined;
+  };
+  content.forEach((block, j) => {
+    const blockAt = `${at}[${j}]`;
+    if (isRecord(block) && block.type === "tool_result") {
+      flush();
+      out.push(toolResult(block, blockAt));
+    } else if (isRecord(block) && block.type === "tool_use") {
+      throw new RequestFieldError(blockAt, "tool_use blocks belong in an assistant turn");
+    } else {
+      text = (text ?? "") + blockText(block, blockAt, "user");
+    }
+  });
+  flush();
+  return out;
+}
+
+function blockText(block: unknown, field: string, role: "user" | "assistant"): string {
+  if (isRecord(block) && block.type !== "text" && typeof block.type === "string") {
+    const allowed = role === "assistant" ? "text and tool_use" : "text and tool_result";
+    throw new RequestFieldError(field, `content blocks of type ${JSON.stringify(block.type)} are not supported by the gateway; an ${role} turn may hold ${allowed} blocks`);
+  }
+  return textOf(block, field);
+}
+
+function toolUse(block: Record<string, unknown>, field: string): ToolCall {
+  if (typeof block.id !== "string" || block.id === "") throw new RequestFieldError(`${field}.id`, "must be the tool use's id string");
+  if (typeof block.name !== "string" || block.name === "") throw new RequestFieldError(`${field}.name`, "must be the tool's name");
+  // A string is the arguments as the model wrote them, when they were not a JSON object (`toolInput`): the gateway's
+  // own answer, sent back with the conversation, reads as it was written.
+  if (typeof block.input === "string") return { id: block.id, name: block.name, arguments: block.input };
+  if (!isRecord(block.input)) throw new RequestFieldError(`${field}.input`, "must be an object: the tool's arguments");
+  return { id: block.id, name: block.name, arguments: JSON.stringify(block.input) };
+}
+
+/** A tool result as the chat door writes a `tool` message; a failed one (`is_error: true`) says so in the tag. */
+function toolResult(block: Record<string, unknown>, field: string): ChatMessage {
+  if (typeof block.tool_use_id !== "string" || block.tool_use_id === "") throw new RequestFieldError(`${field}.tool_use_id`, "must be the id of the tool_use it answers");
+  const isError = block.is_error ?? false;
+  if (typeof isError !== "boolean") throw new RequestFieldError(`${field}.is_error`, "must be true or false");
+  const content = block.content;
+  let text: string;
+  if (content === undefined || content === null) text = "";
+  else if (typeof content === "string") text = content;
+  else if (Array.isArray(content)) text = content.map((part, k) => textOf(part, `${field}.content[${k}]`)).join("");
+  else throw new RequestFieldError(`${field}.content`, "must be a string or an array of text blocks");
+  return { role: "user", content: `<tool_response id="${block.tool_use_id}"${isError ? ' is_error="true"' : ""}>\n${text}\n</tool_response>` };
+}
+
+function parseStopSequences(value: unknown): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || !value.every((s) => typeof s === "string" && s !== "")) throw new RequestFieldError("stop_sequences", "must be an array of non-empty strings");
+  if (value.length > maxStopSequences) throw new RequestFieldError("stop_sequences", `holds at most ${maxStopSequences} sequences on this gateway`);
+  return value.length === 0 ? undefined : (value as string[]);
+}
+
+/** `output_config.format` (Anthropic's structured outputs): a JSON schema the answer must match — asked of the upstream and checked. */
+function parseOutputConfig(value: unknown): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) throw new RequestFieldError("output_config", "must be an object { format? }");
+  for (const [key, v] of Object.entries(value)) {
+    if (v === undefined || v === null || key === "format") continue;
+    throw new RequestFieldError(`output_config.${key}`, "is not supported by the gateway; remove it");
+  }
+  const format = value.format;
+  if (format === undefined || format === null) return undefined;
+  if (!isRecord(format) || format.type !== "json_schema") throw new RequestFieldError("output_config.format", 'must be { "type": "json_schema", "schema": {…} }');
+  if (!isRecord(format.schema)) throw new RequestFieldError("output_config.format.schema", "must be a JSON schema object");
+  return format.schema;
+}
+
+function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoiceRequired: boolean } {
+  const choiceType = parseToolChoice(choice);
+  if (value === undefined || value === null) {
+    if (choiceType === "any" || choiceType === "tool") throw new RequestFieldError("tool_choice", "needs tools");
+    return { toolChoiceRequired: false };
+  }
+  if (!Array.isArray(value)) throw new RequestFieldError("tools", "must be an array of custom tools { name, description?, input_schema }");
+  const seen = new Set<string>();
+  const tools = value.map((tool, i): ToolDefinition => {
+    const at = `tools[${i}]`;
+    if (!isRecord(tool)) throw new RequestFieldError(at, "must be a custom tool { name, description?, input_schema }");
+    if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
+      throw new RequestFieldError(`${at}.type`, `${JSON.stringify(tool.type)} is a server tool, run by Anthropic's servers; the gateway offers custom tools only ({ name, description?, input_schema })`);
+    }
+    for (const [key, v] of Object.entries(tool)) {
+      if (v === undefined || v === null || ["type", "name", "description", "input_schema"].includes(key) || ignoredToolFields.has(key)) continue;
+      throw new RequestFieldError(`${at}.${key}`, "is not supported by the gateway; remove it");
+    }
+    if (typeof tool.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(tool.name)) throw new RequestFieldError(`${at}.name`, "must be 1–64 letters, digits, _ or -");
+    if (seen.has(tool.name)) throw new RequestFieldError(`${at}.name`, `names a tool already offered (${tool.name}); tool names must be unique`);
+    seen.add(tool.name);
+    if (tool.description !== undefined && tool.description !== null && typeof tool.description !== "string") throw new RequestFieldError(`${at}.description`, "must be a string");
+    if (!isRecord(tool.input_schema)) throw new RequestFieldError(`${at}.input_schema`, "is required: the JSON schema of the tool's input object");
+    return { name: tool.name, ...(typeof tool.description === "string" ? { description: tool.description } : {}), parameters: tool.input_schema };
+  });
+  if (choiceType === "auto") return { tools, toolChoiceRequired: false };
+  // No tools offered: the model answers in text and no tools check applies.
+  if (choiceType === "none") return { toolChoiceRequired: false };
+  if (choiceType === "any") return { tools, toolChoiceRequired: true };
+  const name = (choice as Record<string, unknown>).name;
+  const named = tools.filter((t) => t.name === name);
+  if (named.length === 0) throw new RequestFieldError("tool_choice.name", "must name one of tools");
+  // A forced tool: it is the only one offered, and the reply must call it.
+  return { tools: named, toolChoiceRequired: true };
+}
+
+/**
+ * `tool_choice`'s type (`auto` when absent). `disable_parallel_tool_use` is accepted and not enforced, as the chat door
+ * accepts `parallel_tool_calls`: the tools check verifies every call the reply makes, however many.
+ */
+function parseToolChoice(choice: unknown): "auto" | "any" | "tool" | "none" {
+  if (choice === undefined || choice === null) return "auto";
+  if (!isRecord(choice) || !["auto", "any", "tool", "none"].includes(choice.type as string)) {
+    throw new RequestFieldError("tool_choice", 'must be { "type": "auto" | "any" | "none" } or { "type": "tool", "name": … }');
+  }
+  for (const key of Object.keys(choice)) {
+    if (key !== "type" && key !== "name" && key !== "disable_parallel_tool_use") throw new RequestFieldError(`tool_choice.${key}`, "is not a tool_choice field; use type, name or disable_parallel_tool_use");
+  }
+  if (choice.type === "tool" && typeof choice.name !== "string") throw new RequestFieldError("tool_choice.name", 'is required with { "type": "tool" }: the tool to call');
+  if (choice.type !== "tool" && choice.name !== undefined) throw new RequestFieldError("tool_choice.name", 'goes only with { "type": "tool" }');
+  const parallel = choice.disable_parallel_tool_use;
+  if (parallel !== undefined && parallel !== null && typeof parallel !== "boolean") throw new RequestFieldError("tool_choice.disable_parallel_tool_use", "must be true or false");
+  return choice.type as "auto" | "any" | "tool" | "none";
+}
+
+/** Whether a body asks for reflection (has a `reflect` object); anything else is passed through. */
+function asksForReflection(body: unknown): boolean {
+  return isRecord(body) && body.reflect !== undefined && body.reflect !== null;
+}
+
+/** Anthropic's `usage` of a Message, every member its SDK declares. */
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation: { ephemeral_1h_input_tokens: number; ephemeral_5m_input_tokens: number };
+  inference_geo: null;
+  output_tokens_details: null;
+  server_tool_use: null;
+  service_tier: null;
+  speed: null;
+}
+
+/** Anthropic's `usage`: `input_tokens` counts the prompt tokens evaluated, `cache_read_input_tokens` those a cached prefix spared (Anthropic's total input is their sum). */
+export function anthropicUsage(usage: DialectUsage): AnthropicUsage {
+  const evaluated = usage.evaluatedPromptTokens === undefined ? usage.promptTokens : Math.min(usage.promptTokens, usage.evaluatedPromptTokens);
+  return {
+    input_tokens: evaluated,
+    output_tokens: usage.completionTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: usage.promptTokens - evaluated,
+    cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+    inference_geo: null,
+    output_tokens_details: null,
+    server_tool_use: null,
+    service_tier: null,
+    speed: null,
+  };
+}
+
+/**
+ * A call's arguments as a `tool_use` block's `input`: the JSON object the model wrote (no text at all is `{}`). Text
+ * that is not a JSON object is kept as the string it is, never replaced by `{}`: a client must not run a tool with
+ * arguments the model did not write, and the string shows what it wrote. A reflected request with tools has already
+ * checked the arguments (`reflect.passed` says whether they passed).
+ */
+export function toolInput(args: string): unknown {
+  if (args.trim() === "") return {};
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return isRecord(parsed) ? parsed : args;
+  } catch {
+    return args;
+  }
+}
+
+export interface AnthropicTextBlock {
+  type: "text";
+  text: string;
+  citations: null;
+}
+
+export interface AnthropicToolUseBlock {
+  type: "tool_use";
+  id: string;
+  name: string;
+  input: unknown;
+  caller: { type: "direct" };
+}
+
+/** The Message the gateway answers, in Anthropic's shape (the unit tests assign it to the SDK's `Message` type). */
+export interface AnthropicMessage {
+  id: string;
+  type: "message";
+  role: "assistant";
+  model: string;
+  content: Array<AnthropicTextBlock | AnthropicToolUseBlock>;
+  stop_reason: "tool_use" | "max_tokens" | "end_turn";
+  stop_sequence: null;
+  stop_details: null;
+  container: null;
+  diagnostics: null;
+  usage: AnthropicUsage;
+  reflect?: ReflectExtension;
+}
+
+interface Block {
+  full: AnthropicTextBlock | AnthropicToolUseBlock;
+  start: Record<string, unknown>;
+  /** The block's one delta in a stream; none for an empty text. */
+  delta?: Record<string, unknown>;
+}
+
+/** The answer's content blocks: the text (left out when empty and the reply called tools), then one `tool_use` per call. */
+function blocks(meta: CompletionMeta, reply: CompletionReply): Block[] {
+  const calls = reply.toolCalls ?? [];
+  const out: Block[] = [];
+  if (reply.text !== "" || calls.length === 0) {
+    out.push({
+      full: { type: "text", text: reply.text, citations: null },
+      start: { type: "text", text: "", citations: null },
+      ...(reply.text === "" ? {} : { delta: { type: "text_delta", text: reply.text } }),
+    });
+  }
+  calls.forEach((call, i) => {
+    const id = call.id !== "" ? call.id : `toolu_${meta.id.replace(/^msg_/u, "")}_${i}`;
+    const input = toolInput(call.arguments);
+    const head = { type: "tool_use" as const, id, name: call.name, caller: { type: "direct" as const } };
+    out.push({ full: { ...head, input }, start: { ...head, input: {} }, delta: { type: "input_json_delta", partial_json: JSON.stringify(input) } });
+  });
+  return out;
+}
+
+/** `tool_use` when the reply called tools, `max_tokens` when it was cut, else `end_turn` (a stop sequence included: see the module's note). */
+export function stopReason(reply: CompletionReply): "tool_use" | "max_tokens" | "end_turn" {
+  if (reply.toolCalls !== undefined && reply.toolCalls.length > 0) return "tool_use";
+  return reply.finishReason === "length" ? "max_tokens" : "end_turn";
+}
+
+/** The answer as Anthropic's `Message`, with `reflect` on a reflected request. */
+export function anthropicMessage(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): AnthropicMessage {
+  return {
+    id: meta.id,
+    type: "message",
+    role: "assistant",
+    model: meta.model,
+    content: blocks(meta, reply).map((b) => b.full),
+    stop_reason: stopReason(reply),
+    stop_sequence: null,
+    stop_details: null,
+    container: null,
+    diagnostics: null,
+    usage: anthropicUsage(usage),
+    ...(reflect === undefined ? {} : { reflect }),
+  };
+}
+
+const event = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+/**
+ * A settled answer as Anthropic's stream: `message_start` (the message without content, its input usage), `ping`, per
+ * block `content_block_start`, one `content_block_delta` (`text_delta`, or `input_json_delta` with the whole input as
+ * JSON) and `content_block_stop`, then `message_delta` (stop reason, output usage) and `message_stop`. `reflect` rides
+ * on `message_start`'s message — so the SDKs' accumulated final message carries it — and on `message_delta`, as the
+ * chat door puts it on its last chunk.
+ */
+function events(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): string {
+  const whole = anthropicMessage(meta, reply, usage, reflect);
+  const wholeUsage = whole.usage;
+  const out = [event("message_start", { message: { ...whole, content: [], stop_reason: null, stop_sequence: null, usage: { ...wholeUsage, output_tokens: 0 } } }), event("ping", {})];
+  blocks(meta, reply).forEach((block, index) => {
+    out.push(event("content_block_start", { index, content_block: block.start }));
+    if (block.delta !== undefined) out.push(event("content_block_delta", { index, delta: block.delta }));
+    out.push(event("content_block_stop", { index }));
+  });
+  const deltaUsage = {
+    input_tokens: wholeUsage.input_tokens,
+    output_tokens: wholeUsage.output_tokens,
+    cache_creation_input_tokens: wholeUsage.cache_creation_input_tokens,
+    cache_read_input_tokens: wholeUsage.cache_read_input_tokens,
+    output_tokens_details: null,
+    server_tool_use: null,
+  };
+  out.push(event("message_delta", { delta: { stop_reason: whole.stop_reason, stop_sequence: null, stop_details: null, container: null }, usage: deltaUsage, ...(reflect === undefined ? {} : { reflect }) }));
+  out.push(event("message_stop", {}));
+  return out.join("");
+}
+
+/**
+ * Anthropic's error type for a status (its documented table: 400, 401, 403, 404, 413, 429, 500, 529; other 4xx are
+ * `invalid_request_error`). A 504 is `timeout_error`; a 503 (the gateway's queue is full) `overloaded_error`; a 422
+ * (`reflect.on_failure: "error"`, the answer failed its checks) `invalid_request_error`, which Anthropic's clients
+ * raise as an error of the request and never retry, with the gateway's `code` and the `reflect` object beside it.
+ */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 429:
+      return "rate_limit_error";
+    case 503:
+    case 529:
+      return "overloaded_error";
+    case 504:
+      return "timeout_error";
+    default:
+      return status >= 500 ? "api_error" : "invalid_request_error";
+  }
+}
+
+function errorBody(error: GatewayError): Record<string, unknown> {
+  return {
+    type: "error",
+    error: { type: anthropicErrorType(error.status), message: error.message, ...(error.param === null ? {} : { param: error.param }), ...(error.code === null ? {} : { code: error.code }) },
+    request_id: null,
+    ...(error.reflect === undefined ? {} : { reflect: error.reflect }),
+  };
+}
+
+export const messagesDialect: Dialect = {
+  name: "messages",
+  route: "/v1/messages",
+  upstreamPath: "/messages",
+  idPrefix: "msg_",
+  parse: parseMessagesRequest,
+  asksForReflection,
+  answer: (meta, reply, usage, reflect) => ({ ...anthropicMessage(meta, reply, usage, reflect) }),
+  events: (meta, reply, usage, _request, reflect) => events(meta, reply, usage, reflect),
+  error: errorBody,
+  // Anthropic's SDKs raise an `error` event of a stream as an APIError.
+  errorEvent: (error) => `event: error\ndata: ${JSON.stringify(errorBody(error))}\n\n`,
+  keepAlive: 'event: ping\ndata: {"type": "ping"}\n\n',
+};
