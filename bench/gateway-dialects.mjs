@@ -3,7 +3,7 @@
 // Usage (after npx tsc -p tsconfig.json; LiteLLM's venv from `bash bench/litellm-venv.sh`, which prints its python):
 //   node bench/gateway-dialects.mjs [--requests 1000] [--concurrency 1,16,64] [--dialects chat,responses,messages]
 //                                   [--translations responses,messages|none] [--stream] [--seed 1]
-//                                   [--litellm PYTHON] [--litellm-workers 1] [--out FILE.jsonl]
+//                                   [--litellm PYTHON] [--litellm-workers 1] [--warmup 2000] [--out FILE.jsonl]
 //   node bench/gateway-dialects.mjs --from FILE.jsonl      # the table again, from a run's raw timings
 //
 // - One fast local upstream (node:http, its own process) speaks all three dialects: POST /v1/chat/completions,
@@ -21,7 +21,9 @@
 // - Each arm answers one probe request first, checked for its dialect's shape and the upstream's text; an arm that
 //   fails it is left out of that row with the reason printed, never timed.
 // - The client (this process) keeps C requests in flight over keep-alive connections and times each from sending to
-//   the last byte of the body. Per row and concurrency each arm gets --requests timed requests after a warm-up of 100,
+//   the last byte of the body. First every arm of every row gets --warmup requests (default 2000, 4 in flight), so no
+//   row pays for a process's start; then per row and concurrency each arm gets --requests timed requests after a
+//   warm-up of 100,
 //   in blocks direct, reflectkit, LiteLLM, LiteLLM, reflectkit, direct (ABBA), so drift hits every arm alike.
 // - Added latency = arm − direct, with a percentile-bootstrap 95 % interval of the median difference (2,000 resamples,
 //   seeded; bench/median-interval.mjs); p99 is the nearest-rank order statistic; the ratio is LiteLLM's added median
@@ -252,7 +254,7 @@ function hitsOf(port) {
 // ---- the proxies ----
 
 function parseArgs(argv) {
-  const options = { requests: 1000, concurrency: [1, 16, 64], dialects: [...DIALECTS], translations: undefined, stream: false, seed: 1, litellm: undefined, litellmWorkers: 1, out: undefined, from: undefined };
+  const options = { requests: 1000, concurrency: [1, 16, 64], dialects: [...DIALECTS], translations: undefined, stream: false, seed: 1, litellm: undefined, litellmWorkers: 1, out: undefined, from: undefined, warmup: 2000 };
   const list = (flag, v, allowed) => {
     const items = v === "none" ? [] : v.split(",");
     for (const item of items) if (!allowed.includes(item)) throw new Error(`${flag}: ${item} is not one of ${allowed.join(", ")}`);
@@ -274,12 +276,14 @@ function parseArgs(argv) {
     else if (flag === "--litellm") options.litellm = value();
     else if (flag === "--litellm-workers") options.litellmWorkers = Number(value());
     else if (flag === "--out") options.out = value();
+    else if (flag === "--warmup") options.warmup = Number(value());
     else if (flag === "--from") options.from = value();
-    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --dialects chat,responses,messages, --translations responses,messages|none, --stream, --seed S, --litellm PYTHON, --litellm-workers N, --out FILE, --from FILE`);
+    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --dialects chat,responses,messages, --translations responses,messages|none, --stream, --seed S, --litellm PYTHON, --litellm-workers N, --warmup N, --out FILE, --from FILE`);
   }
   if (!Number.isInteger(options.requests) || options.requests < 4) throw new Error("--requests must be an integer ≥ 4");
   if (!options.concurrency.every((c) => Number.isInteger(c) && c >= 1)) throw new Error("--concurrency must list integers ≥ 1");
   if (!Number.isInteger(options.seed)) throw new Error("--seed must be an integer");
+  if (!Number.isInteger(options.warmup) || options.warmup < 0) throw new Error("--warmup must be an integer ≥ 0");
   if (!Number.isInteger(options.litellmWorkers) || options.litellmWorkers < 1) throw new Error("--litellm-workers must be an integer ≥ 1");
   options.translations ??= options.dialects.filter((d) => d !== "chat");
   return options;
@@ -558,6 +562,7 @@ async function main() {
       concurrency: options.concurrency,
       stream: options.stream,
       seed: options.seed,
+      warmup: options.warmup,
       node: process.version,
       cores: cpu.length,
       cpu: cpu[0]?.model ?? "?",
@@ -574,6 +579,11 @@ async function main() {
       blocks.push(b);
       out.push(JSON.stringify(b));
     };
+    // Every process warmed on every row before any timing, so the first row measured does not pay for the processes'
+    // start (an earlier run without it read reflectkit's first row at 3× the CPU per request of the same row last).
+    for (const row of rows) {
+      for (const arm of Object.values(row.arms)) await block(arm.port, options.warmup, 4, arm.spec);
+    }
     for (const row of rows) {
       if (row.arms.direct === undefined) continue;
       for (const concurrency of options.concurrency) {
