@@ -3,8 +3,10 @@ import type { Command } from "commander";
 import { UsageError } from "../errors.js";
 import { openRecordWriter, type RecordWriter } from "../record/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
+import { createHttpModel } from "../models/http.js";
 import { credentialVariables, openModel, type OpenModelOptions } from "../models/open.js";
 import { isRemoteSpec, parseModelSpec } from "../models/spec.js";
+import { engineArms, vllmArms, type AdapterEngine, type GatewayArms } from "../serve/arms.js";
 import { dialectNames, type DialectName } from "../serve/dialects/index.js";
 import { hostName, isLoopbackHost } from "../serve/host-guard.js";
 import { createGatewayMetrics } from "../serve/metrics.js";
@@ -31,6 +33,15 @@ interface ServeFlags {
   timeoutMs: number;
   otelJsonl?: string;
   offline: boolean;
+  lora?: string;
+  canary?: number;
+}
+
+/** `--canary`: a percent from 0 to 100. */
+function percent(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100) throw new UsageError(`--canary ${value}: give the percent of reflected requests for the adapter arm, from 0 to 100`);
+  return n;
 }
 
 /** `--upstream-api`: a comma-separated list of dialect names. */
@@ -62,6 +73,8 @@ export function registerServe(program: Command): void {
     .option("--max-queue <n>", "requests waiting beyond --parallel; more are answered 429", int(0), defaultGatewayLimits.maxQueue)
     .option("--timeout-ms <n>", "wall-clock limit of one request, upstream calls included (504 beyond)", int(1), defaultGatewayLimits.requestTimeoutMs)
     .option("--otel-jsonl <file>", "append the gateway's spans to this JSON-lines file (OTLP too when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+    .option("--lora <path>", "serve this adapter as the adapter arm: a GGUF LoRA for an embedded upstream, or a PEFT folder (on the upstream's machine) for a vLLM upstream, loaded with /v1/load_lora_adapter; replace it later with POST /admin/lora (REFLECT_ADMIN_KEY)")
+    .option("--canary <percent>", "percent of reflected requests (0–100) run on the adapter arm, by a stable hash of reflect.arm_key, the x-reflect-arm-key header, or the body (default 100 with --lora; without --lora the arm waits for POST /admin/lora)", percent)
     .option("--offline", "never fetch a model; fail if it is not cached", false)
     .action(async (flags: ServeFlags) => {
       await serve(flags);
@@ -95,13 +108,16 @@ async function serve(flags: ServeFlags): Promise<void> {
       if (judge !== upstream) models.push(judge);
       judges.set(judgeSpec, judge);
     }
+    const arms = await openArms(flags, upstream, spec, { apiKeyEnv: upstreamKeyEnv, parallel, api });
+    const adminKey = process.env.REFLECT_ADMIN_KEY?.trim();
+    if (adminKey !== undefined && adminKey !== "" && apiKeys.includes(adminKey)) throw new UsageError("REFLECT_ADMIN_KEY is one of REFLECT_GATEWAY_KEY's keys — give the admin key a value of its own, so no client can load adapters");
     const limits: Partial<GatewayLimits> = { parallel, maxQueue: flags.maxQueue, requestTimeoutMs: flags.timeoutMs };
     if (flags.record !== undefined) {
       recorder = await openRecordWriter({
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
         secretEnv: [...new Set([flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })))],
-        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
+        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);
@@ -114,6 +130,8 @@ async function serve(flags: ServeFlags): Promise<void> {
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
       judges,
+      ...(arms === undefined ? {} : { arms }),
+      ...(adminKey === undefined || adminKey === "" ? {} : { adminKey }),
       observer: metrics,
       metricsText: () => metrics.text(),
       ...(recorder === undefined ? {} : { recorder }),
@@ -125,7 +143,9 @@ async function serve(flags: ServeFlags): Promise<void> {
       port: flags.port,
     });
     if (keyless && !isLoopbackHost(flags.host)) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
-    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}\n`);
+    const adapterModel = arms?.model("adapter")?.modelId;
+    const armsText = arms === undefined ? "" : `, adapter arm ${adapterModel ?? "(none loaded yet)"} on ${arms.canaryPercent}% of reflected requests`;
+    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}\n`);
     await stopSignal();
     process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");
     await gateway.close(STOP_GRACE_MS);
@@ -134,6 +154,27 @@ async function serve(flags: ServeFlags): Promise<void> {
     await tracer?.shutdown();
     for (const model of models) await model.close();
   }
+}
+
+/**
+ * The arms of `--lora` / `--canary`: an embedded upstream takes turns between base and adapter (`engineArms`), a
+ * Chat Completions upstream loads the adapter through its runtime LoRA API (`vllmArms`). The adapter of `--lora` is
+ * loaded now, so a file that does not fit the base stops the start.
+ */
+async function openArms(flags: ServeFlags, upstream: LanguageModel, spec: ReturnType<typeof parseModelSpec>, http: { apiKeyEnv: string; parallel: number; api: string }): Promise<GatewayArms | undefined> {
+  if (flags.lora === undefined && flags.canary === undefined) return undefined;
+  const canaryPercent = flags.canary ?? 100;
+  let arms: GatewayArms;
+  if (spec.kind === "http") {
+    if (http.api !== "chat") throw new UsageError("--lora/--canary on an HTTP upstream load the adapter with vLLM's /v1/load_lora_adapter: the upstream must serve Chat Completions (--upstream-api chat)");
+    arms = vllmArms(upstream, { baseUrl: spec.baseUrl, apiKeyEnv: http.apiKeyEnv, prefix: "reflect-adapter", modelFor: (name) => createHttpModel({ baseUrl: spec.baseUrl, model: name, apiKeyEnv: http.apiKeyEnv, concurrency: http.parallel }) }, { canaryPercent });
+  } else if (typeof (upstream as Partial<AdapterEngine>).setLora === "function") {
+    arms = engineArms(upstream as unknown as AdapterEngine, { canaryPercent });
+  } else {
+    throw new UsageError(`--lora/--canary need an upstream that can apply an adapter: an embedded GGUF model or a vLLM endpoint (http(s)://host/v1#model); ${flags.upstream} is not one`);
+  }
+  if (flags.lora !== undefined) await arms.load({ path: spec.kind === "http" ? flags.lora : path.resolve(flags.lora) });
+  return arms;
 }
 
 /**

@@ -39,6 +39,7 @@ const kinds: readonly RequestOutcome["kind"][] = ["pass-through", "reflected", "
 const dialects: readonly string[] = ["chat", "responses", "messages"];
 const roles: readonly CallRole[] = ["attempt", "reflection", "critique", "candidate"];
 const failures: readonly UpstreamFailure[] = ["timeout", "status", "network", "malformed"];
+const arms: readonly string[] = ["base", "adapter"];
 const sources: readonly CheckSource[] = ["verifier", "judge", "schema", "tools", "task", "tests", "regex", "custom"];
 
 /** The label values of `reflect_gateway_stops_total{reason}`. */
@@ -102,6 +103,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const calls = new Counter({ name: "reflect_gateway_calls_total", help: "Model calls of reflected requests, failed ones included, by role.", labelNames: ["role"] as const, registers });
   const upstreamErrors = new Counter({ name: "reflect_gateway_upstream_errors_total", help: "Requests whose upstream call failed, by failure kind.", labelNames: ["kind"] as const, registers });
   const checks = new Counter({ name: "reflect_gateway_checks_total", help: "Checks run on attempts, by source and result (pass, fail, unjudged).", labelNames: ["source", "result"] as const, registers });
+  const armRequests = new Counter({ name: "reflect_gateway_arm_requests_total", help: "Reflected requests by the arm they ran on (base, adapter) and what their first draft and returned attempt did (checked: at least one attempt; first_pass; final_pass).", labelNames: ["arm", "outcome"] as const, registers });
   const stops = new Counter({ name: "reflect_gateway_stops_total", help: "Why reflected requests' loops stopped.", labelNames: ["reason"] as const, registers });
   const { inFlight, queued, checks: checkLoad } = options;
   new Gauge({
@@ -152,14 +154,20 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   }
   for (const kind of failures) upstreamErrors.inc({ kind }, 0);
   for (const dialect of dialects) byDialect.inc({ dialect }, 0);
+  for (const arm of arms) for (const outcome of ["reflected", "checked", "first_pass", "final_pass"]) armRequests.inc({ arm, outcome }, 0);
 
-  function episodeSeen(episode: Episode): void {
+  function episodeSeen(episode: Episode, armName: string | undefined): void {
+    const arm = oneOf(armName ?? "base", arms);
+    armRequests.inc({ arm, outcome: "reflected" });
     attempts.inc(episode.attempts.length);
     reflections.inc(episode.attempts.filter((a) => a.reflection !== undefined).length);
     const first = episode.attempts[0];
     const chosen = selectedAttempt(episode);
     if (first !== undefined) {
       checked.inc();
+      armRequests.inc({ arm, outcome: "checked" });
+      if (first.verdict.correct === true) armRequests.inc({ arm, outcome: "first_pass" });
+      if (chosen?.verdict.correct === true) armRequests.inc({ arm, outcome: "final_pass" });
       if (first.verdict.correct === true) firstPass.inc();
       if (first.verdict.correct === null) firstUnjudged.inc();
       // An episode that made attempts always selects one; a missing one counts as not passed.
@@ -184,7 +192,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       if (outcome.dialect !== undefined) byDialect.inc({ dialect: oneOf(outcome.dialect, dialects) });
       if (Number.isFinite(outcome.ms) && outcome.ms >= 0) duration.observe({ kind }, outcome.ms / 1000);
       if (outcome.upstreamFailure !== undefined) upstreamErrors.inc({ kind: oneOf(outcome.upstreamFailure, failures) });
-      if (outcome.episode !== undefined) episodeSeen(outcome.episode);
+      if (outcome.episode !== undefined) episodeSeen(outcome.episode, outcome.arm ?? outcome.episode.arm);
     },
     async text() {
       return { contentType: registry.contentType, body: await registry.metrics() };

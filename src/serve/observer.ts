@@ -18,6 +18,8 @@ export interface RequestOutcome {
   upstreamFailure?: UpstreamFailure;
   /** The dialect the request came in (its route); absent for requests to no dialect's route. */
   dialect?: DialectName;
+  /** The arm a reflected request ran on. */
+  arm?: "base" | "adapter";
 }
 
 /** What the server tells metrics (`/metrics`) about each request. */

@@ -19,6 +19,8 @@ export interface RequestSpanStart {
   /** The request's `model` field, as the client sent it. */
   model?: string;
   stream?: boolean;
+  /** The gateway's arm the request runs on (`reflect.arm`). */
+  arm?: "base" | "adapter";
   /** A span to nest under (a host application's), else a root span. */
   parent?: SpanHandle;
 }
@@ -32,6 +34,7 @@ export function startRequestSpan(tracer: Tracer, attrs: RequestSpanStart): SpanH
       "http.route": attrs.route,
       ...(attrs.model === undefined ? {} : { "gen_ai.request.model": attrs.model }),
       ...(attrs.stream === undefined ? {} : { "reflect.stream": attrs.stream }),
+      ...(attrs.arm === undefined ? {} : { "reflect.arm": attrs.arm }),
     },
     attrs.parent,
   );

@@ -38,6 +38,10 @@ export interface ReflectOptions {
    * Instructor raises after its last retry, so an application never mistakes a failed answer for one).
    */
   onFailure: "return" | "error";
+  /** `reflect.arm`: run on this arm whatever the canary says (`reflect replay --arm`). */
+  arm?: "base" | "adapter";
+  /** `reflect.arm_key`: what the canary hashes to pick the arm, so one user or conversation stays in one arm. */
+  armKey?: string;
 }
 
 /** A chat-completion request as the gateway runs it (reflected, or passed through to an embedded upstream). */
@@ -74,7 +78,9 @@ const neutralFields: Record<string, (value: unknown) => boolean> = {
   logprobs: (v) => v === false,
   logit_bias: (v) => isRecord(v) && Object.keys(v).length === 0,
 };
-const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure"]);
+const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure", "arm", "arm_key"]);
+/** Longest `reflect.arm_key` (and `x-reflect-arm-key` header). */
+export const ARM_KEY_CHARS = 256;
 const budgetFields = new Set(["tokens", "calls", "seconds"]);
 
 /**
@@ -268,6 +274,8 @@ export function parseReflect(value: unknown, bounds: RequestBounds): ReflectOpti
   if (regex !== undefined && typeof regex !== "string" && !(isRecord(regex) && typeof regex.pattern === "string" && (regex.flags === undefined || typeof regex.flags === "string"))) {
     throw new RequestFieldError("reflect.regex", "must be a pattern string or { pattern, flags }");
   }
+  if (value.arm !== undefined && value.arm !== "base" && value.arm !== "adapter") throw new RequestFieldError("reflect.arm", "must be base or adapter");
+  if (value.arm_key !== undefined && (typeof value.arm_key !== "string" || value.arm_key === "" || value.arm_key.length > ARM_KEY_CHARS)) throw new RequestFieldError("reflect.arm_key", `must be a non-empty string of at most ${ARM_KEY_CHARS} characters`);
   return {
     maxTurns: resolved.turns,
     feedback: resolved.feedback,
@@ -276,6 +284,8 @@ export function parseReflect(value: unknown, bounds: RequestBounds): ReflectOpti
     ...(value.judge === undefined ? {} : { judge: value.judge as string }),
     ...(reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens }),
     onFailure: value.on_failure === "error" ? "error" : "return",
+    ...(value.arm === undefined ? {} : { arm: value.arm as "base" | "adapter" }),
+    ...(value.arm_key === undefined ? {} : { armKey: value.arm_key as string }),
   };
 }
 

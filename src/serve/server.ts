@@ -26,6 +26,7 @@ import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js
 import { raceAbort } from "../util/abortable.js";
 import { SerialLane } from "../util/serial-lane.js";
 import { Admission } from "./admission.js";
+import { armOf, type ArmName, type GatewayArms } from "./arms.js";
 import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { chatDialect } from "./dialects/chat.js";
@@ -34,7 +35,7 @@ import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstr
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
-import { resolveGatewayStrategy, type ChatRequest } from "./request.js";
+import { ARM_KEY_CHARS, isRecord, resolveGatewayStrategy, type ChatRequest } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ErrorType, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
 
@@ -157,6 +158,16 @@ export interface GatewayOptions {
   /** The address the gateway listens on, whose names a keyless gateway answers (`startGateway` sets it; default 127.0.0.1). */
   boundHost?: string;
   limits?: Partial<GatewayLimits>;
+  /**
+   * The arms: `base` and `adapter` (the base with a LoRA adapter), a canary share of reflected requests on the adapter
+   * (src/serve/arms.ts). Without it every request runs on `upstream`, as the `base` arm.
+   */
+  arms?: GatewayArms;
+  /**
+   * The key of `POST /admin/lora` (`Authorization: Bearer <key>`), which loads or replaces the adapter; never one of
+   * `apiKey`. Without it the admin route is off (404).
+   */
+  adminKey?: string;
   /** `GET /metrics` (404 without it). */
   metricsText?: () => Promise<{ contentType: string; body: string }>;
   /** Answer and episode ids (default the dialect's prefix and a uuid: `chatcmpl-…`, `resp_…`, `msg_…`). */
@@ -220,6 +231,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const keyDigests = keys.map(digest);
   const pool = options.buildChecks === undefined ? new CheckPool(limits.checks, new URL("./gateway-worker.js", import.meta.url)) : undefined;
   const lane = new SerialLane();
+  const adminDigest = options.adminKey === undefined || options.adminKey === "" ? undefined : digest(options.adminKey);
+  if (adminDigest !== undefined && keys.includes(options.adminKey as string)) throw new UsageError("the admin key is also a client key — give REFLECT_ADMIN_KEY a value of its own, so no client can load adapters");
 
 
   /**
@@ -286,6 +299,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       }
       return next();
     }
+    // The admin route checks its own key, and only its own (`adminLora`).
+    if (c.req.path.startsWith("/admin/")) return next();
     // `Authorization: Bearer <key>` (OpenAI's clients), or `x-api-key: <key>` (Anthropic's).
     const key = keyIndex(keyDigests, first(headers.authorization) ?? (headers["x-api-key"] === undefined ? undefined : `Bearer ${first(headers["x-api-key"])}`));
     if (key >= 0) {
@@ -312,6 +327,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     const { contentType, body } = await options.metricsText();
     return c.body(body, 200, { "content-type": contentType });
   });
+  app.post("/admin/lora", (c) => adminLora(c));
   const served = Object.values(dialects);
   for (const dialect of served) app.post(dialect.route, (c) => answer(c, dialect));
   const messages = dialects.messages;
@@ -332,7 +348,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (told) return;
       told = true;
       inFlight -= 1;
-      observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name });
+      const arm = outcome.episode?.arm;
+      observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name, ...(arm === undefined ? {} : { arm }) });
     };
     // The request's own AbortSignals are made only past pass-through, which needs none.
     let deadline: AbortSignal | undefined;
@@ -364,6 +381,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
       const asker = who();
+      const arm = chat.reflect === undefined ? undefined : armFor(chat, incoming, bytes);
+      const replayOf = replayOfHeader(incoming);
       const signal = AbortSignal.any([client, deadline]);
       // Without `options.buildChecks`, every reflected request was planned as it was read (`reading.plan`).
       const checks =
@@ -383,12 +402,15 @@ export function createGateway(options: GatewayOptions): GatewayApp {
           await raceAbort(slot.ready, signal);
           kind = chat.reflect === undefined ? "pass-through" : "reflected";
           // 2–4 for an embedded upstream's pass-through, or one that does not speak the dialect: one call, in the dialect.
-          if (chat.reflect === undefined) return { response: await generateOnce(options.upstream, chat, meta, signal, dialect) };
+          // On an engine that takes turns between arms, a pass-through runs in the base arm's turn (src/serve/arms.ts).
+          if (chat.reflect === undefined) return { response: await generateOnce(options.arms?.model("base") ?? options.upstream, chat, meta, signal, dialect) };
           // 2. Build options, 3. run the loop.
-          const span = startRequestSpan(tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream });
+          const span = startRequestSpan(tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream, ...(arm === undefined ? {} : { arm }) });
           let episode: Episode<RequestRecord>;
           try {
-            episode = await runReflected({ chat, checks, judge, id: meta.id, signal, span, dialect: dialect.name });
+            episode = await runReflected({ chat, checks, judge, id: meta.id, signal, span, dialect: dialect.name, arm: arm ?? "base" });
+            episode.arm = arm ?? "base";
+            if (replayOf !== undefined) episode.replayOf = replayOf;
             await options.recorder?.append(episode).catch((error: unknown) => {
               throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
             });
@@ -399,6 +421,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
           // 4. Shape the response.
           try {
             const response = shapeReflected(chat, episode, meta, dialect);
+            response.headers.set("x-reflect-arm", episode.arm ?? "base");
             endRequestSpan(span, episode, response.status);
             return { response, episode };
           } catch (error) {
@@ -504,13 +527,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   }
 
   /** The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span. */
-  function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle; dialect: DialectName }): Promise<Episode<RequestRecord>> {
+  function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle; dialect: DialectName; arm: ArmName }): Promise<Episode<RequestRecord>> {
     const { chat, checks, judge, id, signal, span } = request;
     const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
     const resolved = resolveGatewayStrategy(chat);
     const reflection = { maxTokens: resolved.reflectionMaxTokens, temperature: 0 };
     return runStrategy<RequestRecord>(resolved, {
-      model: options.upstream,
+      model: (request.arm === "base" ? undefined : options.arms?.model(request.arm)) ?? options.arms?.model("base") ?? options.upstream,
       task: requestTask(checks),
       item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect } },
       critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
@@ -522,6 +545,59 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       tracer,
       parentSpan: span,
     });
+  }
+
+  /**
+   * The arm of a reflected request: the one it forces (`reflect.arm`), else the canary's pick by the hash of
+   * `reflect.arm_key`, the `x-reflect-arm-key` header, or the body's bytes. The base while no adapter is loaded.
+   */
+  function armFor(chat: ChatRequest, incoming: IncomingMessage, bytes: Buffer): ArmName {
+    const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
+    const loaded = options.arms?.model("adapter") !== undefined;
+    if (reflect.arm !== undefined) {
+      if (reflect.arm === "adapter" && !loaded) throw new RequestFieldError("reflect.arm", "is adapter, but this gateway has no adapter loaded (start it with --lora FILE, or load one with POST /admin/lora)");
+      return reflect.arm;
+    }
+    if (options.arms === undefined || !loaded || options.arms.canaryPercent === 0) return "base";
+    const header = incoming.headers["x-reflect-arm-key"];
+    const fromHeader = Array.isArray(header) ? header[0] : header;
+    if (fromHeader !== undefined && (fromHeader === "" || fromHeader.length > ARM_KEY_CHARS)) throw new RequestFieldError("x-reflect-arm-key", `must be a non-empty header of at most ${ARM_KEY_CHARS} characters`);
+    const key = reflect.armKey ?? fromHeader ?? `body:${createHash("sha256").update(bytes).digest("hex")}`;
+    return armOf(key, options.arms.canaryPercent);
+  }
+
+  /** `x-reflect-replay-of`: the recorded episode a replayed request repeats (`reflect replay` sends it). */
+  function replayOfHeader(incoming: IncomingMessage): string | undefined {
+    const header = incoming.headers["x-reflect-replay-of"];
+    const value = Array.isArray(header) ? header[0] : header;
+    if (value === undefined) return undefined;
+    if (!/^[A-Za-z0-9._:-]{1,128}$/u.test(value)) throw new RequestFieldError("x-reflect-replay-of", "must be an episode id: 1–128 letters, digits, . _ : or -");
+    return value;
+  }
+
+  /**
+   * `POST /admin/lora {path, scale?}`: loads or replaces the adapter arm's adapter, without a restart. Needs the admin
+   * key (never a client's): 404 when the gateway has none, 401 without it or with another key.
+   */
+  async function adminLora(c: Context<Env>): Promise<Response> {
+    const error = (status: number, message: string, code: string): Response => json(status, { error: { message, type: status === 401 ? "authentication_error" : "invalid_request_error", param: null, code } });
+    if (adminDigest === undefined) return error(404, "the admin route is off on this gateway — start it with REFLECT_ADMIN_KEY set", "not_found");
+    if (keyIndex([adminDigest], c.req.header("authorization")) !== 0) return error(401, "missing or wrong admin key — send Authorization: Bearer <the gateway's REFLECT_ADMIN_KEY>", "invalid_admin_key");
+    if (options.arms === undefined) return error(409, "this gateway has no adapter arm — start it with --lora FILE or --canary P", "no_adapter_arm");
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return error(400, "the body must be JSON: { \"path\": \"<adapter file or folder on the gateway's machine>\", \"scale\"?: number }", "invalid_json");
+    }
+    if (!isRecord(body) || typeof body.path !== "string" || body.path === "") return error(400, "path: must be the adapter's file (a GGUF LoRA) or, for a vLLM upstream, its PEFT folder", "invalid_value");
+    if (body.scale !== undefined && (typeof body.scale !== "number" || !Number.isFinite(body.scale))) return error(400, "scale: must be a finite number", "invalid_value");
+    try {
+      const loaded = await options.arms.load({ path: body.path, ...(body.scale === undefined ? {} : { scale: body.scale as number }) });
+      return json(200, { arm: "adapter", model: loaded.model, canary_percent: options.arms.canaryPercent, ...(loaded.note === undefined ? {} : { note: loaded.note }) });
+    } catch (failure) {
+      return error(failure instanceof ReflectkitError && !(failure as { isRetryable?: boolean }).isRetryable ? 400 : 502, `the adapter was not loaded: ${redactText((failure as Error).message, secret())}`, "adapter_not_loaded");
+    }
   }
 
   /**

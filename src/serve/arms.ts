@@ -1,0 +1,249 @@
+/**
+ * The gateway's two arms: `base` (the upstream as started) and `adapter` (the same base with a LoRA adapter), a
+ * canary share of requests sent to the adapter by a stable hash, and the adapter loaded or replaced while serving.
+ *
+ * One embedded engine serves both arms by taking turns (`engineArms`): llama.cpp applies an adapter to the whole
+ * context, every sequence at once (`EmbeddedModel.setLora`), so two arms cannot run on it at the same moment. Calls of
+ * the arm the engine holds go on in parallel; a call of the other arm waits for them to finish, the adapter is switched
+ * (each sequence's KV cache cleared), and every call of that arm then waiting runs; calls arriving meanwhile queue
+ * behind, so neither arm starves.
+ * The cost, paid only under mixed traffic: each switch waits for the calls in flight to drain, re-applies the adapter
+ * and loses the prefix cache. A second context on the same weights would avoid the waits at the price of a second KV
+ * cache; with the embedded default of one sequence there is nothing in parallel to lose, so the engine takes turns.
+ * An HTTP upstream that loads adapters at run time (vLLM's `/v1/load_lora_adapter`) serves both arms at once: the
+ * adapter arm names the adapter as its `model` (`vllmArms`).
+ */
+import { createHash } from "node:crypto";
+import { ModelCallError, UsageError } from "../errors.js";
+import type { EmbeddedModel } from "../models/embedded.js";
+import type { GenerateRequest, GenerateResult, LanguageModel } from "../models/language-model.js";
+import type { LoraAdapter } from "../models/lora.js";
+
+export const armNames = ["base", "adapter"] as const;
+export type ArmName = (typeof armNames)[number];
+
+/** What `POST /admin/lora` asks: an adapter file (embedded: a GGUF LoRA) or folder (vLLM: a PEFT folder). */
+export interface AdapterSpec {
+  path: string;
+  /** The adapter's scale (embedded only; default 1). */
+  scale?: number;
+}
+
+/** The gateway's arms: the model each runs on, and how the adapter is loaded or replaced. */
+export interface GatewayArms {
+  /** Percent of requests (0–100) sent to the adapter arm, by `armOf`. */
+  canaryPercent: number;
+  /** The model of an arm; the adapter arm's is undefined until an adapter is loaded. */
+  model(arm: ArmName): LanguageModel | undefined;
+  /** Loads or replaces the adapter without a restart; resolves with the adapter arm's model id, and a note for the admin. */
+  load(spec: AdapterSpec): Promise<{ model: string; note?: string }>;
+}
+
+/**
+ * The arm of a request with this key: the adapter when the key's bucket (the first 32 bits of its SHA-256, modulo
+ * 10 000, in hundredths of a percent) is below `percent`. The same key always lands in the same arm, and raising the
+ * percent only moves keys from base to adapter.
+ */
+export function armOf(key: string, percent: number): ArmName {
+  if (!(percent >= 0 && percent <= 100)) throw new UsageError(`the canary share must be a percent from 0 to 100, not ${percent}`);
+  const bucket = createHash("sha256").update(key, "utf8").digest().readUInt32BE(0) % 10_000;
+  return bucket < percent * 100 ? "adapter" : "base";
+}
+
+/** The part of an embedded model the arms need: generation and the adapter switch. */
+export type AdapterEngine = Pick<EmbeddedModel, "doGenerate" | "setLora" | "lora" | "modelId" | "maxConcurrency"> & Partial<Pick<LanguageModel, "countTokens" | "close">>;
+
+/**
+ * Two arms on one engine that takes turns between them (see the file's comment). `initial` is the adapter to start
+ * with (`reflect serve --lora FILE`), already applied to the engine or not.
+ */
+export function engineArms(engine: AdapterEngine, options: { canaryPercent: number; initial?: LoraAdapter }): GatewayArms & { switches(): number } {
+  let adapter: LoraAdapter | undefined = options.initial;
+  /** The arm whose weights the engine holds; undefined after a failed switch (the next turn switches). */
+  let holding: ArmName | undefined = engine.lora === undefined ? "base" : "adapter";
+  let running = 0;
+  let switching = false;
+  let switchCount = 0;
+  /** Calls waiting for their arm's turn, and adapter loads waiting for the engine to be idle, in arrival order. */
+  type Waiter = { kind: "call"; arm: ArmName; admit: () => void; fail: (error: unknown) => void } | { kind: "load"; adapter: LoraAdapter; done: () => void; fail: (error: unknown) => void };
+  const waiting: Waiter[] = [];
+  const baseId = engine.lora === undefined ? engine.modelId : engine.modelId.replace(/\+lora:.*$/u, "");
+  const idOf = (a: LoraAdapter): string => `${baseId}+lora:${a.path.split(/[\\/]/u).pop() ?? a.path}${(a.scale ?? 1) === 1 ? "" : `@${a.scale}`}`;
+
+  async function pump(): Promise<void> {
+    if (switching) return;
+    for (;;) {
+      const next = waiting[0];
+      if (next === undefined) return;
+      if (next.kind === "call" && next.arm === holding) {
+        waiting.shift();
+        running += 1;
+        next.admit();
+        continue;
+      }
+      // A switch (of arm, or of adapter) waits for the calls in flight to end; their `leave` pumps again.
+      if (running > 0) return;
+      waiting.shift();
+      switching = true;
+      const target = next.kind === "load" ? next.adapter : next.arm === "base" ? undefined : adapter;
+      try {
+        await engine.setLora(target);
+        holding = target === undefined ? "base" : "adapter";
+        switchCount += 1;
+        if (next.kind === "load") {
+          adapter = next.adapter;
+          next.done();
+        } else {
+          running += 1;
+          next.admit();
+          // The turn takes every call of this arm waiting before the next load, so mixed traffic switches once per
+          // turn, not once per call; calls arriving during the turn wait behind the other arm's.
+          for (let i = 0; i < waiting.length; ) {
+            const w = waiting[i] as Waiter;
+            if (w.kind === "load") break;
+            if (w.arm === holding) {
+              waiting.splice(i, 1);
+              running += 1;
+              w.admit();
+            } else i += 1;
+          }
+        }
+      } catch (error) {
+        // The engine's adapter is unknown after a failed switch: the next turn switches again.
+        holding = undefined;
+        next.fail(error);
+      } finally {
+        switching = false;
+      }
+    }
+  }
+
+  function enter(arm: ArmName, signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    if (!switching && waiting.length === 0 && arm === holding) {
+      running += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const entry: Waiter = { kind: "call", arm, admit: resolve, fail: reject };
+      waiting.push(entry);
+      signal?.addEventListener(
+        "abort",
+        () => {
+          const at = waiting.indexOf(entry);
+          if (at < 0) return;
+          waiting.splice(at, 1);
+          reject(signal.reason);
+          void pump();
+        },
+        { once: true },
+      );
+      void pump();
+    });
+  }
+
+  function leave(): void {
+    running -= 1;
+    void pump();
+  }
+
+  const armModel = (arm: ArmName): LanguageModel => ({
+    specificationVersion: "v1",
+    get modelId() {
+      return arm === "base" || adapter === undefined ? baseId : idOf(adapter);
+    },
+    maxConcurrency: engine.maxConcurrency,
+    async doGenerate(request: GenerateRequest): Promise<GenerateResult> {
+      if (arm === "adapter" && adapter === undefined) throw new ModelCallError("no adapter is loaded on the adapter arm — load one with POST /admin/lora", undefined, false);
+      await enter(arm, request.signal);
+      try {
+        return await engine.doGenerate(request);
+      } finally {
+        leave();
+      }
+    },
+    ...(engine.countTokens === undefined ? {} : { countTokens: engine.countTokens.bind(engine) }),
+    // The engine is the caller's to close, once.
+    close: async () => {},
+  });
+  const base = armModel("base");
+  const withAdapter = armModel("adapter");
+
+  return {
+    canaryPercent: options.canaryPercent,
+    model: (arm) => (arm === "base" ? base : adapter === undefined ? undefined : withAdapter),
+    async load(spec) {
+      const next: LoraAdapter = { path: spec.path, ...(spec.scale === undefined ? {} : { scale: spec.scale }) };
+      // Applied (and checked against the base) in the engine's turn, so a bad file is refused to the admin.
+      await new Promise<void>((done, fail) => {
+        waiting.push({ kind: "load", adapter: next, done, fail });
+        void pump();
+      });
+      return { model: idOf(next) };
+    },
+    switches: () => switchCount,
+  };
+}
+
+/** The adapter API of an OpenAI-compatible server (vLLM started with `--enable-lora` and runtime updating allowed). */
+export interface AdapterServer {
+  /** The server's base URL, `http://host/v1`. */
+  baseUrl: string;
+  /** Environment variable holding its key (sent as `Authorization: Bearer`), if any. */
+  apiKeyEnv?: string;
+  /** The prefix of the adapters' names; each load gets `<prefix>-<n>`. */
+  prefix: string;
+  /** An HTTP model for a served model name (the base's, or an adapter's). */
+  modelFor(name: string): LanguageModel;
+}
+
+/**
+ * Two arms on a server that loads adapters at run time: `load` posts `/v1/load_lora_adapter {lora_name, lora_path}`
+ * under a fresh name, points the adapter arm at it (requests name it as their `model`), then unloads the one before
+ * (`/v1/unload_lora_adapter`). Both arms serve at once.
+ */
+export function vllmArms(base: LanguageModel, server: AdapterServer, options: { canaryPercent: number }): GatewayArms {
+  const root = server.baseUrl.trim().replace(/\/+$/u, "");
+  let current: { name: string; model: LanguageModel } | undefined;
+  let serial = 0;
+  let loading: Promise<unknown> = Promise.resolve();
+
+  async function post(endpoint: "load_lora_adapter" | "unload_lora_adapter", body: Record<string, string>): Promise<void> {
+    const url = `${root}/${endpoint}`;
+    const key = server.apiKeyEnv === undefined ? undefined : process.env[server.apiKeyEnv];
+    let response: Response;
+    try {
+      response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(key === undefined || key === "" ? {} : { authorization: `Bearer ${key}` }) }, body: JSON.stringify(body), signal: AbortSignal.timeout(120_000) });
+    } catch (error) {
+      throw new ModelCallError(`POST ${url} failed: ${(error as Error).message} — is the upstream up at ${root}?`, undefined, true, { cause: error });
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      const hint = response.status === 404 ? " — the upstream has no runtime LoRA API: start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True" : "";
+      throw new ModelCallError(`POST ${url} (${body.lora_name}) returned HTTP ${response.status}: ${text.replace(/\s+/gu, " ").trim().slice(0, 200) || "(empty body)"}${hint}`, response.status, false);
+    }
+  }
+
+  return {
+    canaryPercent: options.canaryPercent,
+    model: (arm) => (arm === "base" ? base : current?.model),
+    load(spec) {
+      const next = loading.then(async () => {
+        const name = `${server.prefix}-${++serial}`;
+        await post("load_lora_adapter", { lora_name: name, lora_path: spec.path });
+        const previous = current;
+        current = { name, model: server.modelFor(name) };
+        // An unload failure only leaves the old adapter loaded on the server: the swap stands, and the admin is told.
+        if (previous === undefined) return { model: current.model.modelId };
+        try {
+          await post("unload_lora_adapter", { lora_name: previous.name });
+          return { model: current.model.modelId };
+        } catch (error) {
+          return { model: current.model.modelId, note: `the adapter before (${previous.name}) is still loaded on the upstream: ${(error as Error).message}` };
+        }
+      });
+      loading = next.catch(() => undefined);
+      return next;
+    },
+  };
+}
