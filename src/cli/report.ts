@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { Command } from "commander";
+import { armCells, recordArmReport } from "../report/arms.js";
 import { controlTables } from "../report/reflection-controls.js";
 import { unfinished } from "../data/run-folder.js";
 import { recordTimeAxis, timeAxisCells, timeBucketSizes, type TimeBucketSize } from "../report/time-axis.js";
@@ -61,6 +62,14 @@ export function registerReport(program: Command): void {
         const cells = timeAxisCells(axis);
         lines.push("", `${run.label} over time, by ${axis.size}:`, ...textTable(cells.header.map((header, i) => ({ header, align: i === 0 ? "left" : "right" })), cells.rows));
         if (axis.undated > 0) lines.push(`(${axis.undated} episodes without a start time are left out)`);
+      }
+      for (const run of result.runs) {
+        const arms = recordArmReport(run);
+        if (arms === null) continue;
+        const cells = armCells(arms);
+        const columns = (header: string[]) => header.map((h, i) => ({ header: h, align: i === 0 ? ("left" as const) : ("right" as const) }));
+        lines.push("", `${run.label} by arm:`, ...textTable(columns(cells.header), cells.rows));
+        if (cells.paired !== null) lines.push("", ...textTable(columns(cells.paired.header), cells.paired.rows));
       }
       if (result.runs.length > 0 && flags.bucket !== undefined && result.runs.every((r) => recordTimeAxis(r) === null)) lines.push(`note: --bucket ${flags.bucket}: none of these runs is a record whose episodes have start times (reflect serve --record), so there is no time axis`);
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);

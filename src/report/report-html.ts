@@ -5,6 +5,7 @@ import { unfinished, type DataRun, type EvalRun, type RunFolder } from "../data/
 import { escapeXml as esc } from "./svg.js";
 import { reflectionControlsSection } from "./reflection-controls-html.js";
 import { reflectionControls } from "./reflection-controls.js";
+import { armCells, recordArmReport } from "./arms.js";
 import { recordTimeAxis, timeAxisCells, type TimeBucketSize } from "./time-axis.js";
 import { timeChart } from "./time-chart.js";
 import { theatreSection } from "./theatre-section.js";
@@ -72,6 +73,14 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
     charts.push(chart);
     const cells = timeAxisCells(axis);
     sections.push(figure(chart), table(cells.header, cells.rows), axis.undated > 0 ? `<p class="note">${esc(run.label)}: ${axis.undated} episodes have no start time (written before episodes recorded one) and are left out of this section.</p>` : "");
+  }
+
+  const armed = evalRuns.map(({ run }) => ({ run, arms: recordArmReport(run) })).filter((r) => r.arms !== null);
+  if (armed.length > 0) sections.push(`<h2 id="arms">By arm</h2>`);
+  for (const { run, arms } of armed) {
+    if (arms === null) continue;
+    const cells = armCells(arms);
+    sections.push(`<h3>${esc(run.label)}</h3>`, table(cells.header, cells.rows), cells.paired === null ? `<p class="note">No request ran on both arms: replay the record to each arm (reflect replay --arm base, then --arm adapter) for paired differences.</p>` : table(cells.paired.header, cells.paired.rows));
   }
 
   if (evalRuns.length > 0) {
