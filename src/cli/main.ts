@@ -17,6 +17,7 @@ const commands: Record<string, () => Promise<Register>> = {
   report: async () => (await import("./report.js")).registerReport,
   view: async () => (await import("./view.js")).registerView,
   serve: async () => (await import("./serve.js")).registerServe,
+  replay: async () => (await import("./replay.js")).registerReplay,
   export: async () => (await import("./export.js")).registerExport,
 };
 

@@ -6,7 +6,7 @@ import type { FeedbackMode } from "../loops/feedback.js";
 import type { StopCondition } from "../loops/stop.js";
 import { resolveStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyOption } from "../loops/strategies.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../models/language-model.js";
-import type { RequestCheckSpec } from "../critics/request/request-task.js";
+import type { RecordedRequestOptions, RequestCheckSpec } from "../critics/request/request-task.js";
 
 /** What a request may ask of the reflected path at most; the server's `GatewayLimits` supply these. */
 export interface RequestBounds {
@@ -38,6 +38,8 @@ export interface ReflectOptions {
    * Instructor raises after its last retry, so an application never mistakes a failed answer for one).
    */
   onFailure: "return" | "error";
+  /** `reflect.stop` as the request wrote it (what a record keeps to replay it). */
+  stopSpec?: string;
   /** `reflect.arm`: run on this arm whatever the canary says (`reflect replay --arm`). */
   arm?: "base" | "adapter";
   /** `reflect.arm_key`: what the canary hashes to pick the arm, so one user or conversation stays in one arm. */
@@ -279,7 +281,7 @@ export function parseReflect(value: unknown, bounds: RequestBounds): ReflectOpti
   return {
     maxTurns: resolved.turns,
     feedback: resolved.feedback,
-    ...(value.stop === undefined ? {} : { stopWhen: resolved.stopWhen }),
+    ...(value.stop === undefined ? {} : { stopWhen: resolved.stopWhen, stopSpec: value.stop as string }),
     budget: parseBudget(value.budget, bounds.budget),
     ...(value.judge === undefined ? {} : { judge: value.judge as string }),
     ...(reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens }),
@@ -369,4 +371,32 @@ export function optionalBoolean(body: Record<string, unknown>, key: string): boo
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A reflected request's options as its record keeps them (`RequestRecord.options`), under their Chat Completions names. */
+export function recordedOptions(chat: Pick<ChatRequest, "sampling" | "seed" | "checks" | "reflect">): RecordedRequestOptions {
+  const reflect = chat.reflect;
+  if (reflect === undefined) throw new RequestFieldError("reflect", "is absent: only a reflected request is recorded");
+  const { sampling } = chat;
+  return {
+    max_tokens: sampling.maxTokens,
+    ...(sampling.temperature === undefined ? {} : { temperature: sampling.temperature }),
+    ...(sampling.topP === undefined ? {} : { top_p: sampling.topP }),
+    ...(sampling.stop === undefined ? {} : { stop: [...sampling.stop] }),
+    ...(chat.seed === undefined ? {} : { seed: chat.seed }),
+    ...(sampling.responseFormat !== undefined && chat.checks.schema === undefined ? { json_object: true } : {}),
+    reflect: {
+      max_turns: reflect.maxTurns,
+      feedback: reflect.feedback,
+      ...(reflect.stopSpec === undefined ? {} : { stop: reflect.stopSpec }),
+      budget: {
+        ...(reflect.budget.tokens === undefined ? {} : { tokens: reflect.budget.tokens }),
+        ...(reflect.budget.calls === undefined ? {} : { calls: reflect.budget.calls }),
+        ...(reflect.budget.ms === undefined ? {} : { seconds: Math.ceil(reflect.budget.ms / 1000) }),
+      },
+      ...(reflect.judge === undefined ? {} : { judge: reflect.judge }),
+      ...(reflect.reflectionMaxTokens === undefined ? {} : { reflection_max_tokens: reflect.reflectionMaxTokens }),
+      on_failure: reflect.onFailure,
+    },
+  };
 }

@@ -35,7 +35,7 @@ import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstr
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
-import { ARM_KEY_CHARS, isRecord, resolveGatewayStrategy, type ChatRequest } from "./request.js";
+import { ARM_KEY_CHARS, isRecord, recordedOptions, resolveGatewayStrategy, type ChatRequest } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ErrorType, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
 
@@ -408,7 +408,10 @@ export function createGateway(options: GatewayOptions): GatewayApp {
           const span = startRequestSpan(tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream, ...(arm === undefined ? {} : { arm }) });
           let episode: Episode<RequestRecord>;
           try {
-            episode = await runReflected({ chat, checks, judge, id: meta.id, signal, span, dialect: dialect.name, arm: arm ?? "base" });
+            // A replay draws the original's sampling seeds (they derive from the item's id), so on a sampled model
+            // it repeats the original's calls and both arms of a paired replay share their random numbers.
+            episode = await runReflected({ chat, checks, judge, id: replayOf ?? meta.id, signal, span, dialect: dialect.name, arm: arm ?? "base" });
+            episode.id = meta.id;
             episode.arm = arm ?? "base";
             if (replayOf !== undefined) episode.replayOf = replayOf;
             await options.recorder?.append(episode).catch((error: unknown) => {
@@ -535,7 +538,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     return runStrategy<RequestRecord>(resolved, {
       model: (request.arm === "base" ? undefined : options.arms?.model(request.arm)) ?? options.arms?.model("base") ?? options.upstream,
       task: requestTask(checks),
-      item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect } },
+      item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect, options: recordedOptions(chat) } },
       critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
       budget: reflect.budget,
       attempt: chat.sampling,

@@ -31,6 +31,31 @@ export interface RequestRecord {
   checks: RequestCheckSpec;
   /** The API the request came in on, when a gateway recorded it: `chat`, `responses` or `messages`. */
   dialect?: string;
+  /** The request's sampling and `reflect` options as the gateway read them, so `reflect replay` sends the same request. */
+  options?: RecordedRequestOptions;
+}
+
+/**
+ * A reflected request's options besides its conversation and checks, under their Chat Completions names (any dialect's
+ * request reads into the same loop request, so these rebuild it whatever door it came in by).
+ */
+export interface RecordedRequestOptions {
+  max_tokens: number;
+  temperature?: number;
+  top_p?: number;
+  stop?: string[];
+  seed?: number;
+  /** `response_format: json_object`: a JSON object asked of the upstream, with no schema check. */
+  json_object?: boolean;
+  reflect: {
+    max_turns: number;
+    feedback: string;
+    stop?: string;
+    budget: { tokens?: number; calls?: number; seconds?: number };
+    judge?: string;
+    reflection_max_tokens?: number;
+    on_failure: "return" | "error";
+  };
 }
 
 /**

@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, it, type TestContext } from "node:test";
+import { assertExit, cli, jsonLines, tempDir } from "../cli/cli-harness.js";
+import { UsageError } from "../errors.js";
+import type { Episode } from "../loops/types.js";
+import { createHttpModel } from "../models/http.js";
+import { openRecordWriter } from "../record/record-writer.js";
+import { replayBody, replayRecord } from "./replay.js";
+import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type FakeUpstream } from "./serve-harness.js";
+
+/** What the upstream answers, call by call: a draft failing `^\d+$`, a reflection, a passing draft; a JSON object; a word. */
+const SCRIPT = ["maybe forty-two", "I wrote words; digits only.", "42", '{"city": "Paris"}', "hello"];
+
+/** A keyless gateway on loopback, its HTTP upstream answering SCRIPT by call index, recording (with content) into `dir`. */
+async function gatewayRecordingTo(t: TestContext, dir: string): Promise<{ url: string; upstream: FakeUpstream }> {
+  const upstream = await startUpstream(t, reply((_seen, i) => SCRIPT[i % SCRIPT.length] as string));
+  const recorder = await openRecordWriter({ dir, recordContent: true, config: { kind: "gateway", upstream: upstream.baseUrl } });
+  t.after(() => recorder.close());
+  const gateway = await startTestGateway(t, {
+    upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } }),
+    recorder,
+  });
+  return { url: gateway.url, upstream };
+}
+
+async function post(url: string, route: string, body: unknown): Promise<number> {
+  const response = await fetch(`${url}${route}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  await response.text();
+  return response.status;
+}
+
+/** Three reflected requests by two doors: a regex check with sampling options, a JSON schema, and a Responses request. */
+async function recordTraffic(url: string): Promise<void> {
+  assert.equal(await post(url, "/v1/chat/completions", { model: UPSTREAM_MODEL, messages: [{ role: "system", content: "Answer in digits." }, { role: "user", content: "Six times seven?" }], max_tokens: 64, temperature: 0.3, seed: 11, reflect: { regex: "^\\d+$", max_turns: 3, feedback: "binary" } }), 200);
+  assert.equal(
+    await post(url, "/v1/chat/completions", {
+      model: UPSTREAM_MODEL,
+      messages: [{ role: "user", content: "The capital of France, as JSON." }],
+      response_format: { type: "json_schema", json_schema: { name: "city", schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+      reflect: { on_failure: "error" },
+    }),
+    200,
+  );
+  assert.equal(await post(url, "/v1/responses", { model: UPSTREAM_MODEL, instructions: "Be brief.", input: "Say hello.", max_output_tokens: 32, reflect: {} }), 200);
+}
+
+const episodesOf = async (dir: string): Promise<Episode[]> => jsonLines<Episode>(await readFile(path.join(dir, "episodes.jsonl"), "utf8"));
+
+describe("reflect replay", () => {
+  it("sends a record's requests to a second gateway, whose upstream sees the same calls, and which records each as a replay on its arm", async (t) => {
+    const dir = await tempDir(t);
+    const first = await gatewayRecordingTo(t, path.join(dir, "first"));
+    await recordTraffic(first.url);
+    const second = await gatewayRecordingTo(t, path.join(dir, "second"));
+    const progress: number[] = [];
+    const result = await replayRecord({ recordDir: path.join(dir, "first"), gateway: second.url, arm: "base", concurrency: 1, outDir: path.join(dir, "replay"), timeoutMs: 10_000, onProgress: (p) => progress.push(p.done) });
+    assert.deepEqual([result.total, result.done, result.failed, result.skipped], [3, 3, 0, 0]);
+    assert.deepEqual(result.dialects, { chat: 2, responses: 1 });
+    assert.deepEqual(progress, [1, 2, 3]);
+    // The upstream saw the same calls — conversations, sampling, output format, and the seeds, which a replay draws
+    // from the original's id — in the same order.
+    assert.equal(second.upstream.requests.length, first.upstream.requests.length);
+    assert.equal(first.upstream.requests.length, 5);
+    assert.deepEqual(second.upstream.requests.map((r) => r.body), first.upstream.requests.map((r) => r.body));
+    const original = await episodesOf(path.join(dir, "first"));
+    const replayed = await episodesOf(path.join(dir, "second"));
+    assert.deepEqual(replayed.map((e) => e.replayOf), original.map((e) => e.id));
+    assert.deepEqual(replayed.map((e) => e.arm), ["base", "base", "base"]);
+    assert.deepEqual(replayed.map((e) => e.attempts.length), original.map((e) => e.attempts.length));
+    assert.deepEqual(replayed.map((e) => (e.record as { options?: unknown }).options), original.map((e) => (e.record as { options?: unknown }).options));
+
+    // Run again into the same --out: everything was answered, nothing is sent.
+    const again = await replayRecord({ recordDir: path.join(dir, "first"), gateway: second.url, arm: "base", concurrency: 2, outDir: path.join(dir, "replay"), timeoutMs: 10_000 });
+    assert.deepEqual([again.done, again.skipped], [0, 3]);
+    assert.equal(second.upstream.requests.length, 5);
+    await assert.rejects(replayRecord({ recordDir: path.join(dir, "first"), gateway: second.url, arm: "adapter", concurrency: 1, outDir: path.join(dir, "replay"), timeoutMs: 10_000 }), /pass another --out/);
+  });
+
+  it("is the `reflect replay` command: it reports what it sent, and names the failures with a nonzero exit", async (t) => {
+    const dir = await tempDir(t);
+    const first = await gatewayRecordingTo(t, path.join(dir, "first"));
+    await recordTraffic(first.url);
+    const second = await gatewayRecordingTo(t, path.join(dir, "second"));
+    const ok = await cli(["replay", "--record", path.join(dir, "first"), "--gateway", second.url, "--concurrency", "2"]);
+    assertExit(ok, 0);
+    assert.match(ok.stdout, /3 requests answered \(recorded as 2 chat, 1 responses; sent as Chat Completions\)/);
+    assert.match(ok.stderr, /3 of 3 sent \(0 failed\)/);
+    // This gateway has no adapter arm: every forced request is refused, and the command says so.
+    const refused = await cli(["replay", "--record", path.join(dir, "first"), "--gateway", second.url, "--arm", "adapter"]);
+    assertExit(refused, 1);
+    assert.match(refused.stderr, /3 of 3 requests failed .*400 reflect\.arm/);
+  });
+
+  it("refuses a record kept without content, naming the flag, before sending anything", async (t) => {
+    const dir = await tempDir(t);
+    const writer = await openRecordWriter({ dir, recordContent: false, config: { kind: "gateway" } });
+    await writer.close();
+    await assert.rejects(replayRecord({ recordDir: dir, gateway: "http://127.0.0.1:9", concurrency: 1, timeoutMs: 1000 }), (error: unknown) => UsageError.isInstance(error) && /--record-content/.test((error as Error).message));
+  });
+
+  it("refuses an episode that is not a gateway request, naming its line", () => {
+    const episode = { id: "e1", model: "m", record: { question: "2+2" } } as unknown as Episode;
+    assert.throws(() => replayBody(episode, undefined, { file: "rec/episodes.jsonl", line: 4 }), /rec\/episodes\.jsonl:4: not a gateway request/);
+  });
+});
