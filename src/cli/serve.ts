@@ -87,6 +87,9 @@ async function serve(flags: ServeFlags): Promise<void> {
   const apiKeys = (process.env.REFLECT_GATEWAY_KEY ?? "").split(",").map((k) => k.trim()).filter((k) => k !== "");
   const keyless = apiKeys.length === 0;
   checkExposure(flags, keyless);
+  // The admin route's key, never a client's: one that is both is refused before any model is opened.
+  const adminKey = process.env.REFLECT_ADMIN_KEY?.trim();
+  if (adminKey !== undefined && adminKey !== "" && apiKeys.includes(adminKey)) throw new UsageError("REFLECT_ADMIN_KEY is one of REFLECT_GATEWAY_KEY's keys — give the admin key a value of its own, so no client can load adapters");
   const spec = parseModelSpec(flags.upstream);
   if (spec.kind !== "http" && flags.upstreamApi.join(",") !== "chat") throw new UsageError(`--upstream-api describes an HTTP upstream (http(s)://host/v1#model); ${flags.upstream} is answered in every dialect by translation`);
   // The loop's calls (reflected requests, and translated ones) go out in Chat Completions where the upstream serves it.
@@ -109,8 +112,6 @@ async function serve(flags: ServeFlags): Promise<void> {
       judges.set(judgeSpec, judge);
     }
     const arms = await openArms(flags, upstream, spec, { apiKeyEnv: upstreamKeyEnv, parallel, api });
-    const adminKey = process.env.REFLECT_ADMIN_KEY?.trim();
-    if (adminKey !== undefined && adminKey !== "" && apiKeys.includes(adminKey)) throw new UsageError("REFLECT_ADMIN_KEY is one of REFLECT_GATEWAY_KEY's keys — give the admin key a value of its own, so no client can load adapters");
     const limits: Partial<GatewayLimits> = { parallel, maxQueue: flags.maxQueue, requestTimeoutMs: flags.timeoutMs };
     if (flags.record !== undefined) {
       recorder = await openRecordWriter({

@@ -59,7 +59,7 @@ describe("parseChatRequest", () => {
     assert.equal(parsed.toolChoiceRequired, true);
     assert.equal(parsed.seed, 7);
     assert.deepEqual([parsed.stream, parsed.includeUsage], [true, true]);
-    assert.deepEqual({ ...parsed.reflect, stopWhen: parsed.reflect?.stopWhen?.map((s) => s.label) }, { maxTurns: 3, feedback: "binary", stopWhen: ["verified", "unchanged"], budget: { tokens: 1000, calls: 4, ms: 30_000 }, reflectionMaxTokens: 32, onFailure: "error" });
+    assert.deepEqual({ ...parsed.reflect, stopWhen: parsed.reflect?.stopWhen?.map((s) => s.label) }, { maxTurns: 3, feedback: "binary", stopWhen: ["verified", "unchanged"], stopSpec: "verified,unchanged", budget: { tokens: 1000, calls: 4, ms: 30_000 }, reflectionMaxTokens: 32, onFailure: "error" });
   });
 
   it("defaults: two turns, detailed feedback, the gateway's budget caps, its default max_tokens, JSON mode with no schema check", () => {
