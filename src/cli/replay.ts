@@ -21,12 +21,13 @@ export function registerReplay(program: Command): void {
     .requiredOption("--record <dir>", "required: the record folder to replay (made with --record-content)")
     .requiredOption("--gateway <url>", "required: the gateway to send to, e.g. http://127.0.0.1:8787")
     .option("--arm <arm>", "run every request on this arm (reflect.arm: base or adapter); default: the gateway's canary decides", choice([...armNames]))
-    .option("--key-env <name>", "environment variable holding the gateway's client key", "REFLECT_GATEWAY_KEY")
+    .option("--key-env <name>", "environment variable holding the gateway's client key (the first, when it holds several, comma-separated)", "REFLECT_GATEWAY_KEY")
     .option("--concurrency <n>", "requests in flight at once", int(1), 1)
     .option("--out <dir>", "keep a log of the requests answered here; the same command run again sends only the rest")
     .option("--timeout-ms <n>", "limit on one request", int(1), 600_000)
     .action(async (flags: ReplayFlags) => {
-      const key = process.env[flags.keyEnv];
+      // A gateway started with several keys (comma-separated) takes any one of them.
+      const key = process.env[flags.keyEnv]?.split(",")[0]?.trim();
       const result = await replayRecord({
         recordDir: flags.record,
         gateway: flags.gateway,

@@ -102,8 +102,12 @@ async function serve(flags: ServeFlags): Promise<void> {
   let recorder: RecordWriter | undefined;
   let tracer: Tracer | undefined;
   try {
-    const upstream = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
-    models.push(upstream);
+    const engine = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
+    models.push(engine);
+    const arms = await openArms(flags, engine, spec, { apiKeyEnv: upstreamKeyEnv, parallel, api });
+    // With arms, everything but the adapter arm's attempts runs on the base arm: on an embedded engine that takes
+    // turns, a call straight to the engine would run under whichever adapter it holds.
+    const upstream = arms?.model("base") ?? engine;
     const judges = new Map<string, LanguageModel>();
     for (const judgeSpec of flags.judge) {
       // A judge on the upstream's own spec shares its model (one copy of an embedded model in memory).
@@ -111,7 +115,6 @@ async function serve(flags: ServeFlags): Promise<void> {
       if (judge !== upstream) models.push(judge);
       judges.set(judgeSpec, judge);
     }
-    const arms = await openArms(flags, upstream, spec, { apiKeyEnv: upstreamKeyEnv, parallel, api });
     const limits: Partial<GatewayLimits> = { parallel, maxQueue: flags.maxQueue, requestTimeoutMs: flags.timeoutMs };
     if (flags.record !== undefined) {
       recorder = await openRecordWriter({

@@ -93,6 +93,23 @@ describe("reflect replay", () => {
     assert.match(refused.stderr, /3 of 3 requests failed .*400 reflect\.arm/);
   });
 
+  it("waits for a gateway at capacity (429 and its Retry-After) instead of counting its requests as failed", async (t) => {
+    const dir = await tempDir(t);
+    const first = await gatewayRecordingTo(t, path.join(dir, "first"));
+    await recordTraffic(first.url);
+    const slow = await startUpstream(t, (res, seen, index, up) => setTimeout(() => reply((_s, i) => SCRIPT[i % SCRIPT.length] as string)(res, seen, index, up), 150));
+    const statuses: number[] = [];
+    const busy = await startTestGateway(t, {
+      upstream: createHttpModel({ baseUrl: slow.baseUrl, model: UPSTREAM_MODEL, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } }),
+      limits: { parallel: 1, maxQueue: 0, perClient: { running: 1, queued: 0 } },
+      observer: { request: (o) => statuses.push(o.status) },
+    });
+    const result = await replayRecord({ recordDir: path.join(dir, "first"), gateway: busy.url, concurrency: 3, timeoutMs: 10_000 });
+    assert.deepEqual([result.done, result.failed], [3, 0]);
+    assert.ok(statuses.includes(429), `the gateway answered ${statuses.join(", ")}`);
+    assert.equal(statuses.filter((s) => s === 200).length, 3);
+  });
+
   it("refuses a record kept without content, naming the flag, before sending anything", async (t) => {
     const dir = await tempDir(t);
     const writer = await openRecordWriter({ dir, recordContent: false, config: { kind: "gateway" } });

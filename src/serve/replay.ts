@@ -74,6 +74,19 @@ export class ReplayFailedError extends ReflectkitError {
   override name = "ReplayFailedError";
 }
 
+/** Tries of a request the gateway answers 429 or 503 (at capacity) before it counts as failed. */
+const BUSY_TRIES = 5;
+
+/** The message of an error body in OpenAI's or Anthropic's shape, if it is one. */
+function errorMessage(text: string): string | undefined {
+  try {
+    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === "string" ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Statuses after which the gateway has run and recorded the request: an answer, or a 422 for `on_failure: "error"`. */
 const answered = (status: number): boolean => status === 200 || status === 422;
 
@@ -188,13 +201,21 @@ export async function replayRecord(options: ReplayOptions): Promise<ReplayResult
       const started = performance.now();
       let status: number | null = null;
       let message = "";
-      try {
-        const response = await fetch(url, { method: "POST", headers: { ...headers, "x-reflect-replay-of": request.of }, body: request.body, signal: AbortSignal.timeout(options.timeoutMs) });
-        status = response.status;
-        const text = await response.text();
-        if (!answered(status)) message = ((JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text).slice(0, 300);
-      } catch (error) {
-        message = (error as Error).message;
+      // A gateway at capacity (429, with its Retry-After) is waited for, a few times, before the request counts as failed.
+      for (let tries = 1; ; tries++) {
+        let wait = 0;
+        try {
+          const response = await fetch(url, { method: "POST", headers: { ...headers, "x-reflect-replay-of": request.of }, body: request.body, signal: AbortSignal.timeout(options.timeoutMs) });
+          status = response.status;
+          const text = await response.text();
+          if (!answered(status)) message = (errorMessage(text) ?? text).slice(0, 300);
+          if (status === 429 || status === 503) wait = 1000 * Math.min(30, Number(response.headers.get("retry-after") ?? "1") || 1);
+        } catch (error) {
+          status = null;
+          message = (error as Error).message;
+        }
+        if (wait === 0 || tries === BUSY_TRIES) break;
+        await new Promise((resolve) => setTimeout(resolve, wait));
       }
       if (status !== null && answered(status)) {
         await log?.writer.append({ line: request.line, of: request.of, status, ms: Math.round(performance.now() - started) });
