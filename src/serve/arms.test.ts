@@ -216,6 +216,7 @@ describe("the gateway's arms", () => {
     assert.match(String((broken.body.error as { message: string }).message), /does not fit/);
     assert.equal((await chat(s.url, { arm_key: "u" })).text, "/adapters/a2.gguf", "a failed load keeps the adapter before");
     assert.equal((await admin(s.url, { scale: 1 }, ADMIN_KEY)).status, 400);
+    assert.equal((await admin(s.url, { path: "x".repeat(70_000) }, ADMIN_KEY)).status, 413);
   });
 
   it("turns the admin route off without an admin key, and refuses an admin key that is also a client key", async (t) => {

@@ -195,6 +195,9 @@ class Refusal extends ReflectkitError {
 /** The largest body `count_tokens` reads (on the event loop, in the serial lane) when it counts rather than relays. */
 const COUNT_TOKENS_BYTES = 1024 * 1024;
 
+/** The largest body of `POST /admin/lora` (a path and a scale). */
+const ADMIN_BODY_BYTES = 64 * 1024;
+
 /** Bodies over this many bytes are read by a worker first, then (past pass-through) in the gateway's serial lane. */
 const LANE_BYTES = 64 * 1024;
 
@@ -589,8 +592,9 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     if (options.arms === undefined) return error(409, "this gateway has no adapter arm — start it with --lora FILE or --canary P", "no_adapter_arm");
     let body: unknown;
     try {
-      body = JSON.parse(await c.req.text());
-    } catch {
+      body = JSON.parse((c.env?.incoming === undefined ? Buffer.from(await c.req.arrayBuffer()) : await readBody(c.env.incoming, ADMIN_BODY_BYTES)).toString("utf8"));
+    } catch (failure) {
+      if (failure instanceof Refusal) return error(failure.status, failure.message, failure.code ?? "invalid_value");
       return error(400, "the body must be JSON: { \"path\": \"<adapter file or folder on the gateway's machine>\", \"scale\"?: number }", "invalid_json");
     }
     if (!isRecord(body) || typeof body.path !== "string" || body.path === "") return error(400, "path: must be the adapter's file (a GGUF LoRA) or, for a vLLM upstream, its PEFT folder", "invalid_value");
