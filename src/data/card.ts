@@ -200,7 +200,7 @@ export function recordDistillCard(input: RecordDistillCardInput): string {
         ["passed on the first draft", String(c.passedFirstDraft), "kept: the adapter must keep what already works"],
         ["passed after reflection", String(c.passedAfterReflection), "kept: the answer the loop reached, as a first answer"],
         ["failed", String(c.failed), "left out: the returned answer failed a check"],
-        ["unjudged", String(c.unjudged), "left out: no check could judge the returned answer"],
+        ["unjudged", String(c.unjudged), "left out: none of the request's own checks judged the returned answer (a judge's approval alone does not count)"],
         ["no answer", String(c.noAnswer), "left out: the request ended with no answer (an upstream error)"],
         ["duplicates", String(c.duplicates), "left out: the same conversation as an example kept"],
       ],

@@ -14,7 +14,8 @@ import { scriptedModel, type ScriptedReply } from "../models/scripted.js";
 import { requestEpisode } from "../record/record-fixture.js";
 import { openRecordWriter } from "../record/record-writer.js";
 import { readSftData } from "../train/datasets.js";
-import { distillSet, writeDistillData, type DistillExample, type DistillSource } from "./record-distill.js";
+import { validateExportRow } from "./formats.js";
+import { distillRow, distillSet, selectEpisode, writeDistillData, type DistillExample, type DistillSource } from "./record-distill.js";
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-distill-"));
@@ -82,6 +83,32 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     assert.equal(answer, 'Looking it up.\n<tool_call>[{"name":"get_weather","arguments":{"city":"Paris"}}]</tool_call>');
     const read = readToolCallBlocks(answer);
     assert.deepEqual([read.text, read.toolCalls, read.problems], ["Looking it up.", [{ id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' }], []]);
+  });
+
+  it("a conversation with the assistant's earlier turns keeps them as context (weight 0) and trains the answer alone", async () => {
+    const record: RequestRecord = { messages: [{ role: "user", content: "What is 2 + 2?" }, { role: "assistant", content: "4" }, { role: "user", content: "And doubled?" }], checks: { regex: { pattern: "^8$" } }, dialect: "chat" };
+    const episode = await served("multi", record, ["8"]);
+    const set = distillSet([{ file: "episodes.jsonl", episodes: [episode], summary: { dir: "record", episodes: 1, reflectkit: null, openedAt: null, partialLastLine: null } }], { heldOut: 0, seed: 1 });
+    assert.deepEqual(distillRow(set.train[0]!).messages, [
+      { role: "user", content: "What is 2 + 2?" },
+      { role: "assistant", content: "4", weight: 0 },
+      { role: "user", content: "And doubled?" },
+      { role: "assistant", content: "8", weight: 1 },
+    ]);
+    assert.equal(validateExportRow("trl-sft", distillRow(set.train[0]!)), null);
+  });
+
+  it("a judge is not ground truth: an answer only a judge passed is unjudged, and one a judge failed is failed", () => {
+    const judged = (correct: boolean | null, judge: boolean) => {
+      const episode = requestEpisode({ id: "j", passes: [true] });
+      const attempt = episode.attempts[0]!;
+      attempt.verdict = { ...attempt.verdict, correct };
+      attempt.checks = [...(correct === null ? [] : attempt.checks), { source: "judge", pass: judge, score: judge ? 1 : 0, feedback: "judge" }];
+      return selectEpisode(episode, "record", episode.record as RequestRecord);
+    };
+    assert.equal(judged(null, true), "unjudged");
+    assert.equal(judged(true, false), "failed");
+    assert.equal((judged(true, true) as DistillExample).answer, "answer 1");
   });
 
   it("splits by conversation: the same seed gives the same split, another seed another, and no conversation is on both sides", () => {

@@ -68,7 +68,7 @@ export interface DistillCounts {
   passedAfterReflection: number;
   /** The returned answer failed a check (a rollback to a failed attempt included). */
   failed: number;
-  /** No check could judge the returned answer (`cannot judge`, or no check at all). */
+  /** None of the request's own checks judged the returned answer (`cannot judge`, or none applied); a judge's pass alone is not a verdict. */
   unjudged: number;
   /** The episode returned no answer (an upstream error before any attempt). */
   noAnswer: number;
@@ -136,7 +136,8 @@ export function selectEpisode(episode: Episode, source: string, record: RequestR
   const attempt = episode.selected === null ? undefined : episode.attempts[episode.selected - 1];
   if (attempt === undefined) return "no-answer";
   const checks = attempt.checks;
-  // Passed: the verdict says so and no check the loop ran on it (a judge included) failed it.
+  // Passed: the request's own checks passed it (the verdict) and no check the loop ran on it (a judge included) failed it.
+  // A judge is not ground truth: an answer only a judge approved is unjudged.
   if (attempt.verdict.correct === true && checks.every((c) => c.pass !== false)) {
     const tools = record.checks.tools;
     const prompt = tools === undefined || tools.length === 0 ? record.messages.map(plain) : withToolsPrompt(record.messages, tools);
