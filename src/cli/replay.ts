@@ -4,7 +4,8 @@ import { replayRecord } from "../serve/replay.js";
 import { choice, int } from "./parse.js";
 
 interface ReplayFlags {
-  record: string;
+  record?: string;
+  requests?: string;
   gateway: string;
   arm?: ArmName;
   keyEnv: string;
@@ -17,8 +18,9 @@ interface ReplayFlags {
 export function registerReplay(program: Command): void {
   program
     .command("replay")
-    .description("send the reflected requests of a gateway record (reflect serve --record DIR --record-content) to a gateway again; the gateway records the new episodes, each naming the one it replays")
-    .requiredOption("--record <dir>", "required: the record folder to replay (made with --record-content)")
+    .description("send the reflected requests of a gateway record (reflect serve --record DIR --record-content), or reflect distill's held-out requests, to a gateway again, each by the door it came in; the gateway records the new episodes, each naming the one it replays")
+    .option("--record <dir>", "the record folder to replay (made with --record-content)")
+    .option("--requests <file>", "instead of --record: gateway requests one a line, as reflect distill writes held-out-requests.jsonl")
     .requiredOption("--gateway <url>", "required: the gateway to send to, e.g. http://127.0.0.1:8787")
     .option("--arm <arm>", "run every request on this arm (reflect.arm: base or adapter); default: the gateway's canary decides", choice([...armNames]))
     .option("--key-env <name>", "environment variable holding the gateway's client key (the first, when it holds several, comma-separated)", "REFLECT_GATEWAY_KEY")
@@ -29,7 +31,8 @@ export function registerReplay(program: Command): void {
       // A gateway started with several keys (comma-separated) takes any one of them.
       const key = process.env[flags.keyEnv]?.split(",")[0]?.trim();
       const result = await replayRecord({
-        recordDir: flags.record,
+        ...(flags.record === undefined ? {} : { recordDir: flags.record }),
+        ...(flags.requests === undefined ? {} : { requestsFile: flags.requests }),
         gateway: flags.gateway,
         ...(flags.arm === undefined ? {} : { arm: flags.arm }),
         ...(key === undefined ? {} : { apiKey: key }),
@@ -39,6 +42,6 @@ export function registerReplay(program: Command): void {
         onProgress: (p) => process.stderr.write(`replay: ${p.done + p.failed} of ${p.total - p.skipped} sent (${p.failed} failed${p.skipped > 0 ? `, ${p.skipped} answered before` : ""})\n`),
       });
       const dialects = Object.entries(result.dialects).map(([d, n]) => `${n} ${d}`).join(", ");
-      process.stdout.write(`replay: ${result.done} requests answered${result.skipped > 0 ? `, ${result.skipped} answered in an earlier run` : ""} (recorded as ${dialects}; sent as Chat Completions${flags.arm === undefined ? "" : `, on the ${flags.arm} arm`})\n`);
+      process.stdout.write(`replay: ${result.done} requests answered${result.skipped > 0 ? `, ${result.skipped} answered in an earlier run` : ""} (${dialects}${flags.arm === undefined ? "" : `, on the ${flags.arm} arm`})\n`);
     });
 }

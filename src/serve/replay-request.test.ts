@@ -55,6 +55,29 @@ describe("replayRequest: a recorded request as a gateway request again", () => {
     }
   }
 
+  for (const dialect of ["chat", "responses", "messages"] as const) {
+    it(`${dialect}: a record's sampling and reflect options, and a forced arm, are read back by the dialect's parser`, () => {
+      const record: RequestRecord = {
+        messages: [{ role: "user", content: "Six times seven?" }],
+        checks: { regex: { pattern: "^\\d+$" } },
+        dialect,
+        options: {
+          max_tokens: 77,
+          temperature: 0.5,
+          top_p: 0.9,
+          ...(dialect === "responses" ? {} : { stop: ["END"] }),
+          ...(dialect === "chat" ? { seed: 11 } : {}),
+          reflect: { max_turns: 3, feedback: "binary", stop: "verified,unchanged", budget: { tokens: 2000, calls: 6, seconds: 60 }, reflection_max_tokens: 40, on_failure: "error" },
+        },
+      };
+      const parsed = parsers[dialect]!(JSON.parse(JSON.stringify(replayRequest("r", record, { model: "m", maxTokens: 16, arm: "adapter" }).body)));
+      assert.deepEqual([parsed.sampling.maxTokens, parsed.sampling.temperature, parsed.sampling.topP, parsed.sampling.stop, parsed.seed], [77, 0.5, 0.9, dialect === "responses" ? undefined : ["END"], dialect === "chat" ? 11 : undefined]);
+      const r = parsed.reflect;
+      assert.deepEqual([r?.maxTurns, r?.feedback, r?.stopSpec, r?.budget, r?.reflectionMaxTokens, r?.onFailure, r?.arm], [3, "binary", "verified,unchanged", { tokens: 2000, calls: 6, ms: 60_000 }, 40, "error", "adapter"]);
+      assert.deepEqual(parsed.checks, record.checks);
+    });
+  }
+
   it("a record of no known dialect (written before records named one) goes to Chat Completions", () => {
     const replay = replayRequest("old", { messages: [{ role: "user", content: "Hi" }], checks: {} }, { model: "m", maxTokens: 16 });
     assert.equal(replay.route, "/v1/chat/completions");

@@ -1,4 +1,4 @@
-import type { RequestCheckSpec, RequestRecord } from "../critics/request/request-task.js";
+import type { RecordedRequestOptions, RequestCheckSpec, RequestRecord } from "../critics/request/request-task.js";
 import type { ChatMessage, ToolDefinition } from "../models/language-model.js";
 import { dialectNamed, dialectNames, type DialectName } from "./dialects/index.js";
 
@@ -22,25 +22,36 @@ export interface ReplayRequest {
 export interface ReplayRequestOptions {
   /** The body's `model`: the gateway serves one model, so any name does; the record's model by default. */
   model: string;
-  /** The answer's token limit: the record does not keep the request's own, and the Messages API requires one. */
+  /** The answer's token limit where the record does not keep the request's own (`record.options`); Messages requires one. */
   maxTokens: number;
+  /** `reflect.arm`: the gateway arm to run on (`reflect replay --arm`); default: the gateway's canary decides. */
+  arm?: "base" | "adapter";
 }
 
 /**
  * The body that asks the gateway again what `record` asked: the conversation as the dialect carries it (assistant tool
  * calls and tool results stay in the text form the gateway had turned them into), the checks as the dialect's fields,
- * and a `reflect` object with the checks of the reflect extension. A record of no known dialect is sent as Chat
- * Completions (records written before the gateway named dialects came from that door).
+ * and a `reflect` object with the checks of the reflect extension. Where the record keeps the request's sampling and
+ * `reflect` options (`record.options`), they go in the dialect's own fields, so the gateway runs the same loop request
+ * again; an older record gets the gateway's defaults. A record of no known dialect is sent as Chat Completions (records
+ * written before the gateway named dialects came from that door).
  */
 export function replayRequest(id: string, record: RequestRecord, options: ReplayRequestOptions): ReplayRequest {
   const dialect: DialectName = dialectNames.includes(record.dialect as DialectName) ? (record.dialect as DialectName) : "chat";
   const checks = record.checks;
-  const reflect = reflectObject(checks);
+  const recorded = record.options;
+  const reflect = { ...knobs(recorded), ...reflectObject(checks), ...(options.arm === undefined ? {} : { arm: options.arm }) };
+  const maxTokens = recorded?.max_tokens ?? options.maxTokens;
+  const sampling = { ...(recorded?.temperature === undefined ? {} : { temperature: recorded.temperature }), ...(recorded?.top_p === undefined ? {} : { top_p: recorded.top_p }) };
   const bodies: Record<DialectName, () => Record<string, unknown>> = {
     chat: () => ({
       model: options.model,
       messages: record.messages.map(plain),
-      max_tokens: options.maxTokens,
+      max_tokens: maxTokens,
+      ...sampling,
+      ...(recorded?.stop === undefined ? {} : { stop: recorded.stop }),
+      ...(recorded?.seed === undefined ? {} : { seed: recorded.seed }),
+      ...(recorded?.json_object === true ? { response_format: { type: "json_object" } } : {}),
       ...(checks.schema === undefined ? {} : { response_format: { type: "json_schema", json_schema: { ...(checks.schema.name === undefined ? {} : { name: checks.schema.name }), schema: checks.schema.schema } } }),
       ...toolFields(checks, (t) => ({ type: "function", function: functionOf(t) }), "required"),
       reflect,
@@ -48,7 +59,9 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
     responses: () => ({
       model: options.model,
       input: record.messages.map(plain),
-      max_output_tokens: options.maxTokens,
+      max_output_tokens: maxTokens,
+      ...sampling,
+      ...(recorded?.json_object === true ? { text: { format: { type: "json_object" } } } : {}),
       ...(checks.schema === undefined ? {} : { text: { format: { type: "json_schema", name: checks.schema.name ?? "answer", schema: checks.schema.schema } } }),
       ...toolFields(checks, (t) => ({ type: "function", ...functionOf(t) }), "required"),
       reflect,
@@ -62,7 +75,9 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
         // A system message where Anthropic's API puts it (the top-level `system`) when it leads; elsewhere as recorded.
         ...(onlyLeading && system.length > 0 ? { system: system.map((m) => m.content).join("") } : {}),
         messages: (onlyLeading ? record.messages.filter((m) => m.role !== "system") : record.messages).map(plain),
-        max_tokens: options.maxTokens,
+        max_tokens: maxTokens,
+        ...sampling,
+        ...(recorded?.stop === undefined ? {} : { stop_sequences: recorded.stop }),
         ...(checks.schema === undefined ? {} : { output_config: { format: { type: "json_schema", schema: checks.schema.schema } } }),
         ...toolFields(checks, (t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.parameters ?? { type: "object", properties: {} } }), { type: "any" }),
         reflect,
@@ -70,6 +85,21 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
     },
   };
   return { v: 1, id, dialect, route: dialectNamed(dialect).route, body: bodies[dialect]() };
+}
+
+/** The `reflect` options the record keeps (every one but the checks), under the request's field names. */
+function knobs(recorded: RecordedRequestOptions | undefined): Record<string, unknown> {
+  const r = recorded?.reflect;
+  if (r === undefined) return {};
+  return {
+    max_turns: r.max_turns,
+    feedback: r.feedback,
+    ...(r.stop === undefined ? {} : { stop: r.stop }),
+    budget: r.budget,
+    ...(r.judge === undefined ? {} : { judge: r.judge }),
+    ...(r.reflection_max_tokens === undefined ? {} : { reflection_max_tokens: r.reflection_max_tokens }),
+    on_failure: r.on_failure,
+  };
 }
 
 /** The reflect extension's checks (regex, task and item, tests); the rest of `reflect` is left at the gateway's defaults. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { assertExit, cli, jsonLines, tempDir } from "../cli/cli-harness.js";
@@ -7,7 +7,9 @@ import { UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
 import { createHttpModel } from "../models/http.js";
 import { openRecordWriter } from "../record/record-writer.js";
-import { replayBody, replayRecord } from "./replay.js";
+import type { RequestRecord } from "../critics/request/request-task.js";
+import { replayOfEpisode, replayRecord } from "./replay.js";
+import { replayRequest } from "./replay-request.js";
 import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type FakeUpstream } from "./serve-harness.js";
 
 /** What the upstream answers, call by call: a draft failing `^\d+$`, a reflection, a passing draft; a JSON object; a word. */
@@ -49,7 +51,7 @@ async function recordTraffic(url: string): Promise<void> {
 const episodesOf = async (dir: string): Promise<Episode[]> => jsonLines<Episode>(await readFile(path.join(dir, "episodes.jsonl"), "utf8"));
 
 describe("reflect replay", () => {
-  it("sends a record's requests to a second gateway, whose upstream sees the same calls, and which records each as a replay on its arm", async (t) => {
+  it("sends a record's requests to a second gateway by the doors they came in, whose upstream sees the same calls, and which records each as a replay on its arm", async (t) => {
     const dir = await tempDir(t);
     const first = await gatewayRecordingTo(t, path.join(dir, "first"));
     await recordTraffic(first.url);
@@ -67,6 +69,7 @@ describe("reflect replay", () => {
     const original = await episodesOf(path.join(dir, "first"));
     const replayed = await episodesOf(path.join(dir, "second"));
     assert.deepEqual(replayed.map((e) => e.replayOf), original.map((e) => e.id));
+    assert.deepEqual(replayed.map((e) => (e.record as { dialect?: string }).dialect), ["chat", "chat", "responses"]);
     assert.deepEqual(replayed.map((e) => e.arm), ["base", "base", "base"]);
     assert.deepEqual(replayed.map((e) => e.attempts.length), original.map((e) => e.attempts.length));
     assert.deepEqual(replayed.map((e) => (e.record as { options?: unknown }).options), original.map((e) => (e.record as { options?: unknown }).options));
@@ -85,7 +88,7 @@ describe("reflect replay", () => {
     const second = await gatewayRecordingTo(t, path.join(dir, "second"));
     const ok = await cli(["replay", "--record", path.join(dir, "first"), "--gateway", second.url, "--concurrency", "2"]);
     assertExit(ok, 0);
-    assert.match(ok.stdout, /3 requests answered \(recorded as 2 chat, 1 responses; sent as Chat Completions\)/);
+    assert.match(ok.stdout, /3 requests answered \(2 chat, 1 responses\)/);
     assert.match(ok.stderr, /3 of 3 sent \(0 failed\)/);
     // This gateway has no adapter arm: every forced request is refused, and the command says so.
     const refused = await cli(["replay", "--record", path.join(dir, "first"), "--gateway", second.url, "--arm", "adapter"]);
@@ -110,6 +113,23 @@ describe("reflect replay", () => {
     assert.equal(statuses.filter((s) => s === 200).length, 3);
   });
 
+  it("sends reflect distill's held-out requests (a requests file), by their dialects, with the arm forced", async (t) => {
+    const dir = await tempDir(t);
+    const first = await gatewayRecordingTo(t, path.join(dir, "first"));
+    await recordTraffic(first.url);
+    const original = await episodesOf(path.join(dir, "first"));
+    const file = path.join(dir, "held-out-requests.jsonl");
+    await writeFile(file, original.map((e) => `${JSON.stringify(replayRequest(e.id, e.record as RequestRecord, { model: e.model, maxTokens: 512 }))}\n`).join(""));
+    const second = await gatewayRecordingTo(t, path.join(dir, "second"));
+    const result = await replayRecord({ requestsFile: file, gateway: `${second.url}/v1`, arm: "base", concurrency: 1, timeoutMs: 10_000 });
+    assert.deepEqual([result.done, result.dialects], [3, { chat: 2, responses: 1 }]);
+    const replayed = await episodesOf(path.join(dir, "second"));
+    assert.deepEqual(replayed.map((e) => [e.replayOf, e.arm]), original.map((e) => [e.id, "base"]));
+    await writeFile(file, `${JSON.stringify({ v: 1, id: "x", dialect: "chat", route: "/v1/chat/completions", body: { model: "m", messages: [] } })}\n`);
+    await assert.rejects(replayRecord({ requestsFile: file, gateway: second.url, concurrency: 1, timeoutMs: 1000 }), /held-out-requests\.jsonl:1: its body has no reflect object/);
+    await assert.rejects(replayRecord({ gateway: second.url, concurrency: 1, timeoutMs: 1000 }), /give one of --record DIR .* and --requests FILE/);
+  });
+
   it("refuses a record kept without content, naming the flag, before sending anything", async (t) => {
     const dir = await tempDir(t);
     const writer = await openRecordWriter({ dir, recordContent: false, config: { kind: "gateway" } });
@@ -119,6 +139,6 @@ describe("reflect replay", () => {
 
   it("refuses an episode that is not a gateway request, naming its line", () => {
     const episode = { id: "e1", model: "m", record: { question: "2+2" } } as unknown as Episode;
-    assert.throws(() => replayBody(episode, undefined, { file: "rec/episodes.jsonl", line: 4 }), /rec\/episodes\.jsonl:4: not a gateway request/);
+    assert.throws(() => replayOfEpisode(episode, undefined, { file: "rec/episodes.jsonl", line: 4 }), /rec\/episodes\.jsonl:4: not a gateway request/);
   });
 });

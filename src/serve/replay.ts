@@ -1,28 +1,33 @@
 /**
- * `reflect replay`: the reflected requests of a gateway record (made with `--record-content`) sent again to a gateway,
- * which runs and records them as it does any request. The replayer records nothing of the answers itself: it says
- * which requests it sent, and with `outDir` keeps a log of the ones answered, so a run cut short resumes where it was.
+ * `reflect replay`: the reflected requests of a gateway record (made with `--record-content`), or the held-out
+ * requests `reflect distill` wrote (`held-out-requests.jsonl`), sent again to a gateway, which runs and records them
+ * as it does any request. The replayer records nothing of the answers itself: it says which requests it sent, and with
+ * `outDir` keeps a log of the ones answered, so a run cut short resumes where it was.
  *
  * What a record keeps is the loop's request: the conversation as text messages (tool results and tool calls already
  * written as text), the checks (schema, tools, regex, tests, task), and the sampling and `reflect` options
- * (`RequestRecord.options`). Every dialect's door reads its body into that same loop request, so one rebuilt as a
- * Chat Completions body runs the same loop whatever door it first came in by; the replay sends every request to
- * `/v1/chat/completions`, and the dialect the record names is only reported. A record written before the options were
- * kept replays with the gateway's defaults for them.
+ * (`RequestRecord.options`). Each request goes back by the door it came in (`record.dialect`), rebuilt by
+ * `replayRequest`; every door reads its body into the same loop request, so the loop runs as it did. A record written
+ * before the options were kept replays with the gateway's defaults for them.
  */
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { RecordedRequestOptions, RequestRecord } from "../critics/request/request-task.js";
+import type { RequestRecord } from "../critics/request/request-task.js";
 import { InputError, ReflectkitError, UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
-import { openLog, readLogIn } from "../record/log.js";
+import { openLog, readLog, readLogIn } from "../record/log.js";
 import { isRedacted } from "../record/redact-episode.js";
 import type { ArmName } from "./arms.js";
+import { dialectNames, type DialectName } from "./dialects/index.js";
+import { replayRequest, type ReplayRequest } from "./replay-request.js";
+import { gatewayCaps } from "./server.js";
 
 export interface ReplayOptions {
-  /** The record folder (`reflect serve --record DIR --record-content`). */
-  recordDir: string;
+  /** The record folder (`reflect serve --record DIR --record-content`); or `requestsFile`. */
+  recordDir?: string;
+  /** Gateway requests one a line, as `reflect distill` writes `held-out-requests.jsonl`; or `recordDir`. */
+  requestsFile?: string;
   /** The gateway's URL (`http://host:port`, with or without `/v1`). */
   gateway: string;
   /** Force every request onto this arm (`reflect.arm`); default: the gateway's canary decides. */
@@ -56,7 +61,7 @@ export interface ReplayFailure {
 
 export interface ReplayResult extends ReplayProgress {
   failures: ReplayFailure[];
-  /** Requests by the dialect their record names (all were sent as Chat Completions). */
+  /** Requests by the dialect they were sent in (the one their record names). */
   dialects: Record<string, number>;
 }
 
@@ -91,45 +96,33 @@ function errorMessage(text: string): string | undefined {
 const answered = (status: number): boolean => status === 200 || status === 422;
 
 /**
- * A recorded reflected request as a Chat Completions body (with `reflect`, and `reflect.arm` when forced). Throws an
- * InputError naming the record's line for an episode that is not a gateway request with its content.
+ * A recorded reflected request as the gateway request that asks it again, in its dialect (`replayRequest`), with
+ * `reflect.arm` when forced. Throws an InputError naming the record's line for an episode that is not a gateway
+ * request with its content.
  */
-export function replayBody(episode: Episode, arm: ArmName | undefined, where: { file: string; line: number }): Record<string, unknown> {
+export function replayOfEpisode(episode: Episode, arm: ArmName | undefined, where: { file: string; line: number }): ReplayRequest {
   const record = episode.record as Partial<RequestRecord> | undefined;
   if (isRedacted(episode)) throw new InputError("this episode was recorded without its text — replay needs a record made with reflect serve --record DIR --record-content", where.file, where.line);
   if (record === undefined || !Array.isArray(record.messages) || typeof record.checks !== "object" || record.checks === null) {
     throw new InputError("not a gateway request: its record has no messages and checks (replay reads records of reflect serve --record)", where.file, where.line);
   }
-  const checks = record.checks;
-  const options: Partial<RecordedRequestOptions> = record.options ?? {};
-  const reflect = options.reflect;
-  return {
-    model: episode.model,
-    messages: record.messages.map((m) => ({ role: m.role, content: m.content })),
-    ...(options.max_tokens === undefined ? {} : { max_tokens: options.max_tokens }),
-    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-    ...(options.top_p === undefined ? {} : { top_p: options.top_p }),
-    ...(options.stop === undefined ? {} : { stop: options.stop }),
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-    ...(checks.schema !== undefined
-      ? { response_format: { type: "json_schema", json_schema: { ...(checks.schema.name === undefined ? {} : { name: checks.schema.name }), schema: checks.schema.schema } } }
-      : options.json_object === true
-        ? { response_format: { type: "json_object" } }
-        : {}),
-    ...(checks.tools === undefined ? {} : { tools: checks.tools.map((t) => ({ type: "function", function: { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), ...(t.parameters === undefined ? {} : { parameters: t.parameters }) } })) }),
-    // A named function was recorded as the only tool offered, with calls required: `required` asks the same.
-    ...(checks.toolsRequired === true ? { tool_choice: "required" } : {}),
-    reflect: {
-      ...(reflect === undefined ? {} : { max_turns: reflect.max_turns, feedback: reflect.feedback, budget: reflect.budget, on_failure: reflect.on_failure }),
-      ...(reflect?.stop === undefined ? {} : { stop: reflect.stop }),
-      ...(reflect?.judge === undefined ? {} : { judge: reflect.judge }),
-      ...(reflect?.reflection_max_tokens === undefined ? {} : { reflection_max_tokens: reflect.reflection_max_tokens }),
-      ...(checks.regex === undefined ? {} : { regex: checks.regex }),
-      ...(checks.tests === undefined ? {} : { tests: checks.tests }),
-      ...(checks.task === undefined ? {} : { task: checks.task.name, item: checks.task.item }),
-      ...(arm === undefined ? {} : { arm }),
-    },
-  };
+  // A replay of a replay names the original, so every replay of one request pairs with it.
+  return replayRequest(episode.replayOf ?? episode.id, record as RequestRecord, { model: episode.model, maxTokens: gatewayCaps.attemptMaxTokens, ...(arm === undefined ? {} : { arm }) });
+}
+
+/** Reads `held-out-requests.jsonl` (`reflect distill`): one `ReplayRequest` a line, each checked, the arm forced where asked. */
+async function readRequests(file: string, arm: ArmName | undefined): Promise<ReplayRequest[]> {
+  const resolved = path.resolve(file);
+  const log = await readLog<ReplayRequest>(resolved, { noun: "request" });
+  return log.values.map((r, i) => {
+    const line = i + 1;
+    if (typeof r.id !== "string" || !dialectNames.includes(r.dialect) || typeof r.route !== "string" || typeof r.body !== "object" || r.body === null) {
+      throw new InputError("not a gateway request: want { id, dialect (chat, responses or messages), route, body } as reflect distill writes held-out-requests.jsonl", resolved, line);
+    }
+    const reflect = r.body.reflect;
+    if (typeof reflect !== "object" || reflect === null || Array.isArray(reflect)) throw new InputError("its body has no reflect object: only reflected requests are replayed", resolved, line);
+    return arm === undefined ? r : { ...r, body: { ...r.body, reflect: { ...reflect, arm } } };
+  });
 }
 
 /** Reads a record's episodes, refusing a record kept without content before anything is sent. */
@@ -149,8 +142,8 @@ async function readRecord(dir: string): Promise<{ episodes: Episode[]; file: str
   return { episodes: log.values, file: path.join(resolved, "episodes.jsonl") };
 }
 
-/** The gateway's chat route from its URL, with or without `/v1`. */
-function chatUrl(gateway: string): string {
+/** The gateway's root URL from its URL given with or without `/v1`; a route (`/v1/…`) is appended to it. */
+function gatewayRoot(gateway: string): string {
   let url: URL;
   try {
     url = new URL(gateway);
@@ -158,7 +151,7 @@ function chatUrl(gateway: string): string {
     throw new UsageError(`--gateway ${gateway} is not a URL — give the gateway's address, e.g. http://127.0.0.1:8787`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--gateway ${gateway}: use an http(s) URL`);
-  return `${url.origin}${url.pathname.replace(/\/+$/u, "").replace(/\/v1$/u, "")}/v1/chat/completions`;
+  return `${url.origin}${url.pathname.replace(/\/+$/u, "").replace(/\/v1$/u, "")}`;
 }
 
 /**
@@ -169,16 +162,22 @@ function chatUrl(gateway: string): string {
  */
 export async function replayRecord(options: ReplayOptions): Promise<ReplayResult> {
   if (!Number.isSafeInteger(options.concurrency) || options.concurrency < 1) throw new UsageError("--concurrency must be an integer ≥ 1");
-  const url = chatUrl(options.gateway);
-  const { episodes, file } = await readRecord(options.recordDir);
-  // Every body is built first, so a record that cannot be replayed is refused before anything is sent.
-  const requests = episodes.map((episode, i) => ({ line: i + 1, of: episode.replayOf ?? episode.id, dialect: (episode.record as Partial<RequestRecord>).dialect ?? "chat", body: JSON.stringify(replayBody(episode, options.arm, { file, line: i + 1 })) }));
+  if ((options.recordDir === undefined) === (options.requestsFile === undefined)) throw new UsageError("give one of --record DIR (a gateway record) and --requests FILE (reflect distill's held-out-requests.jsonl)");
+  const root = gatewayRoot(options.gateway);
+  const source = options.recordDir ?? (options.requestsFile as string);
+  // Every body is built first, so a source that cannot be replayed is refused before anything is sent.
+  let built: ReplayRequest[];
+  if (options.recordDir !== undefined) {
+    const { episodes, file } = await readRecord(options.recordDir);
+    built = episodes.map((episode, i) => replayOfEpisode(episode, options.arm, { file, line: i + 1 }));
+  } else built = await readRequests(options.requestsFile as string, options.arm);
+  const requests = built.map((r, i) => ({ line: i + 1, of: r.id, dialect: r.dialect as DialectName, url: `${root}${r.route}`, body: JSON.stringify(r.body) }));
   const done = new Set<number>();
   let log: Awaited<ReturnType<typeof openLog<ReplayedLine>>> | undefined;
   if (options.outDir !== undefined) {
     const out = path.resolve(options.outDir);
     await mkdir(out, { recursive: true });
-    const config = { kind: "replay", record: path.resolve(options.recordDir), gateway: options.gateway, arm: options.arm ?? null };
+    const config = { kind: "replay", record: path.resolve(source), gateway: options.gateway, arm: options.arm ?? null };
     const configPath = path.join(out, "config.json");
     if (existsSync(configPath)) {
       const before = JSON.parse(await readFile(configPath, "utf8")) as typeof config;
@@ -205,7 +204,7 @@ export async function replayRecord(options: ReplayOptions): Promise<ReplayResult
       for (let tries = 1; ; tries++) {
         let wait = 0;
         try {
-          const response = await fetch(url, { method: "POST", headers: { ...headers, "x-reflect-replay-of": request.of }, body: request.body, signal: AbortSignal.timeout(options.timeoutMs) });
+          const response = await fetch(request.url, { method: "POST", headers: { ...headers, "x-reflect-replay-of": request.of }, body: request.body, signal: AbortSignal.timeout(options.timeoutMs) });
           status = response.status;
           const text = await response.text();
           if (!answered(status)) message = (errorMessage(text) ?? text).slice(0, 300);
