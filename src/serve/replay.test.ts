@@ -8,6 +8,10 @@ import type { Episode } from "../loops/types.js";
 import { createHttpModel } from "../models/http.js";
 import { openRecordWriter } from "../record/record-writer.js";
 import type { RequestRecord } from "../critics/request/request-task.js";
+import type { GenerateResult } from "../models/language-model.js";
+import type { LoraAdapter } from "../models/lora.js";
+import { armReport } from "../report/arms.js";
+import { engineArms } from "./arms.js";
 import { replayOfEpisode, replayRecord } from "./replay.js";
 import { replayRequest } from "./replay-request.js";
 import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type FakeUpstream } from "./serve-harness.js";
@@ -128,6 +132,42 @@ describe("reflect replay", () => {
     await writeFile(file, `${JSON.stringify({ v: 1, id: "x", dialect: "chat", route: "/v1/chat/completions", body: { model: "m", messages: [] } })}\n`);
     await assert.rejects(replayRecord({ requestsFile: file, gateway: second.url, concurrency: 1, timeoutMs: 1000 }), /held-out-requests\.jsonl:1: its body has no reflect object/);
     await assert.rejects(replayRecord({ gateway: second.url, concurrency: 1, timeoutMs: 1000 }), /give one of --record DIR .* and --requests FILE/);
+  });
+
+  it("replays one record to each arm of a gateway, and the report pairs the arms' answers request by request", async (t) => {
+    const dir = await tempDir(t);
+    const first = await gatewayRecordingTo(t, path.join(dir, "first"));
+    await recordTraffic(first.url);
+    // An engine whose adapter writes digits and whose base writes words: on the regex request the adapter passes at
+    // once, the base never does.
+    let lora: LoraAdapter | undefined;
+    const engine = {
+      modelId: "embedded:words",
+      maxConcurrency: 1,
+      get lora() {
+        return lora;
+      },
+      setLora: async (adapter: LoraAdapter | undefined) => void (lora = adapter),
+      doGenerate: async (): Promise<GenerateResult> => ({ text: lora === undefined ? "forty-two" : "42", finishReason: "stop", usage: { promptTokens: 10, evaluatedPromptTokens: 10, completionTokens: 2 } }),
+    };
+    const arms = engineArms(engine, { canaryPercent: 50 });
+    await arms.load({ path: "/adapters/digits.gguf" });
+    const record = path.join(dir, "arms");
+    const recorder = await openRecordWriter({ dir: record, recordContent: true, config: { kind: "gateway" } });
+    t.after(() => recorder.close());
+    const gateway = await startTestGateway(t, { upstream: arms.model("base")!, arms, recorder });
+    for (const arm of ["base", "adapter"] as const) {
+      const result = await replayRecord({ recordDir: path.join(dir, "first"), gateway: gateway.url, arm, concurrency: 2, outDir: path.join(dir, `replay-${arm}`), timeoutMs: 10_000 });
+      assert.equal(result.done, 3);
+    }
+    const report = armReport(await episodesOf(record));
+    assert.deepEqual(report?.rows.map((r) => [r.arm, r.requests]), [["base", 3], ["adapter", 3]]);
+    assert.equal(report?.paired?.pairs, 3);
+    // Only the regex request checks the reply: the adapter passes its first draft, the base no draft (the schema
+    // request fails both arms' words, and the Responses request checks nothing).
+    const regex = (arm: string) => report?.rows.find((r) => r.arm === arm);
+    assert.deepEqual([regex("base")?.firstPass.k, regex("adapter")?.firstPass.k], [0, 1]);
+    assert.ok((report?.paired?.firstPass.mean ?? 0) > 0);
   });
 
   it("refuses a record kept without content, naming the flag, before sending anything", async (t) => {
