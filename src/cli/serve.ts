@@ -1,6 +1,8 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "../errors.js";
+import { RequestMemory } from "../loops/request-memory.js";
+import { openRequestLessonStore } from "../memory/open-request-lessons.js";
 import { openRecordWriter, type RecordWriter } from "../record/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { credentialVariables, openModel, type OpenModelOptions } from "../models/open.js";
@@ -31,6 +33,8 @@ interface ServeFlags {
   timeoutMs: number;
   otelJsonl?: string;
   offline: boolean;
+  memory?: string;
+  store?: string;
 }
 
 /** `--upstream-api`: a comma-separated list of dialect names. */
@@ -63,6 +67,8 @@ export function registerServe(program: Command): void {
     .option("--timeout-ms <n>", "wall-clock limit of one request, upstream calls included (504 beyond)", int(1), defaultGatewayLimits.requestTimeoutMs)
     .option("--otel-jsonl <file>", "append the gateway's spans to this JSON-lines file (OTLP too when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
     .option("--offline", "never fetch a model; fail if it is not cached", false)
+    .option("--memory <file>", "keep request lessons (reflect.memory) in this SQLite file: reflections of failed drafts, shown to later requests with the same key")
+    .option("--store <url>", "keep request lessons in PostgreSQL (postgres://user:password@host:port/db), shared by every gateway started with it")
     .action(async (flags: ServeFlags) => {
       await serve(flags);
     });
@@ -85,7 +91,15 @@ async function serve(flags: ServeFlags): Promise<void> {
   const models: LanguageModel[] = [];
   let recorder: RecordWriter | undefined;
   let tracer: Tracer | undefined;
+  let memory: RequestMemory | undefined;
   try {
+    if (flags.memory !== undefined && flags.store !== undefined) throw new UsageError("--memory FILE and --store URL both name a lesson store — pass one");
+    const lessonStore = flags.store ?? flags.memory;
+    if (flags.store !== undefined && !/^postgres(?:ql)?:\/\//iu.test(flags.store)) throw new UsageError("--store takes a postgres:// URL; for a SQLite file pass --memory FILE");
+    if (lessonStore !== undefined) {
+      const store = await openRequestLessonStore(flags.memory === undefined ? lessonStore : path.resolve(lessonStore));
+      memory = new RequestMemory({ store, onError: (error, during) => process.stderr.write(`reflect serve: the lesson store (${store.location}) failed to ${during} (${(error as Error)?.message ?? String(error)}); the request went on without it\n`) });
+    }
     const upstream = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
     models.push(upstream);
     const judges = new Map<string, LanguageModel>();
@@ -101,7 +115,7 @@ async function serve(flags: ServeFlags): Promise<void> {
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
         secretEnv: [...new Set([flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })))],
-        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
+        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location } }), reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);
@@ -109,7 +123,8 @@ async function serve(flags: ServeFlags): Promise<void> {
       tracer = createOtelTracer({ ...(flags.otelJsonl === undefined ? {} : { jsonlPath: path.resolve(flags.otelJsonl) }), ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }), serviceName: "reflectkit-gateway" });
     }
     let gateway: RunningGateway | undefined;
-    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 } });
+    const lessons = memory;
+    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 }, ...(lessons === undefined ? {} : { lessons: () => lessons.stats }) });
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
@@ -117,6 +132,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       observer: metrics,
       metricsText: () => metrics.text(),
       ...(recorder === undefined ? {} : { recorder }),
+      ...(memory === undefined ? {} : { memory }),
       ...(tracer === undefined ? {} : { tracer }),
       ...(keyless ? {} : { apiKey: apiKeys }),
       allowedHosts: flags.allowedHost,
@@ -125,11 +141,13 @@ async function serve(flags: ServeFlags): Promise<void> {
       port: flags.port,
     });
     if (keyless && !isLoopbackHost(flags.host)) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
-    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}\n`);
+    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
     await stopSignal();
     process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");
     await gateway.close(STOP_GRACE_MS);
   } finally {
+    // Lessons still being recorded are written before the store closes.
+    await memory?.close();
     await recorder?.close();
     await tracer?.shutdown();
     for (const model of models) await model.close();

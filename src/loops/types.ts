@@ -118,6 +118,15 @@ export interface EpisodeError {
   status?: number;
 }
 
+/** What a request was shown, as its record keeps it (`Episode.memory`): set by a door that recalled request lessons (src/loops/request-memory.ts). */
+export interface EpisodeMemory {
+  key: string;
+  /** The store's ids of the lessons shown, most relevant first. */
+  recalled: string[];
+  /** Set when recall failed or ran out of time: the request ran without lessons. */
+  recallError?: string;
+}
+
 export interface Episode<R = unknown> {
   id: string;
   task: string;
@@ -149,4 +158,6 @@ export interface Episode<R = unknown> {
   startedAt?: string;
   /** What stood between a failed attempt and the retry (reflect-retry, cascade, reflexion, self-refine). Absent: `model` (or a strategy without the control). */
   reflectionMode?: ReflectionMode;
+  /** The request lessons recalled for it under the application's key (the gateway's `reflect.memory`). */
+  memory?: EpisodeMemory;
 }
