@@ -96,6 +96,7 @@ export function resolveMiddlewareStrategy(options: ReflectionMiddlewareOptions, 
 export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}): LanguageModelV4Middleware {
   // Checked once, when the middleware is made: a bad option fails here, not on the first call.
   resolveMiddlewareStrategy(options);
+  if (typeof options.memory?.key === "string") memoryAsk(options.memory, {} as LanguageModelV4CallOptions);
   const custom = (options.checks ?? []).map(requestCheckOf);
   const judge = options.judge === undefined ? undefined : options.judge.specificationVersion === "v4" ? fromAISDK(options.judge) : options.judge;
 

@@ -117,7 +117,7 @@ export function quoteNote(text: string): string {
     previous = quoted;
     quoted = quoted.replace(NOTES_TAG, "");
   }
-  return quoted.replace(/\s*\n\s*/gu, " ");
+  return quoted.replace(/\s*\n\s*/gu, " ").trim();
 }
 
 /**
