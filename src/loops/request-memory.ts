@@ -85,10 +85,12 @@ export class RequestMemory {
     checkAsk(ask);
     this.#stats.recalls += 1;
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     try {
       const stop = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`the lesson store did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
-        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+        onAbort = () => reject(signal?.reason);
+        signal?.addEventListener("abort", onAbort, { once: true });
       });
       const lessons = await Promise.race([this.store.recall(ask.key, taskQuestion(messages), ask.lessons), stop]);
       this.#stats.lessonsShown += lessons.length;
@@ -100,6 +102,7 @@ export class RequestMemory {
       return { lessons: [], memory: { key: ask.key, recalled: [], recallError: (error as Error)?.message ?? String(error) } };
     } finally {
       clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
     }
   }
 

@@ -178,6 +178,24 @@ describe("request lessons in the gateway", () => {
     assert.match(recorded[0]?.memory?.recallError ?? "", /did not answer within 300 ms/u);
   });
 
+  it("reads reflect.memory on every door: the Responses and Messages routes show the same notes", async (t) => {
+    const { upstream, gateway, store } = await setup(t);
+    await store.record("billing", { text: LESSON, question: "invoice total" });
+    const post = (route: string, body: unknown) => fetch(`${gateway.url}${route}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const reflect = { regex: "^\\d+$", memory: { key: "billing" } };
+    const responses = await post("/v1/responses", { model: UPSTREAM_MODEL, instructions: SYSTEM, input: "What is the invoice total for order 6x7?", reflect });
+    assert.equal(responses.status, 200, await responses.clone().text());
+    const messages = await post("/v1/messages", { model: UPSTREAM_MODEL, max_tokens: 64, system: SYSTEM, messages: [{ role: "user", content: "What is the invoice total for order 6x7?" }], reflect });
+    assert.equal(messages.status, 200, await messages.clone().text());
+    const firsts = upstream.requests.filter((r) => !(r.body.messages as Message[]).some((m) => m.role === "assistant"));
+    assert.equal(firsts.length, 2);
+    for (const seen of firsts) {
+      const shown = seen.body.messages as Message[];
+      assert.deepEqual(shown.map((m) => m.role), ["system", "user", "user"]);
+      assert.ok(shown[1]?.content.includes(`1. (a similar problem) ${LESSON}`), JSON.stringify(shown));
+    }
+  });
+
   it("refuses reflect.memory with a 400 naming the field: a bad key or count, an unknown option, a gateway without a store", async (t) => {
     const { gateway, upstream } = await setup(t);
     const bare = await setup(t, { withMemory: false });
