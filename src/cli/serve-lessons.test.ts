@@ -3,11 +3,12 @@
  * restart is shown after it — and the lesson-store flags are refused, naming them, when they conflict.
  */
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import { reply, startUpstream, UPSTREAM_MODEL, type UpstreamRequest } from "../serve/serve-harness.js";
-import { assertExit, cli, gatewayUrlOf, removeCacheDir, startCli, tempDir } from "./cli-harness.js";
+import { assertExit, cli, gatewayUrlOf, jsonLines, removeCacheDir, startCli, tempDir } from "./cli-harness.js";
 
 const LESSON = "I spelled the number out; the check wants digits, so answer with digits only.";
 type Message = { role: string; content: string };
@@ -23,10 +24,11 @@ after(removeCacheDir);
 describe("reflect serve --memory", () => {
   it("keeps lessons in the file across a restart, written before the gateway stops", async (t) => {
     const upstream = await startUpstream(t, reply(scripted));
-    const file = path.join(await tempDir(t), "lessons", "gateway.sqlite");
+    const dir = await tempDir(t);
+    const file = path.join(dir, "lessons", "gateway.sqlite");
     const body = (question: string) => ({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: question }], reflect: { regex: "^\\d+$", memory: { key: "orders" } } }) as never;
     const serve = async () => {
-      const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--port", "0", "--memory", file]);
+      const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--port", "0", "--memory", file, "--lessons-per-key", "5", "--lesson-ttl-days", "7", "--record", path.join(dir, "record")]);
       t.after(() => void (run.child.exitCode === null && run.child.kill("SIGKILL")));
       return { run, openai: new OpenAI({ baseURL: await gatewayUrlOf(run), apiKey: "unused", maxRetries: 0 }) };
     };
@@ -45,6 +47,10 @@ describe("reflect serve --memory", () => {
     assert.ok(shown[0]?.content.includes(`1. (a similar problem) ${LESSON}`), JSON.stringify(shown));
     second.run.child.kill("SIGTERM");
     assertExit(await second.run.done, 0);
+    const config = JSON.parse(await readFile(path.join(dir, "record", "config.json"), "utf8")) as { lessons?: unknown };
+    assert.deepEqual(config.lessons, { store: "sqlite", location: file, perKey: 5, ttlDays: 7 });
+    const episodes = jsonLines<{ memory?: { key: string; recalled: string[] } }>(await readFile(path.join(dir, "record", "episodes.jsonl"), "utf8"));
+    assert.deepEqual(episodes.map((e) => e.memory), [{ key: "orders", recalled: [] }, { key: "orders", recalled: ["1"] }]);
   });
 
   it("refuses conflicting or misplaced lesson stores before opening any model", async (t) => {

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { UsageError } from "../errors.js";
 import { RequestMemory } from "../loops/request-memory.js";
 import { openRequestLessonStore } from "../memory/open-request-lessons.js";
+import { defaultRequestLessonPolicy } from "../memory/request-lesson-store.js";
 import { openRecordWriter, type RecordWriter } from "../record/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { credentialVariables, openModel, type OpenModelOptions } from "../models/open.js";
@@ -35,6 +36,8 @@ interface ServeFlags {
   offline: boolean;
   memory?: string;
   store?: string;
+  lessonsPerKey: number;
+  lessonTtlDays: number;
 }
 
 /** `--upstream-api`: a comma-separated list of dialect names. */
@@ -69,6 +72,8 @@ export function registerServe(program: Command): void {
     .option("--offline", "never fetch a model; fail if it is not cached", false)
     .option("--memory <file>", "keep request lessons (reflect.memory) in this SQLite file: reflections of failed drafts, shown to later requests with the same key")
     .option("--store <url>", "keep request lessons in PostgreSQL (postgres://user:password@host:port/db), shared by every gateway started with it")
+    .option("--lessons-per-key <n>", "request lessons kept per memory key (the ones recorded longest ago go first)", int(1), defaultRequestLessonPolicy.maxPerKey)
+    .option("--lesson-ttl-days <n>", "days a request lesson lives after it was last recorded", int(1), defaultRequestLessonPolicy.ttlMs / 86_400_000)
     .action(async (flags: ServeFlags) => {
       await serve(flags);
     });
@@ -97,7 +102,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     const lessonStore = flags.store ?? flags.memory;
     if (flags.store !== undefined && !/^postgres(?:ql)?:\/\//iu.test(flags.store)) throw new UsageError("--store takes a postgres:// URL; for a SQLite file pass --memory FILE");
     if (lessonStore !== undefined) {
-      const store = await openRequestLessonStore(flags.memory === undefined ? lessonStore : path.resolve(lessonStore));
+      const store = await openRequestLessonStore(flags.memory === undefined ? lessonStore : path.resolve(lessonStore), { maxPerKey: flags.lessonsPerKey, ttlMs: flags.lessonTtlDays * 86_400_000 });
       memory = new RequestMemory({ store, onError: (error, during) => process.stderr.write(`reflect serve: the lesson store (${store.location}) failed to ${during} (${(error as Error)?.message ?? String(error)}); the request went on without it\n`) });
     }
     const upstream = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
@@ -115,7 +120,7 @@ async function serve(flags: ServeFlags): Promise<void> {
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
         secretEnv: [...new Set([flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })))],
-        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location } }), reflectkit: reflectkitVersion },
+        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays } }), reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);

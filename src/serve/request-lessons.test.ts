@@ -17,6 +17,7 @@ import type { RequestLessonStore } from "../memory/request-lesson-store.js";
 import { createHttpModel } from "../models/http.js";
 import { client, reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type FakeUpstream, type UpstreamRequest } from "./serve-harness.js";
 import type { RunningGateway } from "./server.js";
+import { endRequestSpan } from "./request-span.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "reflectkit-gateway-lessons-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -194,6 +195,16 @@ describe("request lessons in the gateway", () => {
       assert.deepEqual(shown.map((m) => m.role), ["system", "user", "user"]);
       assert.ok(shown[1]?.content.includes(`1. (a similar problem) ${LESSON}`), JSON.stringify(shown));
     }
+  });
+
+  it("names on the request span how many lessons were shown, never the key or their text", async (t) => {
+    const { gateway, store, recorded } = await setup(t);
+    await store.record("billing", { text: LESSON, question: "invoice total" });
+    await client(gateway.url).chat.completions.create(ask("What is the invoice total for order 6x7?", { regex: "^\\d+$", memory: { key: "billing" } }));
+    const attributes: Record<string, unknown> = {};
+    endRequestSpan({ setAttributes: (a) => Object.assign(attributes, a), end: () => {} }, recorded[0] as Episode, 200);
+    assert.equal(attributes["reflect.memory.recalled"], 1);
+    assert.ok(!JSON.stringify(attributes).includes("billing") && !JSON.stringify(attributes).includes("digits only"));
   });
 
   it("refuses reflect.memory with a 400 naming the field: a bad key or count, an unknown option, a gateway without a store", async (t) => {
