@@ -2,6 +2,9 @@
  * Request lessons in one SQLite file (WAL mode: several processes may share it on one machine), ranked by FTS5 bm25
  * relevance of each lesson's text and question to the asking request's question — the ranking Reflexion's store
  * (sqlite-lesson-store.ts) uses for lessons of other items. A file of its own kind: `application_id` "RKRQ".
+ * Its calls are synchronous (better-sqlite3) and run on the caller's thread: a write waits at most `LOCK_WAIT_MS` for
+ * another process's write lock, so a gateway shares its file with few writers at most — several gateway replicas
+ * share a PostgreSQL store instead.
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -13,6 +16,8 @@ import { ftsQuery } from "./sqlite-lesson-store.js";
 /** `PRAGMA application_id` of a request-lessons file: "RKRQ" in ASCII. */
 const APPLICATION_ID = 0x524b5251;
 const SCHEMA_VERSION = 1;
+/** Longest wait for another process's write lock, in ms; beyond it the write fails (and the gateway counts it). */
+const LOCK_WAIT_MS = 1000;
 
 const SCHEMA = `
 CREATE TABLE request_lessons (
@@ -61,7 +66,7 @@ export function openSqliteRequestLessons(file: string, options: RequestLessonSto
   let db: Database.Database;
   try {
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    db = new Database(file, { timeout: 5000 });
+    db = new Database(file, { timeout: LOCK_WAIT_MS });
   } catch (error) {
     throw new InputError(`cannot open the lesson store (${(error as Error).message}) — pass a path to a file in a writable folder`, file, undefined, { cause: error });
   }
