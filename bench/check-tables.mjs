@@ -38,6 +38,11 @@ const SAMPLED_SFT = "node bench/sampled-table.mjs bench/runs/sampled sft-q4_1:q4
 /** Regenerated tables: `section` is the heading's text, `table` the first header cell of the table in that section. */
 const CHECKS = [
   {
+    section: "Every dialect against LiteLLM's proxy (2026-11-28)",
+    table: "request → upstream, concurrency",
+    command: "node bench/gateway-dialects.mjs --from bench/runs/gateway-dialects/json.jsonl.gz",
+  },
+  {
     section: "Accuracy by turn",
     table: "run",
     command: "node bench/table.mjs bench/runs",

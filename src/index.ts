@@ -106,6 +106,7 @@ export {
 } from "./data/export.js";
 export { exportFormats, formatSchemas, parquetColumns, validateExportRow, validateExportFile, type ExportFormat } from "./data/formats.js";
 export { datasetCard, writeDatasetCard, cardFile, type DatasetCardInput } from "./data/card.js";
+export { writeDistillData, distillSet, distillRow, readDistillSources, type DistillExample, type DistillSet, type DistillCounts, type WriteDistillDataOptions, type DistillDataResult } from "./data/record-distill.js";
 export { instructionEfficacy, formatEfficacy, type InstructionEfficacy } from "./data/efficacy.js";
 export { reflectionStatistics, generationStats, formatStatistics, wordCount, type TaskStatistics } from "./data/stats.js";
 export { compareReflections, preferenceSchema, parsePreference, type PairComparison, type Preference } from "./data/preference-judge.js";

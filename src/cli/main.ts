@@ -14,6 +14,7 @@ const commands: Record<string, () => Promise<Register>> = {
   models: async () => (await import("./models.js")).registerModels,
   data: async () => (await import("./data.js")).registerData,
   train: async () => (await import("./train.js")).registerTrain,
+  distill: async () => (await import("./distill.js")).registerDistill,
   report: async () => (await import("./report.js")).registerReport,
   view: async () => (await import("./view.js")).registerView,
   serve: async () => (await import("./serve.js")).registerServe,

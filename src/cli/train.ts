@@ -30,7 +30,7 @@ import { fetchProgressBar } from "./progress.js";
 import { interruptSignal } from "./task-run.js";
 import { findTaskFamily, taskItems } from "../tasks/registry.js";
 
-interface CommonFlags {
+export interface CommonFlags {
   model: string;
   out: string;
   steps: number;
@@ -84,10 +84,10 @@ function distributedOptions(flags: Pick<CommonFlags, "nprocPerNode" | "nnodes" |
   return options;
 }
 
-function commonFlags(command: Command, defaults: { steps: number; batchSize: number; lr: number }): Command {
+export function commonFlags(command: Command, defaults: { steps: number; batchSize: number; lr: number }, help: { out?: string; seed?: string } = {}): Command {
   return distributedFlags(command)
     .option("--model <spec>", "base model: registered name, .gguf file, Hugging Face folder, or tiny:<name> (a tiny random model, for smoke runs)", "smollm2-135m")
-    .requiredOption("--out <dir>", "run folder: config, metrics.jsonl, checkpoints; the same command resumes it")
+    .requiredOption("--out <dir>", help.out ?? "run folder: config, metrics.jsonl, checkpoints; the same command resumes it")
     .option("--steps <n>", "optimizer steps in all (a finished run asked for more continues)", int(1), defaults.steps)
     .option("--batch-size <n>", "examples per step", int(1), defaults.batchSize)
     .option("--micro-batch <n>", "examples per forward pass (memory); the gradient is the same", int(1), 4)
@@ -98,7 +98,7 @@ function commonFlags(command: Command, defaults: { steps: number; batchSize: num
     .option("--lora-alpha <x>", "LoRA alpha", nonNegativeNumber, 32)
     .option("--full", "train every weight instead of a LoRA adapter", false)
     .option("--checkpoint-every <n>", "steps between checkpoints", int(1), 10)
-    .option("--seed <n>", "data order and sampling seed", int(0), 0)
+    .option("--seed <n>", help.seed ?? "data order and sampling seed", int(0), 0)
     .option("--max-length <n>", "leave out examples longer than this many tokens", int(8), 1024)
     .option("--threads <n>", "torch CPU threads (default: all cores)", int(1))
     .option("--device <name>", "auto, cpu or cuda", "auto")
@@ -186,7 +186,7 @@ function stepLine(m: StepMetrics, steps: number): string {
  * and the run folder checked against this run's fingerprint (`own`: the objective's part) before the worker's venv
  * is built or the worker started, so no mistake waits minutes to be reported.
  */
-async function withWorker<T>(flags: CommonFlags, objective: string, own: Record<string, unknown> | ((load: LoadParams) => Record<string, unknown>), body: (worker: WorkerClient, options: CommonTrainOptions, load: LoadParams) => Promise<T>): Promise<T> {
+export async function withWorker<T>(flags: CommonFlags, objective: string, own: Record<string, unknown> | ((load: LoadParams) => Record<string, unknown>), body: (worker: WorkerClient, options: CommonTrainOptions, load: LoadParams) => Promise<T>): Promise<T> {
   distributedOptions(flags);
   const load = await loadParams(flags);
   // A function of the loaded source checks the flags that depend on it (and may refuse them) before anything starts.
@@ -202,12 +202,12 @@ async function withWorker<T>(flags: CommonFlags, objective: string, own: Record<
   }
 }
 
-function printResult(flags: CommonFlags, result: Record<string, unknown>): void {
+export function printResult(flags: CommonFlags, result: Record<string, unknown>): void {
   if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else process.stdout.write(`${Object.entries(result).map(([k, v]) => `${k}: ${typeof v === "number" ? Number(v.toPrecision(6)) : JSON.stringify(v)}`).join("\n")}\n`);
 }
 
-function summarise(metrics: readonly StepMetrics[], extra: Record<string, unknown>): Record<string, unknown> {
+export function summarise(metrics: readonly StepMetrics[], extra: Record<string, unknown>): Record<string, unknown> {
   const first = metrics[0];
   const last = metrics.at(-1);
   const rates = metrics.map((m) => Number(m.tokensPerSecond)).sort((a, b) => a - b);

@@ -5,6 +5,7 @@ import { writeFileWhole } from "../record/log.js";
 import type { CuratedSet, CurationReport } from "./curate.js";
 import { percent } from "./efficacy.js";
 import type { ExportSplit, TrainingSetting } from "./export.js";
+import type { DistillSet, DistillSplitOptions } from "./record-distill.js";
 import type { ExportFormat } from "./formats.js";
 import { statisticsCells } from "./stats.js";
 
@@ -151,6 +152,74 @@ export function datasetCard(input: DatasetCardInput): string {
     "",
     "```sh",
     input.command,
+    "```",
+    "",
+  ];
+  return lines.join("\n");
+}
+
+/** What the card of a distill run (`reflect distill`, `RUN/README.md`) is made from. */
+export interface RecordDistillCardInput {
+  set: DistillSet;
+  options: DistillSplitOptions;
+  /** The command that made the run; null when made through the library. */
+  command: string | null;
+}
+
+/** The dataset card of a distill run: sources, what was kept and left out and why, the split, dedupe, format, license. */
+export function recordDistillCard(input: RecordDistillCardInput): string {
+  const { set, options } = input;
+  const c = set.counts;
+  const shown = set.duplicates.slice(0, 10);
+  const lines = [
+    marker("train.jsonl"),
+    "# One-pass training data from a gateway record",
+    "",
+    `Made with reflectkit's \`reflect distill\` from the application's own traffic through \`reflect serve\`: each request whose returned answer passed its checks is one example — the request's conversation → that verified answer. **${c.train} train** and **${c.heldOut} held-out** examples.`,
+    "",
+    "## What a row holds",
+    "",
+    'TRL conversational format, one JSON object a line: `{"messages": [...]}` — the request\'s messages as recorded (system included), then the answer as the one assistant message with `weight` 1; assistant turns of the request\'s own history carry `weight` 0 (context). The reflection conversation of a request that needed one is not in the row: the row is the one pass the adapter should make.',
+    "",
+    "- A request that offered tools: the conversation starts with the tools prompt the embedded engine shows the model (the functions inside `<tools>`), and the answer's tool calls follow its text as one `<tool_call>` block holding a JSON list of `{\"name\", \"arguments\"}` — the form that prompt asks for.",
+    "- A request with a JSON schema: the answer is the JSON text the schema check passed.",
+    "",
+    "## Sources",
+    "",
+    ...markdownTable(
+      ["record", "episodes", "recorded by", "opened"],
+      set.sources.map((s) => [`\`${path.basename(s.dir)}\``, `${s.episodes}${s.partialLastLine === null ? "" : ` (line ${s.partialLastLine}, still being written, left out)`}`, s.reflectkit === null ? "" : `reflectkit ${s.reflectkit}`, s.openedAt ?? ""]),
+    ),
+    "",
+    "## Kept and left out",
+    "",
+    ...markdownTable(
+      ["requests", "count", "why"],
+      [
+        ["recorded", String(c.episodes), ""],
+        ["passed on the first draft", String(c.passedFirstDraft), "kept: the adapter must keep what already works"],
+        ["passed after reflection", String(c.passedAfterReflection), "kept: the answer the loop reached, as a first answer"],
+        ["failed", String(c.failed), "left out: the returned answer failed a check"],
+        ["unjudged", String(c.unjudged), "left out: none of the request's own checks judged the returned answer (a judge's approval alone does not count)"],
+        ["no answer", String(c.noAnswer), "left out: the request ended with no answer (an upstream error)"],
+        ["duplicates", String(c.duplicates), "left out: the same conversation as an example kept"],
+      ],
+    ),
+    "",
+    `Dedupe: two requests with the same conversation (the messages and the tools prompt, byte for byte) make one example — the first in record order (records in the order given) is kept, the later ones are counted above.${shown.length === 0 ? "" : ` Left out: ${shown.map((d) => `\`${d.dropped}\` (kept \`${d.kept}\`)`).join(", ")}${set.duplicates.length > shown.length ? `, and ${set.duplicates.length - shown.length} more` : ""}.`}`,
+    "",
+    "## Split",
+    "",
+    `By request: a hash of the conversation with seed ${options.seed} puts a share of ${options.heldOut} of the conversations in \`held-out.jsonl\` and the rest in \`train.jsonl\`, so no conversation is on both sides, and a request keeps its side when the record grows. \`held-out-requests.jsonl\` holds the held-out requests as gateway requests again (dialect, route and a body carrying the same checks in \`reflect\`), for \`reflect replay\` to send to a gateway serving the adapter.`,
+    "",
+    "## License",
+    "",
+    "The rows are the application's own traffic: its users' requests and the answers its gateway returned. Whoever runs the gateway decides whether they may be trained on and shared; they are under the terms that govern that traffic, not reflectkit's license. Check them for personal data before sharing them.",
+    "",
+    "## How it was made",
+    "",
+    "```sh",
+    input.command ?? "(not recorded: made through the library)",
     "```",
     "",
   ];

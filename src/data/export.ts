@@ -86,9 +86,14 @@ export async function exportReflectionData(options: ExportReflectionDataOptions)
   const rows = split === "all" ? all : all.filter((row) => row.split === split);
   await mkdir(path.dirname(path.resolve(options.outFile)), { recursive: true });
   if (format === "parquet") await writeFile(options.outFile, await parquetBytes(set, rows, setting ?? "one-stage"));
-  else await writeFile(options.outFile, rows.map((row) => `${JSON.stringify(exportRow(set, format, row, setting ?? "one-stage"))}\n`).join(""));
+  else await writeFile(options.outFile, jsonlText(rows.map((row) => exportRow(set, format, row, setting ?? "one-stage"))));
   const card = await writeDatasetCard({ file: options.outFile, set, format, ...(setting === undefined ? {} : { setting }), split, rows: rows.length, description: describeExport(set, format, setting), curation, command: exportCommand({ ...options, split, ...(setting === undefined ? {} : { setting }) }) });
   return { file: options.outFile, card, rows: rows.length };
+}
+
+/** Rows as a JSONL export's text: one JSON object a line, each ending in a newline ("" for no rows). */
+export function jsonlText(rows: readonly unknown[]): string {
+  return rows.map((row) => `${JSON.stringify(row)}\n`).join("");
 }
 
 type CuratedRow = DPlusRow | PairRow | DistillRow;

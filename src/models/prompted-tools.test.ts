@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { replyText } from "../loops/reflect-retry.js";
-import { MAX_PROMPTED_CALLS, readToolCallBlocks, toolsSystemPrompt, withToolsPrompt } from "./prompted-tools.js";
+import { MAX_PROMPTED_CALLS, promptedReplyText, readToolCallBlocks, toolsSystemPrompt, withToolsPrompt } from "./prompted-tools.js";
 
 const weather = { name: "get_weather", description: "Current weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 
@@ -87,5 +87,22 @@ describe("readToolCallBlocks", () => {
     const deep = readToolCallBlocks(`<tool_call>${"[".repeat(100_000)}</tool_call>`);
     assert.match(deep.problems[0] ?? "", /nested more than 256 deep/);
     assert.ok(performance.now() - t0 < 5000);
+  });
+});
+
+describe("promptedReplyText", () => {
+  it("writes calls as the tools prompt asks (one block, a JSON list, object arguments), which the reader reads back to the same calls", () => {
+    const calls = [
+      { id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' },
+      { id: "call_1", name: "get_weather", arguments: '{"city":"Rome"}' },
+    ];
+    const text = promptedReplyText("Checking both.", calls);
+    assert.equal(text, 'Checking both.\n<tool_call>[{"name":"get_weather","arguments":{"city":"Paris"}},{"name":"get_weather","arguments":{"city":"Rome"}}]</tool_call>');
+    assert.deepEqual(readToolCallBlocks(text), { text: "Checking both.", toolCalls: calls, problems: [] });
+    // Arguments that are not a JSON object stay the string the model wrote; the reader keeps a string as it is.
+    const odd = promptedReplyText("", [{ id: "call_0", name: "now", arguments: "soon" }]);
+    assert.equal(odd, '<tool_call>[{"name":"now","arguments":"soon"}]</tool_call>');
+    assert.deepEqual(readToolCallBlocks(odd).toolCalls, [{ id: "call_0", name: "now", arguments: "soon" }]);
+    assert.equal(promptedReplyText("Just text.", []), "Just text.");
   });
 });

@@ -30,6 +30,22 @@ export function withToolsPrompt(messages: readonly ChatMessage[], tools: readonl
   return [{ role: "system", content: prompt }, ...messages.map((m) => ({ ...m }))];
 }
 
+/**
+ * A reply with tool calls as the tools prompt asks a prompted model to write it: the text, then one `<tool_call>` block
+ * holding the calls as a JSON list of `{"name", "arguments"}` with the arguments as an object (kept as the string where
+ * they are not a JSON object). `readToolCallBlocks` reads it back to the same calls. A training target for the
+ * embedded engine (`reflect distill`), where `replyText` (loops/conversation.ts) is how an attempt is shown again.
+ */
+export function promptedReplyText(text: string, toolCalls: readonly ToolCall[] | undefined): string {
+  if (toolCalls === undefined || toolCalls.length === 0) return text;
+  const calls = toolCalls.map((call) => {
+    const parsed = parseJson(call.arguments);
+    return { name: call.name, arguments: parsed.ok && isRecord(parsed.value) ? parsed.value : call.arguments };
+  });
+  const block = `${OPEN}${JSON.stringify(calls)}${CLOSE}`;
+  return text.trim() === "" ? block : `${text}\n${block}`;
+}
+
 /** A reply split into its tool calls and the rest of its text; `problems` says why a block was not read as calls. */
 export interface PromptedReply {
   text: string;

@@ -6,12 +6,6 @@ import type { FinishReason, TokenUsage, ToolCall } from "../models/language-mode
 /** OpenAI's error types; the gateway uses these four. */
 export type ErrorType = "invalid_request_error" | "authentication_error" | "rate_limit_error" | "server_error";
 
-/** An error in OpenAI's shape: `{ error: { message, type, param, code } }`. */
-export function errorResponse(status: number, message: string, options: { type: ErrorType; param?: string | null; code?: string | null; headers?: Record<string, string> }): Response {
-  const body = { error: { message, type: options.type, param: options.param ?? null, code: options.code ?? null } };
-  return Response.json(body, { status, headers: options.headers ?? {} });
-}
-
 /** What identifies a completion: its id, creation time (epoch seconds) and the model that wrote it. */
 export interface CompletionMeta {
   id: string;
@@ -113,13 +107,6 @@ export function reflectExtension(episode: Episode): ReflectExtension {
     usage_by_role: episode.usageByRole,
     ...(episode.error === undefined ? {} : { error: episode.error.message }),
   };
-}
-
-/** The reflected completion: the selected attempt, `usage` over every call the request caused, and `reflect`. */
-export function reflectedCompletion(meta: CompletionMeta, episode: Episode, call: ModelCall): { body: Record<string, unknown>; headers: Record<string, string>; reflect: ReflectExtension } {
-  const reflect = reflectExtension(episode);
-  const body = chatCompletion(meta, { text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, openAiUsage(episode.usage), reflect);
-  return { body, headers: reflectHeaders(reflect), reflect };
 }
 
 /**

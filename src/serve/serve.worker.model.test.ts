@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel } from "../models/open.js";
 import { ensureOpenaiPythonClient, runPythonClient, type PythonCreateResult } from "./python-client.js";
+import Anthropic from "@anthropic-ai/sdk";
 import { client, startTestGateway } from "./serve-harness.js";
 
 let model: LanguageModel;
@@ -68,5 +69,28 @@ describe("gateway with the embedded SmolLM2 upstream", () => {
     const byRole = Object.values(ext.usage_by_role).reduce((sum, r) => sum + r.tokens, 0);
     assert.equal(usage.total_tokens, byRole);
     assert.equal(created.headers["x-reflect-attempts"], String(ext.attempts));
+  });
+
+  it("answers the Responses and Messages dialects' official clients with a reflected answer, usage over every call", async (t) => {
+    const gateway = await startTestGateway(t, { upstream: model });
+    const reflect = { regex: "ZEBRA-17", max_turns: 2, reflection_max_tokens: 24 };
+    const response = await client(gateway.url).responses.create({ model: "smollm2-135m", instructions: "Be brief.", input: "Name a fruit.", max_output_tokens: 24, reflect } as never);
+    const rExt = (response as unknown as { reflect: { attempts: number; passed: boolean; usage_by_role: Record<string, { tokens: number }> } }).reflect;
+    assert.deepEqual([rExt.attempts, rExt.passed], [2, false]);
+    assert.equal(response.usage?.total_tokens, Object.values(rExt.usage_by_role).reduce((sum, r) => sum + r.tokens, 0));
+    assert.equal(typeof response.output_text, "string");
+
+    const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: "unused", maxRetries: 0 });
+    const message = await anthropic.messages.create({ model: "smollm2-135m", max_tokens: 24, system: "Be brief.", messages: [{ role: "user", content: "Name a fruit." }], reflect } as never);
+    const mExt = (message as unknown as { reflect: { attempts: number; usage_by_role: Record<string, { tokens: number }> } }).reflect;
+    assert.equal(mExt.attempts, 2);
+    const used = message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0) + message.usage.output_tokens;
+    assert.equal(used, Object.values(mExt.usage_by_role).reduce((sum, r) => sum + r.tokens, 0));
+    assert.equal(message.content[0]?.type, "text");
+
+    // count_tokens is the engine's own count of the conversation as it would be prompted.
+    const counted = await anthropic.messages.countTokens({ model: "smollm2-135m", system: "Be brief.", messages: [{ role: "user", content: "Name a fruit." }] });
+    const direct = await (model.countTokens as NonNullable<LanguageModel["countTokens"]>)({ messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Name a fruit." }] });
+    assert.equal(counted.input_tokens, direct);
   });
 });

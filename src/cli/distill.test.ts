@@ -1,0 +1,74 @@
+/**
+ * `reflect distill` end to end without training (`--no-train`): a gateway record written by the record writer, the
+ * data, the card and the held-out requests it writes, and the refusals that come before any worker would start.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import type { RequestRecord } from "../critics/request/request-task.js";
+import { requestEpisode } from "../record/record-fixture.js";
+import { openRecordWriter } from "../record/record-writer.js";
+import type { ReplayRequest } from "../serve/replay-request.js";
+import { parseChatRequest } from "../serve/request.js";
+import { readSftData } from "../train/datasets.js";
+import { assertExit, cli, jsonLines, removeCacheDir, tempDir } from "./cli-harness.js";
+
+const request = (a: number, b: number): RequestRecord => ({ messages: [{ role: "user", content: `What is ${a} + ${b}? Reply with <answer>N</answer>.` }], checks: { regex: { pattern: `<answer>${a + b}</answer>` } }, dialect: "chat" });
+
+async function writeRecord(dir: string, passes: (a: number) => boolean[]): Promise<void> {
+  const writer = await openRecordWriter({ dir, recordContent: true, config: { kind: "gateway", upstream: "test" } });
+  for (let a = 0; a < 20; a++) {
+    const p = passes(a);
+    await writer.append(requestEpisode({ id: `r${a}`, passes: p, outputs: p.map((ok) => `<answer>${ok ? a + 1 : a}</answer>`), record: request(a, 1) }));
+  }
+  await writer.close();
+}
+
+describe("reflect distill --no-train", { timeout: 60_000 }, () => {
+  after(removeCacheDir);
+
+  it("writes train and held-out rows the SFT reader takes, the held-out requests as gateway bodies, and the card", async (t) => {
+    const dir = await tempDir(t);
+    const record = path.join(dir, "record");
+    // Every third request fails twice; the rest pass, on the first draft when a is even.
+    await writeRecord(record, (a) => (a % 3 === 0 ? [false, false] : a % 2 === 0 ? [true] : [false, true]));
+    const out = path.join(dir, "run");
+    const result = await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.3", "--seed", "4", "--no-train", "--json"]);
+    assertExit(result, 0);
+    const summary = JSON.parse(result.stdout) as { train: number; held_out: number; left_out: { failed: number }; trained: boolean };
+    assert.deepEqual([summary.train + summary.held_out, summary.left_out.failed, summary.trained], [13, 7, false]);
+    assert.ok(summary.held_out > 0 && summary.train > 0, result.stdout);
+    assert.match(result.stderr, /20 requests: 13 passed \(\d+ on the first draft, \d+ after reflection\)/);
+    assert.equal((await readSftData(path.join(out, "train.jsonl"))).rows.length, summary.train);
+    assert.equal((await readSftData(path.join(out, "held-out.jsonl"))).rows.length, summary.held_out);
+    const replays = jsonLines<ReplayRequest>(await readFile(path.join(out, "held-out-requests.jsonl"), "utf8"));
+    assert.equal(replays.length, summary.held_out);
+    for (const replay of replays) {
+      const parsed = parseChatRequest(replay.body, { maxTurns: 5, budget: { tokens: 1000, calls: 10, seconds: 10 }, defaultMaxTokens: 64 });
+      const a = Number(replay.id.slice(1));
+      assert.deepEqual([replay.route, parsed.messages, parsed.checks], ["/v1/chat/completions", request(a, 1).messages, request(a, 1).checks]);
+    }
+    const card = await readFile(path.join(out, "README.md"), "utf8");
+    assert.match(card, /\| failed \| 7 \|/);
+    assert.match(card, /reflect distill --from-record .* --no-train --json/);
+    // The same command again: the same data, accepted.
+    assertExit(await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.3", "--seed", "4", "--no-train"]), 0);
+    // Another split into the same folder: refused, naming what changed.
+    const other = await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.5", "--seed", "4", "--no-train"]);
+    assertExit(other, 2);
+    assert.match(other.stderr, /held_out: 0.3 then, 0.5 now.*pass another --out/);
+  });
+
+  it("refuses --full, and a record with nothing that passed, before any worker starts", async (t) => {
+    const dir = await tempDir(t);
+    const record = path.join(dir, "record");
+    await writeRecord(record, () => [false, false]);
+    const full = await cli(["distill", "--from-record", record, "--out", path.join(dir, "a"), "--full"]);
+    assertExit(full, 2);
+    assert.match(full.stderr, /trains a LoRA adapter.*drop --full/);
+    const none = await cli(["distill", "--from-record", record, "--out", path.join(dir, "b"), "--offline"]);
+    assertExit(none, 2);
+    assert.match(none.stderr, /no example to train on: 20 requests: 0 passed .* left out 20 failed/);
+  });
+});

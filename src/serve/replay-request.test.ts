@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { RequestRecord } from "../critics/request/request-task.js";
+import { parseMessagesRequest } from "./dialects/messages.js";
+import { parseResponsesRequest } from "./dialects/responses.js";
+import { parseChatRequest, type ChatRequest, type RequestBounds } from "./request.js";
+import { replayRequest } from "./replay-request.js";
+
+const bounds: RequestBounds = { maxTurns: 5, budget: { tokens: 32_768, calls: 16, seconds: 240 }, defaultMaxTokens: 512 };
+const parsers: Record<string, (body: unknown) => ChatRequest> = {
+  chat: (body) => parseChatRequest(body, bounds),
+  responses: (body) => parseResponsesRequest(body, bounds),
+  messages: (body) => parseMessagesRequest(body, bounds),
+};
+const weather = { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+
+const records: Record<string, RequestRecord> = {
+  "a JSON schema and a regex with flags": {
+    messages: [
+      { role: "system", content: "Answer as JSON." },
+      { role: "user", content: "Order two apples." },
+    ],
+    checks: { schema: { name: "order", schema: { type: "object", properties: { qty: { type: "integer" } }, required: ["qty"] } }, regex: { pattern: "qty", flags: "i" } },
+  },
+  "required tools and an earlier tool call in the history": {
+    messages: [
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: '<tool_call>{"name":"get_weather","arguments":"{\\"city\\":\\"Paris\\"}"}</tool_call>' },
+      { role: "user", content: '<tool_response id="call_0">\nsunny\n</tool_response>' },
+      { role: "user", content: "And in Rome?" },
+    ],
+    checks: { tools: [weather], toolsRequired: true },
+  },
+  "a registered task's item and Python tests": {
+    messages: [{ role: "user", content: "Write f." }],
+    checks: { task: { name: "gsm8k", item: { question: "2 + 2?", answer: "4" } }, tests: ["assert f() == 1"] },
+  },
+};
+
+describe("replayRequest: a recorded request as a gateway request again", () => {
+  for (const dialect of ["chat", "responses", "messages"] as const) {
+    for (const [name, record] of Object.entries(records)) {
+      it(`${dialect}, ${name}: the dialect's parser reads the body back to the recorded conversation and checks`, () => {
+        const replay = replayRequest("req-1", { ...record, dialect }, { model: "upstream", maxTokens: 64 });
+        assert.deepEqual([replay.v, replay.id, replay.dialect, replay.route], [1, "req-1", dialect, { chat: "/v1/chat/completions", responses: "/v1/responses", messages: "/v1/messages" }[dialect]]);
+        const parsed = parsers[dialect]!(JSON.parse(JSON.stringify(replay.body)));
+        assert.deepEqual(parsed.messages, record.messages);
+        // Anthropic's output_config names no schema: a Messages record never carries a name to lose.
+        const schema = record.checks.schema;
+        const expected = dialect === "messages" && schema !== undefined ? { ...record.checks, schema: { schema: schema.schema } } : record.checks;
+        assert.deepEqual(parsed.checks, expected);
+        assert.ok(parsed.reflect !== undefined, "the body asks for reflection");
+        assert.equal(parsed.sampling.maxTokens, 64);
+      });
+    }
+  }
+
+  it("a record of no known dialect (written before records named one) goes to Chat Completions", () => {
+    const replay = replayRequest("old", { messages: [{ role: "user", content: "Hi" }], checks: {} }, { model: "m", maxTokens: 16 });
+    assert.equal(replay.route, "/v1/chat/completions");
+    assert.deepEqual(parseChatRequest(replay.body, bounds).messages, [{ role: "user", content: "Hi" }]);
+  });
+});

@@ -1,0 +1,96 @@
+import type { RequestCheckSpec, RequestRecord } from "../critics/request/request-task.js";
+import type { ChatMessage, ToolDefinition } from "../models/language-model.js";
+import { dialectNamed, dialectNames, type DialectName } from "./dialects/index.js";
+
+/**
+ * A recorded request as a gateway request again: the route of its dialect and a body that the dialect's parser reads
+ * back to the same conversation and the same checks (`reflect` holding the regex, task and tests; `response_format`,
+ * `tools` and `tool_choice` in the dialect's own fields). One JSON object a line of `held-out-requests.jsonl`
+ * (`reflect distill`), which `reflect replay` sends.
+ */
+export interface ReplayRequest {
+  /** Format version of the line. */
+  v: 1;
+  /** The episode id the request was recorded under. */
+  id: string;
+  dialect: DialectName;
+  /** The route to POST the body to, e.g. `/v1/chat/completions`. */
+  route: string;
+  body: Record<string, unknown>;
+}
+
+export interface ReplayRequestOptions {
+  /** The body's `model`: the gateway serves one model, so any name does; the record's model by default. */
+  model: string;
+  /** The answer's token limit: the record does not keep the request's own, and the Messages API requires one. */
+  maxTokens: number;
+}
+
+/**
+ * The body that asks the gateway again what `record` asked: the conversation as the dialect carries it (assistant tool
+ * calls and tool results stay in the text form the gateway had turned them into), the checks as the dialect's fields,
+ * and a `reflect` object with the checks of the reflect extension. A record of no known dialect is sent as Chat
+ * Completions (records written before the gateway named dialects came from that door).
+ */
+export function replayRequest(id: string, record: RequestRecord, options: ReplayRequestOptions): ReplayRequest {
+  const dialect: DialectName = dialectNames.includes(record.dialect as DialectName) ? (record.dialect as DialectName) : "chat";
+  const checks = record.checks;
+  const reflect = reflectObject(checks);
+  const bodies: Record<DialectName, () => Record<string, unknown>> = {
+    chat: () => ({
+      model: options.model,
+      messages: record.messages.map(plain),
+      max_tokens: options.maxTokens,
+      ...(checks.schema === undefined ? {} : { response_format: { type: "json_schema", json_schema: { ...(checks.schema.name === undefined ? {} : { name: checks.schema.name }), schema: checks.schema.schema } } }),
+      ...toolFields(checks, (t) => ({ type: "function", function: functionOf(t) }), "required"),
+      reflect,
+    }),
+    responses: () => ({
+      model: options.model,
+      input: record.messages.map(plain),
+      max_output_tokens: options.maxTokens,
+      ...(checks.schema === undefined ? {} : { text: { format: { type: "json_schema", name: checks.schema.name ?? "answer", schema: checks.schema.schema } } }),
+      ...toolFields(checks, (t) => ({ type: "function", ...functionOf(t) }), "required"),
+      reflect,
+    }),
+    messages: () => {
+      const system = record.messages.filter((m) => m.role === "system");
+      const leading = record.messages.findIndex((m) => m.role !== "system");
+      const onlyLeading = system.length === (leading === -1 ? record.messages.length : leading);
+      return {
+        model: options.model,
+        // A system message where Anthropic's API puts it (the top-level `system`) when it leads; elsewhere as recorded.
+        ...(onlyLeading && system.length > 0 ? { system: system.map((m) => m.content).join("") } : {}),
+        messages: (onlyLeading ? record.messages.filter((m) => m.role !== "system") : record.messages).map(plain),
+        max_tokens: options.maxTokens,
+        ...(checks.schema === undefined ? {} : { output_config: { format: { type: "json_schema", schema: checks.schema.schema } } }),
+        ...toolFields(checks, (t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.parameters ?? { type: "object", properties: {} } }), { type: "any" }),
+        reflect,
+      };
+    },
+  };
+  return { v: 1, id, dialect, route: dialectNamed(dialect).route, body: bodies[dialect]() };
+}
+
+/** The reflect extension's checks (regex, task and item, tests); the rest of `reflect` is left at the gateway's defaults. */
+function reflectObject(checks: RequestCheckSpec): Record<string, unknown> {
+  return {
+    ...(checks.regex === undefined ? {} : { regex: checks.regex.flags === undefined ? checks.regex.pattern : { pattern: checks.regex.pattern, flags: checks.regex.flags } }),
+    ...(checks.task === undefined ? {} : { task: checks.task.name, item: checks.task.item }),
+    ...(checks.tests === undefined ? {} : { tests: checks.tests }),
+  };
+}
+
+/** `tools`, and `tool_choice` where the record required a call (a named tool was recorded as the only one offered). */
+function toolFields(checks: RequestCheckSpec, tool: (t: ToolDefinition) => Record<string, unknown>, required: unknown): Record<string, unknown> {
+  if (checks.tools === undefined || checks.tools.length === 0) return {};
+  return { tools: checks.tools.map(tool), ...(checks.toolsRequired === true ? { tool_choice: required } : {}) };
+}
+
+function functionOf(t: ToolDefinition): Record<string, unknown> {
+  return { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), ...(t.parameters === undefined ? {} : { parameters: t.parameters }) };
+}
+
+function plain(m: ChatMessage): ChatMessage {
+  return { role: m.role, content: m.content };
+}
