@@ -101,10 +101,12 @@ class SqliteRequestLessons implements RequestLessonStore {
     this.location = file;
     this.#policy = policy;
     this.#now = now;
-    // bm25 is lower for better matches; ties go to the lesson recorded last.
+    // bm25 is lower for better matches; ties go to the lesson recorded last. CROSS JOIN keeps the full-text match the
+    // outer loop: left to itself the planner walks the key's lessons by index and runs the match once per lesson
+    // (27 ms against 0.35 ms for 3 of 200 lessons, measured on this store).
     this.#recall = db.prepare<[string, string, number, number], Row>(
       `SELECT l.id, l.key, l.text, l.count, l.created_at, l.updated_at
-       FROM request_lessons_fts JOIN request_lessons AS l ON l.id = request_lessons_fts.rowid
+       FROM request_lessons_fts CROSS JOIN request_lessons AS l ON l.id = request_lessons_fts.rowid
        WHERE request_lessons_fts MATCH ? AND l.key = ? AND l.updated_at > ?
        ORDER BY bm25(request_lessons_fts), l.updated_at DESC, l.id DESC LIMIT ?`,
     );
