@@ -1,7 +1,8 @@
 /**
  * Every test file says in its name what it needs beyond Node: `.worker` (a Python virtual environment built with
  * pip — the training worker's or the OpenAI Python client's), `.model` (an embedded GGUF model, fetched on first
- * use), `.browser` (headless Chromium), `.sandbox` (bubblewrap running Python), `.stress` (the machine to itself: it
+ * use), `.browser` (headless Chromium), `.sandbox` (bubblewrap running Python), `.postgres` (PostgreSQL's server
+ * binaries: the test starts its own server), `.stress` (the machine to itself: it
  * makes a load and holds latency percentiles under it, so a test running beside it would fail it). A file that needs several names them
  * all, heaviest first, in that order: `train.worker.model.test.ts`. A file with none of them is in the pure tier that
  * `npm run test:unit` runs. This test reads the sources and fails on a file that calls into a tier its name lacks, or
@@ -14,7 +15,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /** Heaviest first: the order the tags take in a file name. */
-export const TIERS = ["worker", "model", "browser", "sandbox", "stress"] as const;
+export const TIERS = ["worker", "model", "browser", "sandbox", "postgres", "stress"] as const;
 type Tier = (typeof TIERS)[number];
 
 /** What a test file calls or imports when it needs a tier. Read from the source with comments removed. */
@@ -23,6 +24,7 @@ const SIGNALS: Record<Tier, RegExp> = {
   model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:|[a-z][a-z0-9-]*[a-z0-9]:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
   stress: /\bpercentile\(/,
+  postgres: /\bstartPostgres\(/,
   sandbox: /\b(?:defaultSandbox|createPythonSandbox|runPython|judgeCode|verifyMbpp|verifyHumaneval|mbppTask|humanevalTask|pythonTestsCheck)\(|\btaskCheck\("(?:mbpp|humaneval)"|\.verifier === "sandbox"/,
 };
 
@@ -80,9 +82,10 @@ describe("test tiers", () => {
     assert.deepEqual(neededTiers('const check = taskCheck("mbpp", item);'), ["sandbox"]);
     assert.deepEqual(tierProblems("a.test.ts", "before(() => defaultSandbox().ready());"), ['needs ".sandbox" in its name (it calls into the sandbox tier)']);
     assert.deepEqual(tierProblems("a.model.worker.test.ts", "before(() => prepareTestWorker());"), ['tiers out of order: write ".worker.model" (heaviest first)']);
-    assert.deepEqual(tierProblems("a.gpu.test.ts", ""), ['unknown tier ".gpu" (known: .worker, .model, .browser, .sandbox, .stress)']);
+    assert.deepEqual(tierProblems("a.gpu.test.ts", ""), ['unknown tier ".gpu" (known: .worker, .model, .browser, .sandbox, .postgres, .stress)']);
     assert.deepEqual(tierProblems("a.test.ts", "const p99 = percentile(times, 0.99);"), ['needs ".stress" in its name (it calls into the stress tier)']);
     assert.deepEqual(tierProblems("a.browser.test.ts", 'import { chromium } from "playwright-core";'), []);
+    assert.deepEqual(tierProblems("a.test.ts", "before(async () => { server = await startPostgres(); });"), ['needs ".postgres" in its name (it calls into the postgres tier)']);
     assert.deepEqual(tierProblems("a.worker.test.ts", "const python = await prepareTestWorker();"), ["fetches a model or builds an environment on import: move it into a before() hook"]);
     assert.deepEqual(tierProblems("a.worker.test.ts", "before(async () => {\n  python = await prepareTestWorker();\n});"), []);
   });

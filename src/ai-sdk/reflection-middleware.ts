@@ -22,6 +22,7 @@ import type { Check, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
 import { answerDecision } from "../loops/answer-decision.js";
 import { fromAISDK } from "./from-ai-sdk.js";
+import { checkAsk, requestMemoryLimits, type MemoryAsk, type RequestMemory } from "../loops/request-memory.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { chatMessages, finishReasonV4, streamParts, usageV4 } from "./to-ai-sdk.js";
 
@@ -58,6 +59,12 @@ export interface ReflectionMiddlewareOptions {
    * process-wide pool (`defaultCheckPool`, limits `defaultCheckPoolLimits`); a caller's own checks run in process.
    */
   checkPool?: CheckPool;
+  /**
+   * Request lessons, as the gateway's `reflect.memory`: before the first draft, up to `lessons` (default 3, at most 8)
+   * lessons recalled under `key` join the prompt as quoted notes; after the call, its reflections are recorded under
+   * `key` in the background. `key` may depend on the call (return undefined for a call that uses no memory).
+   */
+  memory?: { memory: RequestMemory; key: string | ((params: LanguageModelV4CallOptions) => string | undefined); lessons?: number };
 }
 
 /** Options of the call that the loop's own settings do not replace, passed on to every model call. */
@@ -89,6 +96,7 @@ export function resolveMiddlewareStrategy(options: ReflectionMiddlewareOptions, 
 export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}): LanguageModelV4Middleware {
   // Checked once, when the middleware is made: a bad option fails here, not on the first call.
   resolveMiddlewareStrategy(options);
+  if (typeof options.memory?.key === "string") memoryAsk(options.memory, {} as LanguageModelV4CallOptions);
   const custom = (options.checks ?? []).map(requestCheckOf);
   const judge = options.judge === undefined ? undefined : options.judge.specificationVersion === "v4" ? fromAISDK(options.judge) : options.judge;
 
@@ -98,9 +106,13 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
     const checks = [...own, ...custom];
     const record: RequestRecord = { messages: chatMessages(params.prompt), checks: spec };
     const resolved = resolveMiddlewareStrategy(options, params.maxOutputTokens);
-    const episode = await runStrategy(resolved, {
+    const memory = options.memory?.memory;
+    const ask = memoryAsk(options.memory, params);
+    const recalled = memory === undefined || ask === undefined ? undefined : await memory.recall(ask, record.messages, params.abortSignal);
+    const task = requestTask(checks, "ai-sdk");
+    const ran = await runStrategy(resolved, {
       model: fromAISDK(withCallSettings(model, params)),
-      task: requestTask(checks, "ai-sdk"),
+      task: memory === undefined || recalled === undefined ? task : memory.task(task, recalled),
       item: { id: randomUUID(), record },
       reflection: { maxTokens: resolved.reflectionMaxTokens, temperature: 0 },
       ...(judge === undefined ? {} : { critics: [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })] }),
@@ -117,6 +129,9 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
         ...(spec.tools === undefined ? {} : { tools: spec.tools }),
       },
     });
+    const episode = memory === undefined || recalled === undefined ? ran : memory.annotate(ran, recalled);
+    // In the background: recording a lesson never delays the result.
+    if (memory !== undefined && ask !== undefined) memory.learn(ask, record.messages, episode);
     await options.recorder?.append(episode);
     await options.onEpisode?.(episode);
     const selected = selectedAttempt(episode);
@@ -152,6 +167,20 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
       };
     },
   };
+}
+
+/** What the call asks of memory, or undefined when it uses none; a bad key or count is a UsageError. */
+function memoryAsk(option: ReflectionMiddlewareOptions["memory"], params: LanguageModelV4CallOptions): MemoryAsk | undefined {
+  if (option === undefined) return undefined;
+  const key = typeof option.key === "function" ? option.key(params) : option.key;
+  if (key === undefined) return undefined;
+  const ask = { key, lessons: option.lessons ?? requestMemoryLimits.defaultLessons };
+  try {
+    checkAsk(ask);
+  } catch (error) {
+    throw new UsageError(`reflectionMiddleware: memory: ${(error as Error).message}`);
+  }
+  return ask;
 }
 
 /** The checks the call itself implies: its JSON schema and its function tools. */

@@ -317,3 +317,16 @@ export async function killRepeatedly(t: TestContext, server: FakeServer, args: r
   }
   assertExit(await cli(args), 0);
 }
+
+/** Resolves with a `reflect serve` process's base URL (`http://…/v1`) once it prints it; rejects if it exits first. */
+export function gatewayUrlOf(run: CliRun): Promise<string> {
+  let out = "";
+  return new Promise((resolve, reject) => {
+    run.child.stdout?.on("data", (chunk: Buffer | string) => {
+      out += String(chunk);
+      const match = /reflect serve: (http:\/\/\S+\/v1)/u.exec(out);
+      if (match !== null) resolve(match[1] as string);
+    });
+    run.done.then((result) => reject(new Error(`the gateway exited before serving: ${describeRun(result)}`)), reject);
+  });
+}

@@ -1,6 +1,9 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "../errors.js";
+import { RequestMemory } from "../loops/request-memory.js";
+import { openRequestLessonStore } from "../memory/open-request-lessons.js";
+import { defaultRequestLessonPolicy } from "../memory/request-lesson-store.js";
 import { openRecordWriter, type RecordWriter } from "../record/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { createHttpModel } from "../models/http.js";
@@ -35,6 +38,10 @@ interface ServeFlags {
   offline: boolean;
   lora?: string;
   canary?: number;
+  memory?: string;
+  store?: string;
+  lessonsPerKey: number;
+  lessonTtlDays: number;
 }
 
 /** `--canary`: a percent from 0 to 100. */
@@ -76,6 +83,10 @@ export function registerServe(program: Command): void {
     .option("--lora <path>", "serve this adapter as the adapter arm: a GGUF LoRA for an embedded upstream, or a PEFT folder (on the upstream's machine) for a vLLM upstream, loaded with /v1/load_lora_adapter; replace it later with POST /admin/lora (REFLECT_ADMIN_KEY)")
     .option("--canary <percent>", "percent of reflected requests (0–100) run on the adapter arm, by a stable hash of reflect.arm_key, the x-reflect-arm-key header, or the body (default 100 with --lora; without --lora the arm waits for POST /admin/lora)", percent)
     .option("--offline", "never fetch a model; fail if it is not cached", false)
+    .option("--memory <file>", "keep request lessons (reflect.memory) in this SQLite file: reflections of failed drafts, shown to later requests with the same key")
+    .option("--store <url>", "keep request lessons in PostgreSQL (postgres://user:password@host:port/db), shared by every gateway started with it")
+    .option("--lessons-per-key <n>", "request lessons kept per memory key (the ones recorded longest ago go first)", int(1), defaultRequestLessonPolicy.maxPerKey)
+    .option("--lesson-ttl-days <n>", "days a request lesson lives after it was last recorded", int(1), defaultRequestLessonPolicy.ttlMs / 86_400_000)
     .action(async (flags: ServeFlags) => {
       await serve(flags);
     });
@@ -101,7 +112,15 @@ async function serve(flags: ServeFlags): Promise<void> {
   const models: LanguageModel[] = [];
   let recorder: RecordWriter | undefined;
   let tracer: Tracer | undefined;
+  let memory: RequestMemory | undefined;
   try {
+    if (flags.memory !== undefined && flags.store !== undefined) throw new UsageError("--memory FILE and --store URL both name a lesson store — pass one");
+    const lessonStore = flags.store ?? flags.memory;
+    if (flags.store !== undefined && !/^postgres(?:ql)?:\/\//iu.test(flags.store)) throw new UsageError("--store takes a postgres:// URL; for a SQLite file pass --memory FILE");
+    if (lessonStore !== undefined) {
+      const store = await openRequestLessonStore(flags.memory === undefined ? lessonStore : path.resolve(lessonStore), { maxPerKey: flags.lessonsPerKey, ttlMs: flags.lessonTtlDays * 86_400_000 });
+      memory = new RequestMemory({ store, onError: (error, during) => process.stderr.write(`reflect serve: the lesson store (${store.location}) failed to ${during} (${(error as Error)?.message ?? String(error)}); the request went on without it\n`) });
+    }
     const engine = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
     models.push(engine);
     const arms = await openArms(flags, engine, spec, { apiKeyEnv: upstreamKeyEnv, parallel, api });
@@ -121,7 +140,7 @@ async function serve(flags: ServeFlags): Promise<void> {
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
         secretEnv: [...new Set([flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })))],
-        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, reflectkit: reflectkitVersion },
+        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays } }), reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);
@@ -129,7 +148,8 @@ async function serve(flags: ServeFlags): Promise<void> {
       tracer = createOtelTracer({ ...(flags.otelJsonl === undefined ? {} : { jsonlPath: path.resolve(flags.otelJsonl) }), ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }), serviceName: "reflectkit-gateway" });
     }
     let gateway: RunningGateway | undefined;
-    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 } });
+    const lessons = memory;
+    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 }, ...(lessons === undefined ? {} : { lessons: () => lessons.stats }) });
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
@@ -139,6 +159,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       observer: metrics,
       metricsText: () => metrics.text(),
       ...(recorder === undefined ? {} : { recorder }),
+      ...(memory === undefined ? {} : { memory }),
       ...(tracer === undefined ? {} : { tracer }),
       ...(keyless ? {} : { apiKey: apiKeys }),
       allowedHosts: flags.allowedHost,
@@ -149,11 +170,13 @@ async function serve(flags: ServeFlags): Promise<void> {
     if (keyless && !isLoopbackHost(flags.host)) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
     const adapterModel = arms?.model("adapter")?.modelId;
     const armsText = arms === undefined ? "" : `, adapter arm ${adapterModel ?? "(none loaded yet)"} on ${arms.canaryPercent}% of reflected requests`;
-    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}\n`);
+    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
     await stopSignal();
     process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");
     await gateway.close(STOP_GRACE_MS);
   } finally {
+    // Lessons still being recorded are written before the store closes.
+    await memory?.close();
     await recorder?.close();
     await tracer?.shutdown();
     for (const model of models) await model.close();

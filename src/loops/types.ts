@@ -118,6 +118,15 @@ export interface EpisodeError {
   status?: number;
 }
 
+/** What a request was shown, as its record keeps it (`Episode.memory`): set by a door that recalled request lessons (src/loops/request-memory.ts). */
+export interface EpisodeMemory {
+  key: string;
+  /** The store's ids of the lessons shown, most relevant first. */
+  recalled: string[];
+  /** Set when recall failed or ran out of time: the request ran without lessons. */
+  recallError?: string;
+}
+
 export interface Episode<R = unknown> {
   id: string;
   task: string;
@@ -153,4 +162,6 @@ export interface Episode<R = unknown> {
   arm?: "base" | "adapter";
   /** The id of the recorded episode this one replays (`reflect replay`), which pairs the arms' answers to one request. */
   replayOf?: string;
+  /** The request lessons recalled for it under the application's key (the gateway's `reflect.memory`). */
+  memory?: EpisodeMemory;
 }

@@ -251,6 +251,16 @@ function checkLesson(key: { task: string; runId: string; itemId: string }, lesso
  * digits, which are all the unicode61 tokenizer indexes, so quotes and NUL never reach the query.
  */
 export function ftsQuery(question: string): string | null {
+  const words = queryWords(question);
+  if (words.length === 0) return null;
+  return words.map((word) => `"${word}"`).join(" OR ");
+}
+
+/**
+ * The distinct words of `question` a relevance query looks for, lower case: runs of letters, marks and digits, stop
+ * words and over-long tokens left out, at most `MAX_QUERY_TOKENS`. Shared by every store's relevance query.
+ */
+export function queryWords(question: string): string[] {
   const words = new Set<string>();
   for (const [word] of question.matchAll(/[\p{L}\p{M}\p{N}]+/gu)) {
     const lower = word.toLowerCase();
@@ -258,8 +268,7 @@ export function ftsQuery(question: string): string | null {
     words.add(lower);
     if (words.size === MAX_QUERY_TOKENS) break;
   }
-  if (words.size === 0) return null;
-  return [...words].map((word) => `"${word}"`).join(" OR ");
+  return [...words];
 }
 
 function toLesson(row: LessonRow): Lesson {

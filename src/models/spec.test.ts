@@ -29,6 +29,11 @@ describe("parseModelSpec", () => {
     assert.deepEqual(parseModelSpec("  smollm2-135m \n"), { kind: "registered", name: "smollm2-135m" });
   });
 
+  it("reads embedded:NAME, the id the gateway and reports print, as NAME (not as a provider)", () => {
+    assert.deepEqual(parseModelSpec("embedded:smollm2-135m"), { kind: "registered", name: "smollm2-135m" });
+    assert.throws(() => parseModelSpec("embedded:no-such-model"), /unknown model "no-such-model"/u);
+  });
+
   it("reads an existing .gguf path, absolute or relative, as its absolute path", () => {
     const file = path.join(dir, "tiny.gguf");
     writeFileSync(file, "GGUF");

@@ -42,6 +42,8 @@ export function parseModelSpec(spec: string): ModelSpec {
     return { kind: "http", baseUrl: text.slice(0, hash), model };
   }
   if (findRegisteredModel(text) !== undefined) return { kind: "registered", name: text };
+  // `embedded:NAME` is how the gateway and reports name an embedded model: as a spec, it is NAME.
+  if (/^embedded:/iu.test(text)) return parseModelSpec(text.slice("embedded:".length));
   const provider = PROVIDER_SPEC.exec(text);
   if (provider !== null && !text.toLowerCase().endsWith(".gguf")) {
     const name = (provider[1] as string).toLowerCase();

@@ -19,7 +19,8 @@ import type { Verdict } from "../tasks/task.js";
  * Kept: ids, roles, model ids, task, strategy, verdicts (`correct`, `score`), check sources, `pass`, `score` and
  * categories, decisions and selections, usage and usage by role, timings, seeds, finish reasons, truncations,
  * tool-call ids and names, stop reasons, an error's `name` and `status`, `startedAt`, a reflection's `source` and a
- * placebo's `variant`, the episode's `reflectionMode`.
+ * placebo's `variant`, the episode's `reflectionMode`, its `memory` (the application's key, the recalled lessons' ids,
+ * a store's error — the lessons' texts are the attempts' `lessons`, replaced).
  */
 export type RedactedEpisode = Episode & { redacted: true };
 

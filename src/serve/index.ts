@@ -5,3 +5,6 @@ export { startRequestSpan, endRequestSpan } from "./request-span.js";
 export { noopObserver, type GatewayObserver, type RequestOutcome, type UpstreamFailure } from "./observer.js";
 export { parseChatRequest, asksForReflection, type ChatRequest } from "./request.js";
 export type { UpstreamHttp } from "./pass-through.js";
+// Request lessons (`reflect.memory`): pass `memory: new RequestMemory({ store: await openRequestLessonStore(spec) })`.
+export { RequestMemory, type RequestMemoryOptions, type RequestMemoryStats } from "../loops/request-memory.js";
+export { openRequestLessonStore } from "../memory/open-request-lessons.js";

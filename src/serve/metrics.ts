@@ -7,6 +7,7 @@
  * bounded. The metrics live in a private registry: a host application's own `prom-client` metrics are not mixed in.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { RequestMemoryStats } from "../loops/request-memory.js";
 import { parseStopReason } from "../loops/stop-reason.js";
 import type { CallRole, CheckSource, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
@@ -19,6 +20,8 @@ export interface GatewayMetricsOptions {
   queued?: () => number;
   /** The check workers, read at each scrape: jobs waiting, workers busy, workers replaced after an overrun or a crash. */
   checks?: () => { queued: number; busy: number; replaced: number };
+  /** What request lessons did since start (`RequestMemory.stats`), read at each scrape. */
+  lessons?: () => RequestMemoryStats;
   /**
    * Also export prom-client's default process metrics (`process_resident_memory_bytes`, CPU seconds, heap sizes,
    * event-loop lag, GC durations). Default true: they are computed at scrape time, except an event-loop delay
@@ -132,6 +135,23 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       const { queued: waiting, busy } = checkLoad();
       this.set({ state: "queued" }, waiting);
       this.set({ state: "running" }, busy);
+    },
+  });
+  const lessons = options.lessons;
+  const lessonsSeen: RequestMemoryStats = { recalls: 0, lessonsShown: 0, recorded: 0, recallFailures: 0, recordFailures: 0 };
+  const lessonEvents = { recalls: "recall", lessonsShown: "shown", recorded: "recorded", recallFailures: "recall_failed", recordFailures: "record_failed" } as const;
+  new Counter({
+    name: "reflect_gateway_lessons_total",
+    help: "Request lessons (reflect.memory): recalls made, lessons shown, lessons recorded, and recalls and recordings the store failed (the request went on).",
+    labelNames: ["event"] as const,
+    registers,
+    collect() {
+      if (lessons === undefined) return;
+      const now = lessons();
+      for (const [field, event] of Object.entries(lessonEvents) as Array<[keyof RequestMemoryStats, string]>) {
+        this.inc({ event }, Math.max(0, now[field] - lessonsSeen[field]));
+        lessonsSeen[field] = now[field];
+      }
     },
   });
   let replacedSeen = 0;

@@ -66,6 +66,8 @@ export function endRequestSpan(span: SpanHandle, result: Episode | Error, status
     ...(first === undefined ? {} : { "reflect.score.pre": attemptScore(first) }),
     ...(chosen === undefined ? {} : { "reflect.score.post": attemptScore(chosen), "reflect.selected": chosen.turn }),
     ...(episode.attempts.length === 0 ? {} : { "reflect.decision": (episode.attempts.at(-1) as Episode["attempts"][number]).decision }),
+    // How many request lessons it was shown (`reflect.memory`); never the key or the lessons' text.
+    ...(episode.memory === undefined ? {} : { "reflect.memory.recalled": episode.memory.recalled.length }),
   });
   if (status >= 500) span.end(Object.assign(new Error(episode.error?.message ?? `the gateway answered ${status}`), { name: episode.error?.name ?? "Error" }));
   else span.end();

@@ -4,6 +4,8 @@ import { replyText } from "../loops/conversation.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import type { StopCondition } from "../loops/stop.js";
+import { requestMemoryLimits, type MemoryAsk } from "../loops/request-memory.js";
+import { MEMORY_KEY } from "../memory/request-lesson-store.js";
 import { resolveStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyOption } from "../loops/strategies.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../models/language-model.js";
 import type { RecordedRequestOptions, RequestCheckSpec } from "../critics/request/request-task.js";
@@ -44,6 +46,11 @@ export interface ReflectOptions {
   arm?: "base" | "adapter";
   /** `reflect.arm_key`: what the canary hashes to pick the arm, so one user or conversation stays in one arm. */
   armKey?: string;
+  /**
+   * `reflect.memory: { key, lessons? }`: lessons recalled under the application's key join the conversation as quoted
+   * notes before the first draft, and the episode's reflections are recorded under it (src/loops/request-memory.ts).
+   */
+  memory?: MemoryAsk;
 }
 
 /** A chat-completion request as the gateway runs it (reflected, or passed through to an embedded upstream). */
@@ -80,7 +87,7 @@ const neutralFields: Record<string, (value: unknown) => boolean> = {
   logprobs: (v) => v === false,
   logit_bias: (v) => isRecord(v) && Object.keys(v).length === 0,
 };
-const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure", "arm", "arm_key"]);
+const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure", "memory", "arm", "arm_key"]);
 /** Longest `reflect.arm_key` (and `x-reflect-arm-key` header). */
 export const ARM_KEY_CHARS = 256;
 const budgetFields = new Set(["tokens", "calls", "seconds"]);
@@ -288,7 +295,22 @@ export function parseReflect(value: unknown, bounds: RequestBounds): ReflectOpti
     onFailure: value.on_failure === "error" ? "error" : "return",
     ...(value.arm === undefined ? {} : { arm: value.arm as "base" | "adapter" }),
     ...(value.arm_key === undefined ? {} : { armKey: value.arm_key as string }),
+    ...(value.memory === undefined || value.memory === null ? {} : { memory: parseMemory(value.memory) }),
   };
+}
+
+/** `reflect.memory`: `{ key, lessons? }`, the key bounded in length and characters, the count in 0…`maxLessons`. */
+function parseMemory(value: unknown): MemoryAsk {
+  if (!isRecord(value)) throw new RequestFieldError("reflect.memory", "must be an object { key, lessons? }");
+  for (const field of Object.keys(value)) if (field !== "key" && field !== "lessons") throw new RequestFieldError(`reflect.memory.${field}`, "is not a memory option; use key or lessons");
+  if (typeof value.key !== "string" || !MEMORY_KEY.test(value.key)) {
+    throw new RequestFieldError("reflect.memory.key", "must be 1–128 letters, digits or ._:@/+- starting with a letter or digit: the name the application files this request's lessons under");
+  }
+  const lessons = value.lessons ?? requestMemoryLimits.defaultLessons;
+  if (typeof lessons !== "number" || !Number.isSafeInteger(lessons) || lessons < 0 || lessons > requestMemoryLimits.maxLessons) {
+    throw new RequestFieldError("reflect.memory.lessons", `must be an integer from 0 to ${requestMemoryLimits.maxLessons}`);
+  }
+  return { key: value.key, lessons };
 }
 
 /** The request field of each option the strategies' registry names (the gateway runs the cascade). */

@@ -19,6 +19,7 @@ import { rubricJudge } from "../critics/rubric-judge.js";
 import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../record/record-writer.js";
 import { parseStopReason } from "../loops/stop-reason.js";
+import type { RequestMemory } from "../loops/request-memory.js";
 import { runStrategy } from "../loops/strategies.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -144,6 +145,11 @@ export interface GatewayOptions {
   observer?: GatewayObserver;
   /** Every reflected request's episode is appended, and synced, before its response is sent. */
   recorder?: RecordWriter;
+  /**
+   * The lessons a request with `reflect.memory` is shown, and records (`--memory FILE`, `--store postgres://…`).
+   * Without it such a request is refused (400). The caller closes it.
+   */
+  memory?: RequestMemory;
   tracer?: Tracer;
   /**
    * When set, every route but `/healthz` needs `Authorization: Bearer <key>` with one of these keys (401 otherwise);
@@ -383,6 +389,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (chat === undefined) throw new Error("a request without a chat request past pass-through");
       const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
+      if (chat.reflect?.memory !== undefined && options.memory === undefined) throw new RequestFieldError("reflect.memory", "this gateway keeps no lessons — start it with --memory FILE (a SQLite file) or --store postgres://… (shared by several gateways)");
       const asker = who();
       const arm = chat.reflect === undefined ? undefined : armFor(chat, incoming, bytes);
       const replayOf = replayOfHeader(incoming);
@@ -417,6 +424,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
             episode.id = meta.id;
             episode.arm = arm ?? "base";
             if (replayOf !== undefined) episode.replayOf = replayOf;
+            // In the background, after the answer: recording a lesson never delays it, nor fails it.
+            if (chat.reflect.memory !== undefined) options.memory?.learn(chat.reflect.memory, chat.messages, episode);
             await options.recorder?.append(episode).catch((error: unknown) => {
               throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
             });
@@ -532,15 +541,21 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     return new Response(body, { status: 200, headers: { ...sseHeaders } });
   }
 
-  /** The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span. */
-  function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle; dialect: DialectName; arm: ArmName }): Promise<Episode<RequestRecord>> {
+  /**
+   * The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span; with
+   * `reflect.memory`, the lessons recalled under its key are quoted notes in its prompt and named in its record.
+   */
+  async function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle; dialect: DialectName; arm: ArmName }): Promise<Episode<RequestRecord>> {
     const { chat, checks, judge, id, signal, span } = request;
     const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
     const resolved = resolveGatewayStrategy(chat);
     const reflection = { maxTokens: resolved.reflectionMaxTokens, temperature: 0 };
-    return runStrategy<RequestRecord>(resolved, {
+    const memory = reflect.memory === undefined ? undefined : options.memory;
+    const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(reflect.memory, chat.messages, signal);
+    const task = requestTask(checks);
+    const episode = await runStrategy<RequestRecord>(resolved, {
       model: (request.arm === "base" ? undefined : options.arms?.model(request.arm)) ?? options.arms?.model("base") ?? options.upstream,
-      task: requestTask(checks),
+      task: memory === undefined || recalled === undefined ? task : memory.task(task, recalled),
       item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect, options: recordedOptions(chat) } },
       critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
       budget: reflect.budget,
@@ -551,6 +566,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       tracer,
       parentSpan: span,
     });
+    return memory === undefined || recalled === undefined ? episode : memory.annotate(episode, recalled);
   }
 
   /**

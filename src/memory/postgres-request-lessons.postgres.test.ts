@@ -1,0 +1,42 @@
+/**
+ * The PostgreSQL request-lesson store on a real server started for these tests (src/memory/postgres-harness.ts): the
+ * shared conformance suite, then what is PostgreSQL's own — a URL's password never shows in a message, an unreachable
+ * server is an error naming the URL, and two stores opened at once on an empty database create its tables once.
+ * Skipped, saying so, only where PostgreSQL's binaries are not installed.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { InputError } from "../errors.js";
+import { postgresMissing, startPostgres, type RunningPostgres } from "./postgres-harness.js";
+import { hidePassword, openPostgresRequestLessons } from "./postgres-request-lessons.js";
+import { requestLessonStoreSuite } from "./request-lesson-store-suite.js";
+
+const missing = postgresMissing();
+let server: RunningPostgres | undefined;
+let databases = 0;
+
+describe("PostgreSQL request lessons", { skip: missing }, () => {
+  before(async () => {
+    server = await startPostgres();
+  });
+  after(() => server?.stop());
+
+  requestLessonStoreSuite({ fresh: () => (server as RunningPostgres).createDatabase(`lessons_${++databases}`) });
+
+  it("create their tables once when two stores open an empty database at once", async () => {
+    const url = await (server as RunningPostgres).createDatabase(`lessons_${++databases}`);
+    const stores = await Promise.all([openPostgresRequestLessons(url), openPostgresRequestLessons(url), openPostgresRequestLessons(url)]);
+    await stores[0]?.record("k", { text: "one table for all", question: "table" });
+    assert.equal((await stores[2]?.recall("k", "table", 1))?.length, 1);
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it("name an unreachable server by its URL, the password hidden", async () => {
+    const url = "postgres://reflect:hunter2-secret@127.0.0.1:1/lessons";
+    await assert.rejects(openPostgresRequestLessons(url, { connectTimeoutMs: 2000 }), (e: unknown) => {
+      const message = (e as Error).message;
+      return InputError.isInstance(e) && message.includes("127.0.0.1:1") && !message.includes("hunter2") && /server is running/u.test(message);
+    });
+    assert.equal(hidePassword(url), "postgres://reflect:***@127.0.0.1:1/lessons");
+  });
+});
