@@ -81,16 +81,39 @@ const usedFields = new Set(["model", "messages", "max_tokens", "max_completion_t
 /** Fields accepted and ignored: they do not change what the model writes. */
 const ignoredFields = new Set(["user", "metadata", "store", "parallel_tool_calls", "service_tier", "safety_identifier", "prompt_cache_key"]);
 /** Fields with an effect the gateway cannot honour: accepted only at their neutral value. */
-const neutralFields: Record<string, (value: unknown) => boolean> = {
-  frequency_penalty: (v) => v === 0,
-  presence_penalty: (v) => v === 0,
-  logprobs: (v) => v === false,
-  logit_bias: (v) => isRecord(v) && Object.keys(v).length === 0,
+const neutralFields: FieldRules["neutral"] = {
+  frequency_penalty: { neutral: (v) => v === 0 },
+  presence_penalty: { neutral: (v) => v === 0 },
+  logprobs: { neutral: (v) => v === false },
+  logit_bias: { neutral: (v) => isRecord(v) && Object.keys(v).length === 0 },
 };
 const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure", "memory", "arm", "arm_key"]);
 /** Longest `reflect.arm_key` (and `x-reflect-arm-key` header). */
 export const ARM_KEY_CHARS = 256;
 const budgetFields = new Set(["tokens", "calls", "seconds"]);
+
+/** What a dialect says of the top-level fields of a body: read, ignored, accepted at a neutral value, or refused. */
+export interface FieldRules {
+  used: ReadonlySet<string>;
+  /** Accepted and ignored: they do not change what the model writes. */
+  ignored: ReadonlySet<string>;
+  /** Accepted only at their neutral value; `why` is the refusal otherwise (default: not supported but at neutral). */
+  neutral?: Readonly<Record<string, { neutral: (value: unknown) => boolean; why?: string }>>;
+  /** Refused whatever their value, with the reason (checked before `neutral`). */
+  refused?: Readonly<Record<string, string>>;
+}
+
+/** Refuses the first top-level field `rules` do not accept (null counts as absent), naming it. */
+export function screenFields(body: Record<string, unknown>, rules: FieldRules): void {
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null || value === undefined || rules.used.has(key) || rules.ignored.has(key)) continue;
+    const refused = rules.refused?.[key];
+    if (refused !== undefined) throw new RequestFieldError(key, refused);
+    const rule = rules.neutral?.[key];
+    if (rule === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
+    if (!rule.neutral(value)) throw new RequestFieldError(key, rule.why ?? "is not supported by the gateway except at its neutral value; remove it");
+  }
+}
 
 /**
  * Parses and validates a chat-completion body. Every problem is a `RequestFieldError` naming the field as the caller
@@ -98,12 +121,7 @@ const budgetFields = new Set(["tokens", "calls", "seconds"]);
  */
 export function parseChatRequest(body: unknown, bounds: RequestBounds): ChatRequest {
   if (!isRecord(body)) throw new RequestFieldError("body", "must be a JSON object");
-  for (const [key, value] of Object.entries(body)) {
-    if (value === null || value === undefined || usedFields.has(key) || ignoredFields.has(key)) continue;
-    const neutral = neutralFields[key];
-    if (neutral === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
-    if (!neutral(value)) throw new RequestFieldError(key, "is not supported by the gateway except at its neutral value; remove it");
-  }
+  screenFields(body, { used: usedFields, ignored: ignoredFields, neutral: neutralFields });
   const messages = parseMessages(body.messages);
   const maxTokens = optionalInt(body, "max_completion_tokens", 1) ?? optionalInt(body, "max_tokens", 1) ?? bounds.defaultMaxTokens;
   const temperature = optionalNumber(body, "temperature", 0, 2);

@@ -20,7 +20,7 @@ import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
-import { checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, type ChatRequest, type RequestBounds } from "../request.js";
+import { checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type RequestBounds } from "../request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
 
@@ -43,12 +43,7 @@ const ignoredToolFields = new Set(["cache_control", "strict", "eager_input_strea
 /** Parses and validates a Messages body into the loop's request; every problem names the field as the client wrote it. */
 export function parseMessagesRequest(body: unknown, bounds: RequestBounds): ChatRequest {
   if (!isRecord(body)) throw new RequestFieldError("body", "must be a JSON object");
-  for (const [key, value] of Object.entries(body)) {
-    if (value === null || value === undefined || usedFields.has(key) || ignoredFields.has(key)) continue;
-    const rule = neutralFields[key];
-    if (rule === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
-    if (!rule.neutral(value)) throw new RequestFieldError(key, rule.why);
-  }
+  screenFields(body, { used: usedFields, ignored: ignoredFields, neutral: neutralFields });
   if (typeof body.model !== "string" || body.model === "") throw new RequestFieldError("model", "is required: a model name string");
   if (body.max_tokens === undefined || body.max_tokens === null) throw new RequestFieldError("max_tokens", "is required by the Messages API: the most tokens the answer may have");
   const maxTokens = optionalInt(body, "max_tokens", 1) as number;

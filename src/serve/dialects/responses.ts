@@ -15,7 +15,7 @@ import type { RequestCheckSpec } from "../../critics/request/request-task.js";
 import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
-import { asksForReflection, checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, type ChatRequest, type RequestBounds } from "../request.js";
+import { asksForReflection, checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
@@ -37,8 +37,8 @@ const refusedFields: Record<string, string> = {
   background: "is not supported: the gateway answers in the foreground; send background: false or leave it out",
 };
 /** Fields with an effect the gateway cannot honour: accepted only at their neutral value. */
-const neutralFields: Record<string, (value: unknown) => boolean> = {
-  top_logprobs: (v) => v === 0,
+const neutralFields: FieldRules["neutral"] = {
+  top_logprobs: { neutral: (v) => v === 0 },
 };
 const toolFields = new Set(["type", "name", "description", "parameters", "strict"]);
 
@@ -85,14 +85,7 @@ const defaultEcho: ResponsesEcho = {
  */
 export function parseResponsesRequest(body: unknown, bounds: RequestBounds): ChatRequest {
   if (!isRecord(body)) throw new RequestFieldError("body", "must be a JSON object");
-  for (const [key, value] of Object.entries(body)) {
-    if (value === null || value === undefined || usedFields.has(key) || ignoredFields.has(key)) continue;
-    const refused = refusedFields[key];
-    if (refused !== undefined) throw new RequestFieldError(key, refused);
-    const neutral = neutralFields[key];
-    if (neutral === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
-    if (!neutral(value)) throw new RequestFieldError(key, "is not supported by the gateway except at its neutral value; remove it");
-  }
+  screenFields(body, { used: usedFields, ignored: ignoredFields, refused: refusedFields, neutral: neutralFields });
   if (body.model !== undefined && body.model !== null && typeof body.model !== "string") throw new RequestFieldError("model", "must be a string");
   if (optionalBoolean(body, "background") === true) throw new RequestFieldError("background", refusedFields.background as string);
   optionalBoolean(body, "store");
