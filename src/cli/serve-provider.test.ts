@@ -2,28 +2,15 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import { message, requestKey, startAnthropicStandin, STANDIN_API_KEY } from "../serve/anthropic-standin-harness.js";
-import { assertExit, describeRun, removeCacheDir, startCli, type CliRun } from "./cli-harness.js";
+import { assertExit, gatewayUrlOf, removeCacheDir, startCli, type CliRun } from "./cli-harness.js";
 
 after(removeCacheDir);
-
-/** Resolves with the gateway's base URL once the CLI prints it. */
-async function baseUrlOf(run: CliRun): Promise<string> {
-  let out = "";
-  return new Promise((resolve, reject) => {
-    run.child.stdout?.on("data", (chunk: Buffer | string) => {
-      out += String(chunk);
-      const match = /reflect serve: (http:\/\/\S+\/v1)/u.exec(out);
-      if (match !== null) resolve(match[1] as string);
-    });
-    run.done.then((result) => reject(new Error(`the gateway exited before serving: ${describeRun(result)}`)), reject);
-  });
-}
 
 const ask = { model: "claude-test", messages: [{ role: "user" as const, content: "Six times seven, in digits?" }] };
 
 /** A reflected request whose first draft fails `^\d+$`, then a plain one; the gateway stopped with SIGTERM. */
 async function reflectThrough(run: CliRun): Promise<void> {
-  const openai = new OpenAI({ baseURL: await baseUrlOf(run), apiKey: "unused", maxRetries: 0 });
+  const openai = new OpenAI({ baseURL: await gatewayUrlOf(run), apiKey: "unused", maxRetries: 0 });
   const answer = await openai.chat.completions.create({ ...ask, reflect: { regex: "^\\d+$" } } as typeof ask);
   assert.equal(answer.choices[0]?.message.content, "42");
   assert.equal((answer as unknown as { reflect: { attempts: number } }).reflect.attempts, 2);

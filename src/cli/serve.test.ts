@@ -4,24 +4,11 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import { rawRequest, reply, startUpstream, UPSTREAM_MODEL } from "../serve/serve-harness.js";
-import { assertExit, cli, describeRun, jsonLines, removeCacheDir, startCli, tempDir, type CliRun } from "./cli-harness.js";
+import { assertExit, cli, gatewayUrlOf, jsonLines, removeCacheDir, startCli, tempDir } from "./cli-harness.js";
 
 const KEY = "sk-planted-cli-DO-NOT-LEAK-77aa01";
 
 after(removeCacheDir);
-
-/** Resolves with the gateway's base URL once the CLI prints it. */
-async function baseUrlOf(run: CliRun): Promise<string> {
-  let out = "";
-  return new Promise((resolve, reject) => {
-    run.child.stdout?.on("data", (chunk: Buffer | string) => {
-      out += String(chunk);
-      const match = /reflect serve: (http:\/\/\S+\/v1)/u.exec(out);
-      if (match !== null) resolve(match[1] as string);
-    });
-    run.done.then((result) => reject(new Error(`the gateway exited before serving: ${describeRun(result)}`)), reject);
-  });
-}
 
 describe("reflect serve", () => {
   it("serves reflected and passed-through requests, records before answering, stops cleanly on SIGTERM", async (t) => {
@@ -29,7 +16,7 @@ describe("reflect serve", () => {
     const dir = await tempDir(t);
     const record = path.join(dir, "record");
     const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--port", "0", "--record", record, "--upstream-key-env", "UPSTREAM_KEY"], { env: { UPSTREAM_KEY: KEY } });
-    const baseURL = await baseUrlOf(run);
+    const baseURL = await gatewayUrlOf(run);
     assert.match(baseURL, /^http:\/\/127\.0\.0\.1:\d+\/v1$/u, "binds loopback by default");
     const openai = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0 });
     const ask = { model: UPSTREAM_MODEL, messages: [{ role: "user" as const, content: "Six times seven, in digits?" }] };
@@ -61,7 +48,7 @@ describe("reflect serve", () => {
     const dir = await tempDir(t);
     const record = path.join(dir, "record");
     const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--port", "0", "--record", record, "--parallel", "8", "--max-queue", "64"]);
-    const baseURL = await baseUrlOf(run);
+    const baseURL = await gatewayUrlOf(run);
     const openai = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0 });
     const acknowledged: string[] = [];
     const requests = Array.from({ length: 40 }, (_, i) =>
@@ -93,7 +80,7 @@ describe("reflect serve", () => {
   it("starts on 0.0.0.0 without a key with --allow-no-key, warns, and answers only its own names and --allowed-host", async (t) => {
     const upstream = await startUpstream(t, reply("ok"));
     const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--host", "0.0.0.0", "--port", "0", "--allow-no-key", "--allowed-host", "gateway.internal"], { env: { REFLECT_GATEWAY_KEY: undefined } });
-    const port = new URL(await baseUrlOf(run)).port;
+    const port = new URL(await gatewayUrlOf(run)).port;
     const models = (host: string) => rawRequest(`http://127.0.0.1:${port}/v1/models`, { headers: { host } }).then((r) => r.status);
     assert.equal(await models(`127.0.0.1:${port}`), 200);
     assert.equal(await models(`gateway.internal:${port}`), 200);
