@@ -31,6 +31,23 @@ describe("PostgreSQL request lessons", { skip: missing }, () => {
     await Promise.all(stores.map((s) => s.close()));
   });
 
+  it("fail a query the server does not answer within queryTimeoutMs, so a recording cannot hold a stopping gateway", async () => {
+    const url = await (server as RunningPostgres).createDatabase(`lessons_${++databases}`);
+    const store = await openPostgresRequestLessons(url, { queryTimeoutMs: 300 });
+    await store.record("k", { text: "before the lock", question: "lock" });
+    // Another session holds the table locked: every statement of the store waits on it, as on a server that stalls.
+    const pg = (await import("pg")).default;
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query("BEGIN; LOCK TABLE reflectkit_request_lessons IN ACCESS EXCLUSIVE MODE");
+    const started = performance.now();
+    await assert.rejects(store.record("k", { text: "while locked", question: "lock" }), /timeout/iu);
+    assert.ok(performance.now() - started < 5000, `it failed after ${Math.round(performance.now() - started)} ms`);
+    await holder.query("ROLLBACK");
+    await holder.end();
+    await store.close();
+  });
+
   it("name an unreachable server by its URL, the password hidden", async () => {
     const url = "postgres://reflect:hunter2-secret@127.0.0.1:1/lessons";
     await assert.rejects(openPostgresRequestLessons(url, { connectTimeoutMs: 2000 }), (e: unknown) => {

@@ -45,6 +45,11 @@ export interface PostgresRequestLessonsOptions extends RequestLessonStoreOptions
   poolSize?: number;
   /** Most ms to wait for a connection (default 5000). */
   connectTimeoutMs?: number;
+  /**
+   * Most ms one query may take, client side (default 10 000): a server that stops answering fails the query, so a
+   * recording in flight cannot hold a stopping gateway.
+   */
+  queryTimeoutMs?: number;
 }
 
 /**
@@ -56,7 +61,7 @@ export async function openPostgresRequestLessons(url: string, options: PostgresR
   const policy = resolvePolicy(options);
   const shown = hidePassword(url);
   const pg = (await import("pg")).default;
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000, query_timeout: options.queryTimeoutMs ?? 10_000, idleTimeoutMillis: 30_000 });
   // An idle connection the server drops is replaced on next use; without a listener its error would end the process.
   pool.on("error", () => {});
   try {
