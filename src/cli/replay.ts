@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { armNames, type ArmName } from "../serve/arms.js";
-import { replayRecord } from "../serve/replay.js";
+import { parseReflectOverride, replayOverridable, replayRecord } from "../serve/replay.js";
 import { choice, int } from "./parse.js";
 
 interface ReplayFlags {
@@ -8,6 +8,7 @@ interface ReplayFlags {
   requests?: string;
   gateway: string;
   arm?: ArmName;
+  reflect?: string;
   keyEnv: string;
   concurrency: number;
   out?: string;
@@ -23,6 +24,7 @@ export function registerReplay(program: Command): void {
     .option("--requests <file>", "instead of --record: gateway requests one a line, as reflect distill writes held-out-requests.jsonl")
     .requiredOption("--gateway <url>", "required: the gateway to send to, e.g. http://127.0.0.1:8787")
     .option("--arm <arm>", "run every request on this arm (reflect.arm: base or adapter); default: the gateway's canary decides", choice([...armNames]))
+    .option("--reflect <json>", `change the loop's options on every request: a JSON object of ${replayOverridable.join(", ")} whose fields replace the recorded ones (null removes one), e.g. '{"max_turns": 1}' for one call a request`)
     .option("--key-env <name>", "environment variable holding the gateway's client key (the first, when it holds several, comma-separated)", "REFLECT_GATEWAY_KEY")
     .option("--concurrency <n>", "requests in flight at once", int(1), 1)
     .option("--out <dir>", "keep a log of the requests answered here; the same command run again sends only the rest")
@@ -35,6 +37,7 @@ export function registerReplay(program: Command): void {
         ...(flags.requests === undefined ? {} : { requestsFile: flags.requests }),
         gateway: flags.gateway,
         ...(flags.arm === undefined ? {} : { arm: flags.arm }),
+        ...(flags.reflect === undefined ? {} : { reflect: parseReflectOverride(flags.reflect) }),
         ...(key === undefined ? {} : { apiKey: key }),
         concurrency: flags.concurrency,
         ...(flags.out === undefined ? {} : { outDir: flags.out }),

@@ -99,6 +99,7 @@ function knobs(recorded: RecordedRequestOptions | undefined): Record<string, unk
     ...(r.judge === undefined ? {} : { judge: r.judge }),
     ...(r.reflection_max_tokens === undefined ? {} : { reflection_max_tokens: r.reflection_max_tokens }),
     on_failure: r.on_failure,
+    ...(r.memory === undefined ? {} : { memory: r.memory }),
   };
 }
 

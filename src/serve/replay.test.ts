@@ -12,7 +12,9 @@ import type { GenerateResult } from "../models/language-model.js";
 import type { LoraAdapter } from "../models/lora.js";
 import { armReport } from "../report/arms.js";
 import { engineArms } from "./arms.js";
-import { replayOfEpisode, replayRecord } from "./replay.js";
+import { RequestMemory } from "../loops/request-memory.js";
+import { openSqliteRequestLessons } from "../memory/sqlite-request-lessons.js";
+import { parseReflectOverride, replayOfEpisode, replayRecord } from "./replay.js";
 import { replayRequest } from "./replay-request.js";
 import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type FakeUpstream } from "./serve-harness.js";
 
@@ -168,6 +170,37 @@ describe("reflect replay", () => {
     const regex = (arm: string) => report?.rows.find((r) => r.arm === arm);
     assert.deepEqual([regex("base")?.firstPass.k, regex("adapter")?.firstPass.k], [0, 1]);
     assert.ok((report?.paired?.firstPass.mean ?? 0) > 0);
+  });
+
+  it("carries a request's memory key into the replay, and --reflect changes the loop's options (a null removes one) but not its checks", async (t) => {
+    const dir = await tempDir(t);
+    const upstream = await startUpstream(t, reply((_seen, i) => SCRIPT[i % 3] as string));
+    const recorder = await openRecordWriter({ dir: path.join(dir, "first"), recordContent: true, config: { kind: "gateway" } });
+    t.after(() => recorder.close());
+    const memory = new RequestMemory({ store: openSqliteRequestLessons(path.join(dir, "lessons.sqlite")), recallTimeoutMs: 1000 });
+    t.after(() => memory.close());
+    const model = () => createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } });
+    const first = await startTestGateway(t, { upstream: model(), recorder, memory });
+    assert.equal(await post(first.url, "/v1/chat/completions", { model: UPSTREAM_MODEL, messages: [{ role: "user", content: "Six times seven?" }], reflect: { regex: "^\\d+$", max_turns: 3, memory: { key: "totals", lessons: 2 } } }), 200);
+    await memory.settled();
+    const [original] = await episodesOf(path.join(dir, "first"));
+    assert.deepEqual((original?.record as RequestRecord).options?.reflect.memory, { key: "totals", lessons: 2 });
+    assert.equal(original?.attempts.length, 2);
+    // A gateway keeping no lessons refuses the memory the replay carries, naming the field…
+    const plainRecorder = await openRecordWriter({ dir: path.join(dir, "second"), recordContent: true, config: { kind: "gateway" } });
+    t.after(() => plainRecorder.close());
+    const second = await startTestGateway(t, { upstream: model(), recorder: plainRecorder });
+    await assert.rejects(replayRecord({ recordDir: path.join(dir, "first"), gateway: second.url, concurrency: 1, timeoutMs: 10_000 }), /reflect\.memory/);
+    // …and takes it without memory, at one attempt a request.
+    const result = await replayRecord({ recordDir: path.join(dir, "first"), gateway: second.url, reflect: parseReflectOverride('{"memory": null, "max_turns": 1}'), concurrency: 1, outDir: path.join(dir, "replay"), timeoutMs: 10_000 });
+    assert.equal(result.done, 1);
+    const [replayed] = await episodesOf(path.join(dir, "second"));
+    assert.deepEqual([replayed?.replayOf, replayed?.attempts.length, (replayed?.record as RequestRecord).options?.reflect.memory, (replayed?.record as RequestRecord).checks.regex], [original?.id, 1, undefined, { pattern: "^\\d+$" }]);
+    // The replay's log names the options it sent with: the same folder with others is refused.
+    await assert.rejects(replayRecord({ recordDir: path.join(dir, "first"), gateway: second.url, reflect: { max_turns: 2 }, concurrency: 1, outDir: path.join(dir, "replay"), timeoutMs: 10_000 }), /--reflect .* pass another --out/);
+    assert.throws(() => parseReflectOverride('{"regex": "x"}'), /regex is not a loop option a replay may change/);
+    assert.throws(() => parseReflectOverride("[1]"), /give a JSON object/);
+    assert.throws(() => parseReflectOverride("{max_turns: 1}"), /not JSON/);
   });
 
   it("refuses a record kept without content, naming the flag, before sending anything", async (t) => {

@@ -32,6 +32,12 @@ export interface ReplayOptions {
   gateway: string;
   /** Force every request onto this arm (`reflect.arm`); default: the gateway's canary decides. */
   arm?: ArmName;
+  /**
+   * Loop options to change on every request (`reflect replay --reflect JSON`): each field replaces the recorded one in
+   * the body's `reflect`, and a null removes it — e.g. `{ "max_turns": 1 }` for one call a request, `{ "memory": null }`
+   * for a gateway that keeps no lessons. Only the loop's options (`replayOverridable`), never its checks.
+   */
+  reflect?: Record<string, unknown>;
   /** The gateway's client key, sent as `Authorization: Bearer`. */
   apiKey?: string;
   /** Requests in flight at once. */
@@ -79,6 +85,38 @@ export class ReplayFailedError extends ReflectkitError {
   override name = "ReplayFailedError";
 }
 
+/** The `reflect` fields a replay may change: the loop's options. The checks (regex, task, item, tests) are what is measured. */
+export const replayOverridable = ["max_turns", "feedback", "stop", "budget", "judge", "reflection_max_tokens", "on_failure", "memory", "arm_key"] as const;
+
+/** Checks `--reflect`: a JSON object of `replayOverridable` fields (the gateway checks their values, naming the field). */
+export function parseReflectOverride(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--reflect ${text}: not JSON (${(error as Error).message}) — give an object such as '{"max_turns": 1}'`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError(`--reflect ${text}: give a JSON object such as '{"max_turns": 1}'`);
+  for (const field of Object.keys(value)) {
+    if (!(replayOverridable as readonly string[]).includes(field)) {
+      throw new UsageError(`--reflect: ${field} is not a loop option a replay may change — use ${replayOverridable.join(", ")} (the checks are what is measured; the arm is --arm)`);
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The body with its `reflect` fields replaced by `override`'s (a null removes one) and the arm forced where asked. */
+function adjusted(body: Record<string, unknown>, arm: ArmName | undefined, override: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (arm === undefined && override === undefined) return body;
+  const reflect: Record<string, unknown> = { ...(body.reflect as Record<string, unknown>) };
+  for (const [field, value] of Object.entries(override ?? {})) {
+    if (value === null) delete reflect[field];
+    else reflect[field] = value;
+  }
+  if (arm !== undefined) reflect.arm = arm;
+  return { ...body, reflect };
+}
+
 /** Tries of a request the gateway answers 429 or 503 (at capacity) before it counts as failed. */
 const BUSY_TRIES = 5;
 
@@ -110,8 +148,8 @@ export function replayOfEpisode(episode: Episode, arm: ArmName | undefined, wher
   return replayRequest(episode.replayOf ?? episode.id, record as RequestRecord, { model: episode.model, maxTokens: gatewayCaps.attemptMaxTokens, ...(arm === undefined ? {} : { arm }) });
 }
 
-/** Reads `held-out-requests.jsonl` (`reflect distill`): one `ReplayRequest` a line, each checked, the arm forced where asked. */
-async function readRequests(file: string, arm: ArmName | undefined): Promise<ReplayRequest[]> {
+/** Reads `held-out-requests.jsonl` (`reflect distill`): one `ReplayRequest` a line, each checked. */
+async function readRequests(file: string): Promise<ReplayRequest[]> {
   const resolved = path.resolve(file);
   const log = await readLog<ReplayRequest>(resolved, { noun: "request" });
   return log.values.map((r, i) => {
@@ -121,7 +159,7 @@ async function readRequests(file: string, arm: ArmName | undefined): Promise<Rep
     }
     const reflect = r.body.reflect;
     if (typeof reflect !== "object" || reflect === null || Array.isArray(reflect)) throw new InputError("its body has no reflect object: only reflected requests are replayed", resolved, line);
-    return arm === undefined ? r : { ...r, body: { ...r.body, reflect: { ...reflect, arm } } };
+    return r;
   });
 }
 
@@ -169,19 +207,20 @@ export async function replayRecord(options: ReplayOptions): Promise<ReplayResult
   let built: ReplayRequest[];
   if (options.recordDir !== undefined) {
     const { episodes, file } = await readRecord(options.recordDir);
-    built = episodes.map((episode, i) => replayOfEpisode(episode, options.arm, { file, line: i + 1 }));
-  } else built = await readRequests(options.requestsFile as string, options.arm);
-  const requests = built.map((r, i) => ({ line: i + 1, of: r.id, dialect: r.dialect as DialectName, url: `${root}${r.route}`, body: JSON.stringify(r.body) }));
+    built = episodes.map((episode, i) => replayOfEpisode(episode, undefined, { file, line: i + 1 }));
+  } else built = await readRequests(options.requestsFile as string);
+  const requests = built.map((r, i) => ({ line: i + 1, of: r.id, dialect: r.dialect as DialectName, url: `${root}${r.route}`, body: JSON.stringify(adjusted(r.body, options.arm, options.reflect)) }));
   const done = new Set<number>();
   let log: Awaited<ReturnType<typeof openLog<ReplayedLine>>> | undefined;
   if (options.outDir !== undefined) {
     const out = path.resolve(options.outDir);
     await mkdir(out, { recursive: true });
-    const config = { kind: "replay", record: path.resolve(source), gateway: options.gateway, arm: options.arm ?? null };
+    const config = { kind: "replay", record: path.resolve(source), gateway: options.gateway, arm: options.arm ?? null, reflect: options.reflect ?? null };
     const configPath = path.join(out, "config.json");
     if (existsSync(configPath)) {
       const before = JSON.parse(await readFile(configPath, "utf8")) as typeof config;
       if (before.record !== config.record || before.arm !== config.arm) throw new UsageError(`${out} holds the replay of ${before.record} to the ${before.arm ?? "canary's"} arm(s) — pass another --out to replay ${config.record}${options.arm === undefined ? "" : ` to the ${options.arm} arm`}`);
+      if (JSON.stringify(before.reflect ?? null) !== JSON.stringify(config.reflect)) throw new UsageError(`${out} holds a replay with --reflect ${JSON.stringify(before.reflect ?? null)} — pass another --out to replay with ${JSON.stringify(config.reflect)}`);
     } else await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);
     log = await openLog<ReplayedLine>(path.join(out, "replayed.jsonl"), { noun: "replayed request" });
     for (const line of log.lines) done.add(line.line);

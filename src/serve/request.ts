@@ -437,6 +437,7 @@ export function recordedOptions(chat: Pick<ChatRequest, "sampling" | "seed" | "c
       ...(reflect.judge === undefined ? {} : { judge: reflect.judge }),
       ...(reflect.reflectionMaxTokens === undefined ? {} : { reflection_max_tokens: reflect.reflectionMaxTokens }),
       on_failure: reflect.onFailure,
+      ...(reflect.memory === undefined ? {} : { memory: { key: reflect.memory.key, lessons: reflect.memory.lessons } }),
     },
   };
 }

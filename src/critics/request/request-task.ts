@@ -55,6 +55,8 @@ export interface RecordedRequestOptions {
     judge?: string;
     reflection_max_tokens?: number;
     on_failure: "return" | "error";
+    /** `reflect.memory`: the key the request's lessons are filed and recalled under, and how many it is shown. */
+    memory?: { key: string; lessons: number };
   };
 }
 
