@@ -36,14 +36,17 @@ describe("reflect distill --no-train", { timeout: 60_000 }, () => {
     const out = path.join(dir, "run");
     const result = await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.3", "--seed", "4", "--no-train", "--json"]);
     assertExit(result, 0);
-    const summary = JSON.parse(result.stdout) as { train: number; held_out: number; left_out: { failed: number }; trained: boolean };
+    const summary = JSON.parse(result.stdout) as { train: number; held_out: number; held_out_requests: number; left_out: { failed: number }; trained: boolean };
     assert.deepEqual([summary.train + summary.held_out, summary.left_out.failed, summary.trained], [13, 7, false]);
     assert.ok(summary.held_out > 0 && summary.train > 0, result.stdout);
     assert.match(result.stderr, /20 requests: 13 passed \(\d+ on the first draft, \d+ after reflection\)/);
     assert.equal((await readSftData(path.join(out, "train.jsonl"))).rows.length, summary.train);
     assert.equal((await readSftData(path.join(out, "held-out.jsonl"))).rows.length, summary.held_out);
     const replays = jsonLines<ReplayRequest>(await readFile(path.join(out, "held-out-requests.jsonl"), "utf8"));
-    assert.equal(replays.length, summary.held_out);
+    // Every held-out request, the failed ones included: the arms are compared on the traffic as it came.
+    assert.equal(replays.length, summary.held_out_requests);
+    assert.ok(replays.length > summary.held_out, `failed requests are replayed too: ${replays.length} requests, ${summary.held_out} passed`);
+    assert.match(result.stderr, new RegExp(`${replays.length} held-out requests to replay, any outcome`));
     for (const replay of replays) {
       const parsed = parseChatRequest(replay.body, { maxTurns: 5, budget: { tokens: 1000, calls: 10, seconds: 10 }, defaultMaxTokens: 64 });
       const a = Number(replay.id.slice(1));

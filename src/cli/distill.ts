@@ -59,11 +59,11 @@ export function registerDistill(program: Command): void {
       out,
       heldOut: flags.heldOut,
       seed: flags.seed,
-      replayRequest: (example) => replayRequest(example.id, example.record, { model: example.model, maxTokens: gatewayCaps.attemptMaxTokens }),
+      replayRequest: (request) => replayRequest(request.id, request.record, { model: request.model, maxTokens: gatewayCaps.attemptMaxTokens }),
       argv: process.argv.slice(2),
     });
     process.stderr.write(`${countsLine(set.counts)}\nwrote ${files.train}, ${files.heldOut}, ${files.heldOutRequests} and the card ${files.card}\n`);
-    const dataResult = { out, train: set.counts.train, held_out: set.counts.heldOut, left_out: { failed: set.counts.failed, unjudged: set.counts.unjudged, no_answer: set.counts.noAnswer, duplicates: set.counts.duplicates } };
+    const dataResult = { out, train: set.counts.train, held_out: set.counts.heldOut, held_out_requests: set.counts.heldOutRequests, left_out: { failed: set.counts.failed, unjudged: set.counts.unjudged, no_answer: set.counts.noAnswer, duplicates: set.counts.duplicates } };
     if (!flags.train) {
       printResult(flags, { ...dataResult, trained: false });
       return;
@@ -85,5 +85,5 @@ export function registerDistill(program: Command): void {
 }
 
 function countsLine(c: DistillCounts): string {
-  return `${c.episodes} requests: ${c.passed} passed (${c.passedFirstDraft} on the first draft, ${c.passedAfterReflection} after reflection), ${c.duplicates} of them duplicates; left out ${c.failed} failed, ${c.unjudged} unjudged, ${c.noAnswer} without an answer → ${c.train} train, ${c.heldOut} held out`;
+  return `${c.episodes} requests: ${c.passed} passed (${c.passedFirstDraft} on the first draft, ${c.passedAfterReflection} after reflection), ${c.duplicates} of them duplicates; left out ${c.failed} failed, ${c.unjudged} unjudged, ${c.noAnswer} without an answer → ${c.train} train, ${c.heldOut} held out; ${c.heldOutRequests} held-out requests to replay, any outcome`;
 }

@@ -210,7 +210,7 @@ export function recordDistillCard(input: RecordDistillCardInput): string {
     "",
     "## Split",
     "",
-    `By request: a hash of the conversation with seed ${options.seed} puts a share of ${options.heldOut} of the conversations in \`held-out.jsonl\` and the rest in \`train.jsonl\`, so no conversation is on both sides, and a request keeps its side when the record grows. \`held-out-requests.jsonl\` holds the held-out requests as gateway requests again (dialect, route and a body carrying the same checks in \`reflect\`), for \`reflect replay\` to send to a gateway serving the adapter.`,
+    `By request: a hash of the conversation with seed ${options.seed} puts a share of ${options.heldOut} of the conversations in \`held-out.jsonl\` and the rest in \`train.jsonl\`, so no conversation is on both sides, and a request keeps its side when the record grows. \`held-out-requests.jsonl\` holds every request on the held-out side as a gateway request again — ${c.heldOutRequests}, those whose answer failed or could not be judged included, so arms are compared on the traffic as it came — each with its dialect, route and a body carrying the same checks in \`reflect\`, for \`reflect replay\` to send to a gateway serving the adapter.`,
     "",
     "## License",
     "",

@@ -57,7 +57,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     await writeRecord(record);
     const out = path.join(dir, "run");
     const { set, files } = await writeDistillData({ from: [record], out, heldOut: 0, seed: 1, replayRequest: (e) => ({ id: e.id }) });
-    assert.deepEqual(set.counts, { episodes: 7, passed: 4, passedFirstDraft: 2, passedAfterReflection: 2, failed: 1, unjudged: 1, noAnswer: 1, duplicates: 1, train: 3, heldOut: 0 });
+    assert.deepEqual(set.counts, { episodes: 7, passed: 4, passedFirstDraft: 2, passedAfterReflection: 2, failed: 1, unjudged: 1, noAnswer: 1, duplicates: 1, train: 3, heldOut: 0, heldOutRequests: 0 });
     assert.deepEqual(ids(set.train), ["first-pass", "reflected", "tools"]);
     assert.deepEqual(set.duplicates, [{ dropped: "again", kept: "first-pass" }]);
     // The rows read through the SFT trainer's own reader, each with the answer as its one trained turn.
@@ -126,6 +126,16 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     assert.deepEqual(a.duplicates, [{ dropped: "r0-again", kept: "r0" }]);
     const trainKeys = new Set(a.train.map((e) => e.key));
     assert.deepEqual(a.heldOut.filter((e) => trainKeys.has(e.key)), []);
+    // The held-out requests are every request on that side, the failed ones too — the traffic as it came, not only
+    // what the base already got right — one per conversation.
+    const failing = Array.from({ length: 40 }, (_, i) => requestEpisode({ id: `f${i}`, passes: [false, false], outputs: ["x", "y"], record: request(`What is ${i} + 1000?`, { regex: { pattern: "^\\d+$" } }) }));
+    const mixed = distillSet([{ ...sources[0]!, episodes: [...episodes, ...failing] }], { heldOut: 0.25, seed: 1 });
+    const heldFailed = mixed.heldOutRequests.filter((r) => r.outcome === "failed").map((r) => r.id);
+    assert.ok(heldFailed.length > 2 && heldFailed.length < 25, `about a quarter of the failed requests held out: ${heldFailed.length} of 40`);
+    assert.deepEqual(mixed.heldOutRequests.filter((r) => r.outcome === "passed").map((r) => r.id).sort(), ids(a.heldOut));
+    assert.equal(mixed.counts.heldOutRequests, mixed.heldOutRequests.length);
+    assert.deepEqual(mixed.heldOutRequests.filter((r) => trainKeys.has(r.key)), []);
+    assert.ok(!mixed.heldOutRequests.some((r) => r.id === "r0-again"));
     // A record that grows keeps every earlier request on its side.
     const grown = distillSet([{ ...sources[0]!, episodes: [...episodes, requestEpisode({ id: "new", passes: [true], record: request("What is 999 + 1?", {}) })] }], { heldOut: 0.25, seed: 1 });
     assert.deepEqual(ids(grown.heldOut).filter((id) => id !== "new"), ids(a.heldOut));
@@ -152,7 +162,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     const record = path.join(dir, "record");
     await writeRecord(record);
     const out = path.join(dir, "run");
-    const options = { from: [record], out, heldOut: 0.5, seed: 3, replayRequest: (e: DistillExample) => ({ id: e.id }), clock: () => new Date("2026-11-28T12:00:00Z") };
+    const options = { from: [record], out, heldOut: 0.5, seed: 3, replayRequest: (e: { id: string }) => ({ id: e.id }), clock: () => new Date("2026-11-28T12:00:00Z") };
     const first = await writeDistillData(options);
     const before = await Promise.all(Object.values(first.files).map((f) => readFile(f, "utf8")));
     await writeDistillData(options);

@@ -50,6 +50,21 @@ export interface DistillExample {
   key: string;
 }
 
+/**
+ * A request on the held-out side, whatever became of it — passed, failed, unjudged or unanswered — so the arms are
+ * compared on the traffic as it came, the requests the base failed included (`held-out-requests.jsonl`).
+ */
+export interface HeldOutRequest {
+  id: string;
+  source: string;
+  record: RequestRecord;
+  model: string;
+  /** What the recorded answer was: the pass rate of the held-out traffic at recording. */
+  outcome: "passed" | "failed" | "unjudged" | "no-answer";
+  /** The dedupe and split key (the conversation's sha256, as an example's). */
+  key: string;
+}
+
 export interface DistillSourceSummary {
   dir: string;
   episodes: number;
@@ -76,12 +91,16 @@ export interface DistillCounts {
   duplicates: number;
   train: number;
   heldOut: number;
+  /** Requests on the held-out side, any outcome, deduplicated by conversation (`held-out-requests.jsonl`). */
+  heldOutRequests: number;
 }
 
 export interface DistillSet {
   sources: DistillSourceSummary[];
   train: DistillExample[];
   heldOut: DistillExample[];
+  /** Every held-out request, first of each conversation in record order, passed or not: what `reflect replay` sends. */
+  heldOutRequests: HeldOutRequest[];
   counts: DistillCounts;
   /** Each duplicate left out, with the example kept for its conversation (the first in record order). */
   duplicates: { dropped: string; kept: string }[];
@@ -139,8 +158,7 @@ export function selectEpisode(episode: Episode, source: string, record: RequestR
   // Passed: the request's own checks passed it (the verdict) and no check the loop ran on it (a judge included) failed it.
   // A judge is not ground truth: an answer only a judge approved is unjudged.
   if (attempt.verdict.correct === true && checks.every((c) => c.pass !== false)) {
-    const tools = record.checks.tools;
-    const prompt = tools === undefined || tools.length === 0 ? record.messages.map(plain) : withToolsPrompt(record.messages, tools);
+    const prompt = promptOf(record);
     return {
       id: episode.id,
       source,
@@ -149,12 +167,20 @@ export function selectEpisode(episode: Episode, source: string, record: RequestR
       firstDraft: episode.selected === 1,
       record,
       model: attempt.call.model,
-      key: createHash("sha256").update(JSON.stringify(prompt)).digest("hex"),
+      key: keyOf(prompt),
     };
   }
   if (attempt.verdict.correct === false || checks.some((c) => c.pass === false)) return "failed";
   return "unjudged";
 }
+
+/** The conversation as the model is shown it: the request's messages, with the tools prompt where it offered tools. */
+function promptOf(record: RequestRecord): ChatMessage[] {
+  const tools = record.checks.tools;
+  return tools === undefined || tools.length === 0 ? record.messages.map(plain) : withToolsPrompt(record.messages, tools);
+}
+
+const keyOf = (prompt: readonly ChatMessage[]): string => createHash("sha256").update(JSON.stringify(prompt)).digest("hex");
 
 /**
  * Selects, deduplicates and splits the examples of record folders, in the order given. Deterministic: the same records,
@@ -164,8 +190,9 @@ export function selectEpisode(episode: Episode, source: string, record: RequestR
  */
 export function distillSet(sources: readonly DistillSource[], options: DistillSplitOptions): DistillSet {
   checkSplit(options);
-  const counts: DistillCounts = { episodes: 0, passed: 0, passedFirstDraft: 0, passedAfterReflection: 0, failed: 0, unjudged: 0, noAnswer: 0, duplicates: 0, train: 0, heldOut: 0 };
+  const counts: DistillCounts = { episodes: 0, passed: 0, passedFirstDraft: 0, passedAfterReflection: 0, failed: 0, unjudged: 0, noAnswer: 0, duplicates: 0, train: 0, heldOut: 0, heldOutRequests: 0 };
   const kept = new Map<string, DistillExample>();
+  const heldOutRequests = new Map<string, HeldOutRequest>();
   const duplicates: DistillSet["duplicates"] = [];
   for (const source of sources) {
     const base = requestTask([]);
@@ -179,6 +206,10 @@ export function distillSet(sources: readonly DistillSource[], options: DistillSp
         throw new InputError(`episode "${episode.id}": not a request record (${(error as Error).message})`, source.file, index + 1);
       }
       const outcome = selectEpisode(episode, source.summary.dir, record);
+      const key = typeof outcome === "string" ? keyOf(promptOf(record)) : outcome.key;
+      if (isHeldOut(key, options) && !heldOutRequests.has(key)) {
+        heldOutRequests.set(key, { id: episode.id, source: source.summary.dir, record, model: typeof outcome === "string" ? episode.model : outcome.model, outcome: typeof outcome === "string" ? outcome : "passed", key });
+      }
       if (outcome === "failed") counts.failed++;
       else if (outcome === "unjudged") counts.unjudged++;
       else if (outcome === "no-answer") counts.noAnswer++;
@@ -200,7 +231,8 @@ export function distillSet(sources: readonly DistillSource[], options: DistillSp
   for (const example of kept.values()) (isHeldOut(example.key, options) ? heldOut : train).push(example);
   counts.train = train.length;
   counts.heldOut = heldOut.length;
-  return { sources: sources.map((s) => s.summary), train, heldOut, counts, duplicates };
+  counts.heldOutRequests = heldOutRequests.size;
+  return { sources: sources.map((s) => s.summary), train, heldOut, heldOutRequests: [...heldOutRequests.values()], counts, duplicates };
 }
 
 /** Whether the conversation of `key` is held out: a hash of the seed and the key, uniform in [0, 1), below the share. */
@@ -230,7 +262,7 @@ export interface WriteDistillDataOptions extends DistillSplitOptions {
   /** The run folder. */
   out: string;
   /** A held-out request as a replayable gateway request (the gateway's `replayRequest`), one line of `held-out-requests.jsonl`. */
-  replayRequest: (example: DistillExample) => unknown;
+  replayRequest: (request: Pick<HeldOutRequest, "id" | "record" | "model">) => unknown;
   /** The command line that made the run, for the card and config.json. */
   argv?: readonly string[];
   /** The wall clock of config.json's `made_at`. */
@@ -272,7 +304,7 @@ export async function writeDistillData(options: WriteDistillDataOptions): Promis
     sources: sources.map((s) => s.summary.dir),
     held_out: options.heldOut,
     seed: options.seed,
-    examples: { train: set.train.length, held_out: set.heldOut.length },
+    examples: { train: set.train.length, held_out: set.heldOut.length, held_out_requests: set.heldOutRequests.length },
     train_sha256: digest(trainText),
     held_out_sha256: digest(heldOutText),
   };
@@ -295,7 +327,7 @@ export async function writeDistillData(options: WriteDistillDataOptions): Promis
   await writeFileWhole(files.config, `${JSON.stringify(config, null, 2)}\n`);
   await writeFileWhole(files.train, trainText);
   await writeFileWhole(files.heldOut, heldOutText);
-  await writeFileWhole(files.heldOutRequests, jsonlText(set.heldOut.map(options.replayRequest)));
+  await writeFileWhole(files.heldOutRequests, jsonlText(set.heldOutRequests.map(options.replayRequest)));
   await writeFileWhole(files.card, recordDistillCard({ set, options: { heldOut: options.heldOut, seed: options.seed }, command }));
   return { set, files };
 }
