@@ -15,6 +15,7 @@ import { requestEpisode } from "../record/record-fixture.js";
 import { openRecordWriter } from "../record/record-writer.js";
 import { readSftData } from "../train/datasets.js";
 import { validateExportRow } from "./formats.js";
+import { replayRequest } from "../serve/replay-request.js";
 import { distillRow, distillSet, selectEpisode, writeDistillData, type DistillExample, type DistillSource } from "./record-distill.js";
 
 async function tempDir(t: TestContext): Promise<string> {
@@ -109,6 +110,16 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     assert.equal(judged(null, true), "unjudged");
     assert.equal(judged(true, false), "failed");
     assert.equal((judged(true, true) as DistillExample).answer, "answer 1");
+  });
+
+  it("keeps a held-out request's options — answer limit, sampling, loop options and memory key — so it replays as it was sent", async () => {
+    const options = { max_tokens: 128, temperature: 0, seed: 5, reflect: { max_turns: 3, feedback: "detailed", budget: { tokens: 4000 }, reflection_max_tokens: 96, on_failure: "return" as const, memory: { key: "totals", lessons: 2 } } };
+    const record = { ...request("What is 4 + 4?", { regex: { pattern: "^8$" } }), options };
+    const episode = await served("failed", record, ["7", "I added wrongly.", "9"]);
+    const set = distillSet([{ file: "episodes.jsonl", episodes: [episode], summary: { dir: "record", episodes: 1, reflectkit: null, openedAt: null, partialLastLine: null } }], { heldOut: 0.999999, seed: 1 });
+    assert.deepEqual(set.heldOutRequests.map((r) => [r.id, r.outcome, r.record.options]), [["failed", "failed", options]]);
+    const body = replayRequest("failed", set.heldOutRequests[0]!.record, { model: "m", maxTokens: 512 }).body;
+    assert.deepEqual([body.max_tokens, body.temperature, body.seed, (body.reflect as { memory?: unknown }).memory], [128, 0, 5, { key: "totals", lessons: 2 }]);
   });
 
   it("splits by conversation: the same seed gives the same split, another seed another, and no conversation is on both sides", () => {

@@ -200,8 +200,13 @@ export function distillSet(sources: readonly DistillSource[], options: DistillSp
       counts.episodes++;
       let record: RequestRecord;
       try {
-        const raw = episode.record as { dialect?: unknown };
-        record = { ...base.parseRecord(episode.record), ...(typeof raw?.dialect === "string" ? { dialect: raw.dialect } : {}) };
+        // The dialect and the request's options come along, so a held-out request replays as it was sent.
+        const raw = episode.record as { dialect?: unknown; options?: unknown };
+        record = {
+          ...base.parseRecord(episode.record),
+          ...(typeof raw?.dialect === "string" ? { dialect: raw.dialect } : {}),
+          ...(typeof raw?.options === "object" && raw.options !== null ? { options: raw.options as RequestRecord["options"] } : {}),
+        };
       } catch (error) {
         throw new InputError(`episode "${episode.id}": not a request record (${(error as Error).message})`, source.file, index + 1);
       }
