@@ -56,7 +56,7 @@ describe("reflect serve --lora --canary", () => {
     const record = path.join(dir, "record");
     const run = await startCli(["serve", "--upstream", `${vllm.baseUrl}#base-model`, "--port", "0", "--lora", "/peft/step-1", "--canary", "50", "--record", record], { env: { REFLECT_ADMIN_KEY: ADMIN_KEY } });
     const line = await servingLine(run);
-    assert.match(line, /adapter arm http:.*#reflect-adapter-1 on 50% of reflected requests/);
+    assert.match(line, /adapter arm http:.*#reflect-adapter-1 on 50% of requests/);
     const url = /(http:\/\/\S+)\/v1/u.exec(line)?.[1] as string;
     assert.deepEqual(vllm.adapterCalls, [["/v1/load_lora_adapter", "reflect-adapter-1", "/peft/step-1"]]);
 

@@ -47,7 +47,7 @@ interface ServeFlags {
 /** `--canary`: a percent from 0 to 100. */
 function percent(value: string): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100) throw new UsageError(`--canary ${value}: give the percent of reflected requests for the adapter arm, from 0 to 100`);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100) throw new UsageError(`--canary ${value}: give the percent of requests for the adapter arm, from 0 to 100`);
   return n;
 }
 
@@ -81,7 +81,7 @@ export function registerServe(program: Command): void {
     .option("--timeout-ms <n>", "wall-clock limit of one request, upstream calls included (504 beyond)", int(1), defaultGatewayLimits.requestTimeoutMs)
     .option("--otel-jsonl <file>", "append the gateway's spans to this JSON-lines file (OTLP too when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
     .option("--lora <path>", "serve this adapter as the adapter arm: a GGUF LoRA for an embedded upstream, or a PEFT folder (on the upstream's machine) for a vLLM upstream, loaded with /v1/load_lora_adapter; replace it later with POST /admin/lora (REFLECT_ADMIN_KEY)")
-    .option("--canary <percent>", "percent of reflected requests (0–100) run on the adapter arm, by a stable hash of reflect.arm_key, the x-reflect-arm-key header, or the body (default 100 with --lora; without --lora the arm waits for POST /admin/lora)", percent)
+    .option("--canary <percent>", "percent of requests (0–100), reflected and pass-through, run on the adapter arm, by a stable hash of reflect.arm_key, the x-reflect-arm-key header, or the body (default 100 with --lora; without --lora the arm waits for POST /admin/lora)", percent)
     .option("--offline", "never fetch a model; fail if it is not cached", false)
     .option("--memory <file>", "keep request lessons (reflect.memory) in this SQLite file: reflections of failed drafts, shown to later requests with the same key")
     .option("--store <url>", "keep request lessons in PostgreSQL (postgres://user:password@host:port/db), shared by every gateway started with it")
@@ -169,7 +169,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     });
     if (keyless && !isLoopbackHost(flags.host)) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
     const adapterModel = arms?.model("adapter")?.modelId;
-    const armsText = arms === undefined ? "" : `, adapter arm ${adapterModel ?? "(none loaded yet)"} on ${arms.canaryPercent}% of reflected requests`;
+    const armsText = arms === undefined ? "" : `, adapter arm ${adapterModel ?? "(none loaded yet)"} on ${arms.canaryPercent}% of requests`;
     process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
     await stopSignal();
     process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");

@@ -179,6 +179,26 @@ describe("the gateway's arms", () => {
     assert.deepEqual(requestSpans.map((span) => span.attributes["reflect.arm"]), ["adapter", "base", "adapter", "base", "adapter", "base"]);
   });
 
+  it("splits pass-through requests by the same canary: the adapter arm answers under the adapter, named in the header, the observer and the metrics", async (t) => {
+    const s = await setup(t, { canaryPercent: 50, initial: "/adapters/a1.gguf" });
+    const adapterKey = [...Array(100).keys()].map((i) => `user-${i}`).find((k) => armOf(k, 50) === "adapter") as string;
+    const baseKey = [...Array(100).keys()].map((i) => `user-${i}`).find((k) => armOf(k, 50) === "base") as string;
+    const plain = async (key: string) => {
+      const response = await fetch(`${s.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${CLIENT_KEY}`, "x-reflect-arm-key": key }, body: JSON.stringify({ model: "fake", messages: [{ role: "user", content: "Say hi." }] }) });
+      const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+      return [response.status, response.headers.get("x-reflect-arm"), body.choices[0]?.message.content];
+    };
+    assert.deepEqual(await plain(adapterKey), [200, "adapter", "/adapters/a1.gguf"]);
+    assert.deepEqual(await plain(baseKey), [200, "base", "base"]);
+    assert.deepEqual(await plain(adapterKey), [200, "adapter", "/adapters/a1.gguf"]);
+    assert.deepEqual(s.outcomes.map((o) => [o.kind, o.arm]), [["pass-through", "adapter"], ["pass-through", "base"], ["pass-through", "adapter"]]);
+    assert.equal(s.recorded.length, 0, "a pass-through is not recorded");
+    const metrics = await s.metricsText();
+    assert.match(metrics, /reflect_gateway_arm_requests_total\{arm="adapter",outcome="pass_through"\} 2/);
+    assert.match(metrics, /reflect_gateway_arm_requests_total\{arm="base",outcome="pass_through"\} 1/);
+    assert.match(metrics, /reflect_gateway_arm_requests_total\{arm="adapter",outcome="reflected"\} 0/);
+  });
+
   it("lets a request force its arm, and refuses the adapter arm where none is loaded, naming the field", async (t) => {
     const s = await setup(t, { canaryPercent: 0, initial: "/adapters/a1.gguf" });
     const forced = await chat(s.url, { arm: "adapter" });
@@ -281,5 +301,29 @@ describe("the adapter arm on a vLLM-like upstream", () => {
       ["/v1/unload_lora_adapter", "reflect-adapter-1"],
     ]);
     assert.deepEqual(recorded.map((e) => e.arm), ["adapter", "base", "adapter"]);
+  });
+
+  it("relays a pass-through request on the adapter arm under the adapter's name, and one on the base arm byte for byte", async (t) => {
+    const vllm = await vllmStandIn(t);
+    const modelFor = (name: string) => createHttpModel({ baseUrl: vllm.baseUrl, model: name, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } });
+    const arms = vllmArms(modelFor("base-model"), { baseUrl: vllm.baseUrl, prefix: "reflect-adapter", modelFor }, { canaryPercent: 50 });
+    await arms.load({ path: "/peft/step-1" });
+    const outcomes: RequestOutcome[] = [];
+    const gateway = await startTestGateway(t, { upstream: arms.model("base")!, arms, apiKey: CLIENT_KEY, upstreamHttp: { baseUrl: vllm.baseUrl, model: "base-model", apiKeyEnv: "REFLECT_TEST_NO_KEY" }, observer: { request: (o) => void outcomes.push(o) } });
+    const adapterKey = [...Array(100).keys()].map((i) => `user-${i}`).find((k) => armOf(k, 50) === "adapter") as string;
+    const baseKey = [...Array(100).keys()].map((i) => `user-${i}`).find((k) => armOf(k, 50) === "base") as string;
+    const relayed = async (key: string) => {
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${CLIENT_KEY}`, "x-reflect-arm-key": key }, body: '{"model": "base-model", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8}' });
+      if (response.status !== 200) return [response.status, response.body];
+      return [response.status, response.headers["x-reflect-arm"], (JSON.parse(response.body) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content];
+    };
+    assert.deepEqual(await relayed(adapterKey), [200, "adapter", "served by reflect-adapter-1"]);
+    assert.deepEqual(await relayed(baseKey), [200, "base", "served by base-model"]);
+    const served = vllm.calls.filter((c) => c.path === "/v1/chat/completions").map((c) => c.body);
+    assert.deepEqual(served, [
+      { model: "reflect-adapter-1", messages: [{ role: "user", content: "Say hi." }], max_tokens: 8 },
+      { model: "base-model", messages: [{ role: "user", content: "Say hi." }], max_tokens: 8 },
+    ]);
+    assert.deepEqual(outcomes.map((o) => [o.kind, o.arm]), [["pass-through", "adapter"], ["pass-through", "base"]]);
   });
 });

@@ -37,6 +37,11 @@ export interface GatewayArms {
   model(arm: ArmName): LanguageModel | undefined;
   /** Loads or replaces the adapter without a restart; resolves with the adapter arm's model id, and a note for the admin. */
   load(spec: AdapterSpec): Promise<{ model: string; note?: string }>;
+  /**
+   * The name an HTTP upstream serves the adapter under (a relayed pass-through on the adapter arm asks for it as its
+   * `model`); undefined on an engine, and until an adapter is loaded.
+   */
+  servedAdapter?(): string | undefined;
 }
 
 /**
@@ -227,6 +232,7 @@ export function vllmArms(base: LanguageModel, server: AdapterServer, options: { 
   return {
     canaryPercent: options.canaryPercent,
     model: (arm) => (arm === "base" ? base : current?.model),
+    servedAdapter: () => current?.name,
     load(spec) {
       const next = loading.then(async () => {
         const name = `${server.prefix}-${++serial}`;

@@ -106,7 +106,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const calls = new Counter({ name: "reflect_gateway_calls_total", help: "Model calls of reflected requests, failed ones included, by role.", labelNames: ["role"] as const, registers });
   const upstreamErrors = new Counter({ name: "reflect_gateway_upstream_errors_total", help: "Requests whose upstream call failed, by failure kind.", labelNames: ["kind"] as const, registers });
   const checks = new Counter({ name: "reflect_gateway_checks_total", help: "Checks run on attempts, by source and result (pass, fail, unjudged).", labelNames: ["source", "result"] as const, registers });
-  const armRequests = new Counter({ name: "reflect_gateway_arm_requests_total", help: "Reflected requests by the arm they ran on (base, adapter) and what their first draft and returned attempt did (checked: at least one attempt; first_pass; final_pass).", labelNames: ["arm", "outcome"] as const, registers });
+  const armRequests = new Counter({ name: "reflect_gateway_arm_requests_total", help: "Requests by the arm they ran on (base, adapter): pass_through, and for reflected requests what their first draft and returned attempt did (reflected; checked: at least one attempt; first_pass; final_pass).", labelNames: ["arm", "outcome"] as const, registers });
   const stops = new Counter({ name: "reflect_gateway_stops_total", help: "Why reflected requests' loops stopped.", labelNames: ["reason"] as const, registers });
   const { inFlight, queued, checks: checkLoad } = options;
   new Gauge({
@@ -174,7 +174,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   }
   for (const kind of failures) upstreamErrors.inc({ kind }, 0);
   for (const dialect of dialects) byDialect.inc({ dialect }, 0);
-  for (const arm of arms) for (const outcome of ["reflected", "checked", "first_pass", "final_pass"]) armRequests.inc({ arm, outcome }, 0);
+  for (const arm of arms) for (const outcome of ["pass_through", "reflected", "checked", "first_pass", "final_pass"]) armRequests.inc({ arm, outcome }, 0);
 
   function episodeSeen(episode: Episode, armName: string | undefined): void {
     const arm = oneOf(armName ?? "base", arms);
@@ -213,6 +213,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       if (Number.isFinite(outcome.ms) && outcome.ms >= 0) duration.observe({ kind }, outcome.ms / 1000);
       if (outcome.upstreamFailure !== undefined) upstreamErrors.inc({ kind: oneOf(outcome.upstreamFailure, failures) });
       if (outcome.episode !== undefined) episodeSeen(outcome.episode, outcome.arm ?? outcome.episode.arm);
+      else if (outcome.kind === "pass-through" && outcome.arm !== undefined) armRequests.inc({ arm: oneOf(outcome.arm, arms), outcome: "pass_through" });
     },
     async text() {
       return { contentType: registry.contentType, body: await registry.metrics() };

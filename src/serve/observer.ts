@@ -18,7 +18,7 @@ export interface RequestOutcome {
   upstreamFailure?: UpstreamFailure;
   /** The dialect the request came in (its route); absent for requests to no dialect's route. */
   dialect?: DialectName;
-  /** The arm a reflected request ran on. */
+  /** The arm a request ran on (a pass-through's only on a gateway with arms). */
   arm?: "base" | "adapter";
 }
 

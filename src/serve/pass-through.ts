@@ -250,3 +250,18 @@ export function upstreamError(error: { name: string; message: string; status?: n
   if (/malformed/u.test(message)) return { status: 502, failure: "malformed", message: `the upstream sent an unreadable reply: ${message}` };
   return { status: 502, failure: "network", message: `the upstream failed: ${message}` };
 }
+
+/**
+ * A relayed body with its `model` replaced — the adapter arm's name on an upstream that serves adapters by name (vLLM's
+ * runtime LoRA) — or the bytes as they came when they are not a JSON object (the upstream answers those as it would).
+ */
+export function withModel(bytes: Buffer, model: string): Buffer {
+  let body: unknown;
+  try {
+    body = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return bytes;
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return bytes;
+  return Buffer.from(JSON.stringify({ ...body, model }));
+}

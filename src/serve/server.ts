@@ -32,7 +32,7 @@ import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { chatDialect } from "./dialects/chat.js";
 import { dialectOfRoute, dialects, type Dialect, type DialectName, type GatewayError } from "./dialects/index.js";
-import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, type UpstreamHttp } from "./pass-through.js";
+import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp } from "./pass-through.js";
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
@@ -357,7 +357,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (told) return;
       told = true;
       inFlight -= 1;
-      const arm = outcome.episode?.arm;
+      const arm = outcome.episode?.arm ?? outcome.arm;
       observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name, ...(arm === undefined ? {} : { arm }) });
     };
     // The request's own AbortSignals are made only past pass-through, which needs none.
@@ -377,9 +377,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (chat === undefined && relay !== undefined) {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
         kind = "pass-through";
+        // With arms, the canary picks this request's arm too; the adapter arm is the adapter's model name on the upstream.
+        const adapter = passThroughArm(incoming, bytes) === "adapter" ? options.arms?.servedAdapter?.() : undefined;
+        const passArm = options.arms === undefined ? undefined : adapter === undefined ? "base" : "adapter";
+        if (passArm !== undefined) outgoing.setHeader("x-reflect-arm", passArm);
         const relayed = await relay.send(
-          { body: bytes, incoming, outgoing },
-          (status, failure) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }) }),
+          { body: adapter === undefined ? bytes : withModel(bytes, adapter), incoming, outgoing },
+          (status, failure) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(passArm === undefined ? {} : { arm: passArm }) }),
           dialect,
         );
         return relayed ?? RESPONSE_ALREADY_SENT;
@@ -391,7 +395,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
       if (chat.reflect?.memory !== undefined && options.memory === undefined) throw new RequestFieldError("reflect.memory", "this gateway keeps no lessons — start it with --memory FILE (a SQLite file) or --store postgres://… (shared by several gateways)");
       const asker = who();
-      const arm = chat.reflect === undefined ? undefined : armFor(chat, incoming, bytes);
+      const arm = chat.reflect === undefined ? passThroughArm(incoming, bytes) : armFor(chat, incoming, bytes);
       const replayOf = replayOfHeader(incoming);
       const signal = AbortSignal.any([client, deadline]);
       // Without `options.buildChecks`, every reflected request was planned as it was read (`reading.plan`).
@@ -412,8 +416,12 @@ export function createGateway(options: GatewayOptions): GatewayApp {
           await raceAbort(slot.ready, signal);
           kind = chat.reflect === undefined ? "pass-through" : "reflected";
           // 2–4 for an embedded upstream's pass-through, or one that does not speak the dialect: one call, in the dialect.
-          // On an engine that takes turns between arms, a pass-through runs in the base arm's turn (src/serve/arms.ts).
-          if (chat.reflect === undefined) return { response: await generateOnce(options.arms?.model("base") ?? options.upstream, chat, meta, signal, dialect) };
+          // On an engine that takes turns between arms, a pass-through runs in its arm's turn (src/serve/arms.ts).
+          if (chat.reflect === undefined) {
+            const response = await generateOnce(options.arms?.model(arm ?? "base") ?? options.upstream, chat, meta, signal, dialect);
+            if (arm !== undefined) response.headers.set("x-reflect-arm", arm);
+            return { response };
+          }
           // 2. Build options, 3. run the loop.
           const span = startRequestSpan(tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream, ...(arm === undefined ? {} : { arm }) });
           let episode: Episode<RequestRecord>;
@@ -454,7 +462,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
         if (early === undefined) return keptAlive(settling, dialect, () => deadline?.aborted === true, (status, episode, failure) => tell({ kind, status, stream, ...(episode === undefined ? {} : { episode }), ...(failure === undefined ? {} : { upstreamFailure: failure }) }));
       }
       const { response, episode } = await settling;
-      tell({ kind, status: response.status, stream, ...(episode === undefined ? {} : { episode }), ...(response.status >= 500 && episode !== undefined ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
+      tell({ kind, status: response.status, stream, ...(episode === undefined ? {} : { episode }), ...(arm === undefined ? {} : { arm }), ...(response.status >= 500 && episode !== undefined ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
       return response;
     } catch (error) {
       const timedOut = deadline?.aborted === true;
@@ -581,11 +589,25 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       return reflect.arm;
     }
     if (options.arms === undefined || !loaded || options.arms.canaryPercent === 0) return "base";
+    return armOf(reflect.armKey ?? canaryKey(incoming, bytes), options.arms.canaryPercent);
+  }
+
+  /**
+   * The arm of a pass-through request, by the same canary: the hash of the `x-reflect-arm-key` header or of the body's
+   * bytes. Undefined on a gateway without arms; the base while no adapter is loaded.
+   */
+  function passThroughArm(incoming: IncomingMessage, bytes: Buffer): ArmName | undefined {
+    if (options.arms === undefined) return undefined;
+    if (options.arms.model("adapter") === undefined || options.arms.canaryPercent === 0) return "base";
+    return armOf(canaryKey(incoming, bytes), options.arms.canaryPercent);
+  }
+
+  /** What the canary hashes when the request names no `reflect.arm_key`: the `x-reflect-arm-key` header, else the body. */
+  function canaryKey(incoming: IncomingMessage, bytes: Buffer): string {
     const header = incoming.headers["x-reflect-arm-key"];
     const fromHeader = Array.isArray(header) ? header[0] : header;
     if (fromHeader !== undefined && (fromHeader === "" || fromHeader.length > ARM_KEY_CHARS)) throw new RequestFieldError("x-reflect-arm-key", `must be a non-empty header of at most ${ARM_KEY_CHARS} characters`);
-    const key = reflect.armKey ?? fromHeader ?? `body:${createHash("sha256").update(bytes).digest("hex")}`;
-    return armOf(key, options.arms.canaryPercent);
+    return fromHeader ?? `body:${createHash("sha256").update(bytes).digest("hex")}`;
   }
 
   /** `x-reflect-replay-of`: the recorded episode a replayed request repeats (`reflect replay` sends it). */
