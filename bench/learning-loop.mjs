@@ -4,7 +4,7 @@
 // Usage (after npm ci, npx tsc and `node bin/reflect.js train setup`; one model process at a time, so keep the
 // machine otherwise quiet):
 //   node bench/learning-loop.mjs --out bench/runs/learning-loop [--arithmetic 200] [--json 100] [--held-out 0.3]
-//        [--split-seed 7] [--turns 2] [--steps 60] [--batch-size 8] [--lr 2e-4] [--upstream smollm2-135m]
+//        [--split-seed 7] [--turns 2] [--steps 60] [--batch-size 8] [--lr 2e-4] [--upstream smollm2-135m] [--shots K]
 //   node bench/learning-loop.mjs --out bench/runs/learning-loop --table      (the tables again, from the records)
 //
 // The workload: requests an application would send, each with a check the gateway runs —
@@ -35,6 +35,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { gunzipSync, gzipSync } from "node:zlib";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,6 +46,7 @@ const dist = (file) => new URL(`../dist/${file}`, import.meta.url).href;
 const { generateArithmetic, arithmeticPrompt } = await import(dist("tasks/arithmetic/index.js"));
 const { generateJsonCases } = await import(dist("tasks/json/generate.js"));
 const { isHeldOut } = await import(dist("data/record-distill.js"));
+const { findTaskFamily } = await import(dist("tasks/registry.js"));
 const { wilsonInterval } = await import(dist("eval/metrics.js"));
 const { meanEstimate } = await import(dist("eval/estimate.js"));
 const { pairedDifference } = await import(dist("eval/paired-bootstrap.js"));
@@ -59,7 +61,7 @@ const ARMS = {
 };
 
 function parseArgs(argv) {
-  const o = { out: undefined, arithmetic: 200, json: 100, heldOut: 0.3, splitSeed: 7, turns: 2, steps: 60, batchSize: 8, lr: 2e-4, upstream: "smollm2-135m", table: false };
+  const o = { out: undefined, arithmetic: 200, json: 100, heldOut: 0.3, splitSeed: 7, turns: 2, steps: 60, batchSize: 8, lr: 2e-4, upstream: "smollm2-135m", shots: 0, table: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -77,11 +79,12 @@ function parseArgs(argv) {
     else if (flag === "--batch-size") o.batchSize = Number(value());
     else if (flag === "--lr") o.lr = Number(value());
     else if (flag === "--upstream") o.upstream = value();
+    else if (flag === "--shots") o.shots = Number(value());
     else if (flag === "--table") o.table = true;
     else throw new Error(`unknown flag ${flag} — see the usage at the top of bench/learning-loop.mjs`);
   }
   if (o.out === undefined) throw new Error("--out DIR is required");
-  for (const k of ["arithmetic", "json", "turns", "steps", "batchSize"]) if (!Number.isInteger(o[k]) || o[k] < 0) throw new Error(`--${k} must be a non-negative integer`);
+  for (const k of ["arithmetic", "json", "turns", "steps", "batchSize", "shots"]) if (!Number.isInteger(o[k]) || o[k] < 0) throw new Error(`--${k} must be a non-negative integer`);
   o.out = path.resolve(o.out);
   return o;
 }
@@ -101,11 +104,15 @@ function arithmeticItems(count) {
 
 function workload(o) {
   const requests = [];
-  arithmeticItems(o.arithmetic).forEach((record, i) => {
+  const items = arithmeticItems(o.arithmetic);
+  // Few-shot (--shots, for a pretrained model): solved operations none of the workload's, as earlier turns, and the
+  // reply ends at its answer's closing tag — the application's prompt, as `reflect eval --shots --stop-at-answer` asks.
+  const demonstrations = o.shots === 0 ? [] : findTaskFamily("arithmetic").demonstrations(o.shots, items).flatMap((d) => [...arithmeticPrompt(d.record), { role: "assistant", content: d.reply }]);
+  items.forEach((record, i) => {
     requests.push({
       id: `arith-${i}`,
       family: "arithmetic",
-      body: { model: "gateway", messages: arithmeticPrompt(record), max_tokens: 128, temperature: 0, reflect: { task: "arithmetic", item: record, max_turns: o.turns, reflection_max_tokens: 128, memory: { key: "arithmetic" } } },
+      body: { model: "gateway", messages: [...demonstrations, ...arithmeticPrompt(record)], max_tokens: 128, temperature: 0, ...(o.shots === 0 ? {} : { stop: ["</answer>"] }), reflect: { task: "arithmetic", item: record, max_turns: o.turns, reflection_max_tokens: 128, memory: { key: "arithmetic" } } },
     });
   });
   for (const [i, item] of generateJsonCases({ seed: 2612, count: o.json }).entries()) {
@@ -239,14 +246,33 @@ const diffCell = (d) => (d === null ? "—" : `${signed(100 * d.mean)} [${signed
 const mean = (xs) => meanEstimate(xs);
 const meanCell = (m, digits) => `${m.value.toFixed(digits)}${m.ci95 === null ? "" : ` [${m.ci95[0].toFixed(digits)}, ${m.ci95[1].toFixed(digits)}]`}`;
 
+/**
+ * Every request's figures, from the records (written to `figures.jsonl.gz` beside them), or from that file alone where
+ * the records are not kept (the committed run keeps the figures, the distillation's config and card, and the tables).
+ */
+function allFigures(o) {
+  const file = path.join(o.out, "figures.jsonl.gz");
+  if (!existsSync(path.join(o.out, "record-train", "episodes.jsonl"))) {
+    return gunzipSync(readFileSync(file)).toString("utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+  }
+  const rows = [
+    ...jsonl(path.join(o.out, "record-train", "episodes.jsonl")).map((e) => ({ stage: "record", side: "train", ...figures(e) })),
+    ...jsonl(path.join(o.out, "record-held", "episodes.jsonl")).map((e) => ({ stage: "record", side: "held out", ...figures(e) })),
+  ];
+  for (const key of Object.keys(ARMS)) rows.push(...jsonl(path.join(o.out, `arm-${key}`, "record", "episodes.jsonl")).map((e) => ({ stage: `arm-${key}`, ...figures(e) })));
+  writeFileSync(file, gzipSync(rows.map((r) => JSON.stringify(r)).join("\n") + "\n", { level: 9 }));
+  return rows;
+}
+
 function table(o, requests) {
   const lines = [];
   const cpu = os.cpus();
   const config = JSON.parse(readFileSync(path.join(o.out, "config.json"), "utf8"));
   const distilled = JSON.parse(readFileSync(path.join(o.out, "distill", "config.json"), "utf8"));
   lines.push(`learning loop: ${requests.length} requests (${o.arithmetic} arithmetic, ${o.json} JSON extraction), upstream ${config.upstream}, cascade max_turns ${config.turns}, held out ${config.heldOut} (split seed ${config.splitSeed}); node ${process.version}, ${cpu.length} cores (${cpu[0]?.model ?? "?"})`);
+  const every = allFigures(o);
   // The recording.
-  const recorded = [...jsonl(path.join(o.out, "record-train", "episodes.jsonl")).map((e) => ({ side: "train", ...figures(e) })), ...jsonl(path.join(o.out, "record-held", "episodes.jsonl")).map((e) => ({ side: "held out", ...figures(e) }))];
+  const recorded = every.filter((r) => r.stage === "record");
   lines.push("", "**Recorded** (cascade + lessons, through the gateway)", "", "| side | family | requests | first-draft pass % [95% CI] | final pass % [95% CI] | calls / request |", "|---|---|---|---|---|---|");
   for (const side of ["train", "held out"]) {
     for (const family of ["arithmetic", "json"]) {
@@ -260,8 +286,8 @@ function table(o, requests) {
   // The arms.
   const arms = {};
   for (const key of Object.keys(ARMS)) {
-    const episodes = jsonl(path.join(o.out, `arm-${key}`, "record", "episodes.jsonl"));
-    if (episodes.length > 0) arms[key] = new Map(episodes.map((e) => figures(e)).map((f) => [f.of, f]));
+    const mine = every.filter((r) => r.stage === `arm-${key}`);
+    if (mine.length > 0) arms[key] = new Map(mine.map((f) => [f.of, f]));
   }
   const base = arms.a;
   for (const family of [undefined, "arithmetic", "json"]) {
@@ -290,7 +316,7 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   mkdirSync(o.out, { recursive: true });
   const configPath = path.join(o.out, "config.json");
-  const config = { upstream: o.upstream, arithmetic: o.arithmetic, json: o.json, heldOut: o.heldOut, splitSeed: o.splitSeed, turns: o.turns, steps: o.steps, batchSize: o.batchSize, lr: o.lr };
+  const config = { upstream: o.upstream, arithmetic: o.arithmetic, json: o.json, heldOut: o.heldOut, splitSeed: o.splitSeed, turns: o.turns, steps: o.steps, batchSize: o.batchSize, lr: o.lr, ...(o.shots === 0 ? {} : { shots: o.shots }) };
   if (existsSync(configPath)) {
     const before = JSON.parse(readFileSync(configPath, "utf8"));
     if (JSON.stringify(before) !== JSON.stringify(config)) throw new Error(`${o.out} was made with ${JSON.stringify(before)} — pass another --out for ${JSON.stringify(config)}`);
