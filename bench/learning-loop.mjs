@@ -5,7 +5,8 @@
 // machine otherwise quiet):
 //   node bench/learning-loop.mjs --out bench/runs/learning-loop [--arithmetic 200] [--json 100] [--held-out 0.3]
 //        [--split-seed 7] [--turns 2] [--steps 60] [--batch-size 8] [--lr 2e-4] [--upstream smollm2-135m] [--shots K]
-//   node bench/learning-loop.mjs --out bench/runs/learning-loop --table      (the tables again, from the records)
+//   node bench/learning-loop.mjs --out bench/runs/learning-loop --table [--family arithmetic|json]
+//        (the tables again, from the records or the figures kept of them; --family: that family's replay table only)
 //
 // The workload: requests an application would send, each with a check the gateway runs —
 //   - arithmetic: `generateArithmetic`'s operations (one-digit sums and products, a teen minus a digit), every distinct
@@ -81,9 +82,11 @@ function parseArgs(argv) {
     else if (flag === "--upstream") o.upstream = value();
     else if (flag === "--shots") o.shots = Number(value());
     else if (flag === "--table") o.table = true;
+    else if (flag === "--family") o.family = value();
     else throw new Error(`unknown flag ${flag} — see the usage at the top of bench/learning-loop.mjs`);
   }
   if (o.out === undefined) throw new Error("--out DIR is required");
+  if (o.family !== undefined && !["arithmetic", "json"].includes(o.family)) throw new Error("--family: arithmetic or json");
   for (const k of ["arithmetic", "json", "turns", "steps", "batchSize", "shots"]) if (!Number.isInteger(o[k]) || o[k] < 0) throw new Error(`--${k} must be a non-negative integer`);
   o.out = path.resolve(o.out);
   return o;
@@ -273,12 +276,12 @@ function table(o, requests) {
   const every = allFigures(o);
   // The recording.
   const recorded = every.filter((r) => r.stage === "record");
-  lines.push("", "**Recorded** (cascade + lessons, through the gateway)", "", "| side | family | requests | first-draft pass % [95% CI] | final pass % [95% CI] | calls / request |", "|---|---|---|---|---|---|");
+  lines.push("", "**Recorded** (cascade + lessons, through the gateway)", "", "| recorded | requests | first-draft pass % [95% CI] | final pass % [95% CI] | calls / request |", "|---|---|---|---|---|");
   for (const side of ["train", "held out"]) {
     for (const family of ["arithmetic", "json"]) {
       const rows = recorded.filter((r) => r.side === side && r.family === family);
       if (rows.length === 0) continue;
-      lines.push(`| ${side} | ${family} | ${rows.length} | ${pct(rows.reduce((s, r) => s + r.first, 0), rows.length)} | ${pct(rows.reduce((s, r) => s + r.final, 0), rows.length)} | ${(rows.reduce((s, r) => s + r.calls, 0) / rows.length).toFixed(2)} |`);
+      lines.push(`| ${side}, ${family} | ${rows.length} | ${pct(rows.reduce((s, r) => s + r.first, 0), rows.length)} | ${pct(rows.reduce((s, r) => s + r.final, 0), rows.length)} | ${(rows.reduce((s, r) => s + r.calls, 0) / rows.length).toFixed(2)} |`);
     }
   }
   const c = distilled.counts;
@@ -290,7 +293,8 @@ function table(o, requests) {
     if (mine.length > 0) arms[key] = new Map(mine.map((f) => [f.of, f]));
   }
   const base = arms.a;
-  for (const family of [undefined, "arithmetic", "json"]) {
+  for (const family of o.family === undefined ? [undefined, "arithmetic", "json"] : [o.family]) {
+    if (!Object.values(arms).some((rows) => [...rows.values()].some((r) => family === undefined || r.family === family))) continue;
     lines.push("", `**Held-out requests, replayed${family === undefined ? "" : `: ${family}`}**`, "");
     lines.push("| arm | n | first-draft pass % [95% CI] | final pass % [95% CI] | calls / request | tokens / request | p50 latency ms [95% CI] | first-draft − (a) final, pts [95% CI] | final − (a) final, pts [95% CI] |", "|---|---|---|---|---|---|---|---|---|");
     for (const [key, rows] of Object.entries(arms)) {
