@@ -325,5 +325,11 @@ describe("the adapter arm on a vLLM-like upstream", () => {
       { model: "base-model", messages: [{ role: "user", content: "Say hi." }], max_tokens: 8 },
     ]);
     assert.deepEqual(outcomes.map((o) => [o.kind, o.arm]), [["pass-through", "adapter"], ["pass-through", "base"]]);
+    // A body past the gateway's 64 KiB lane threshold (read by a worker first) is rewritten too, in the lane.
+    const long = "word ".repeat(30_000);
+    const large = await rawRequest(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${CLIENT_KEY}`, "x-reflect-arm-key": adapterKey }, body: JSON.stringify({ model: "base-model", messages: [{ role: "user", content: long }] }) });
+    assert.equal(large.status, 200, large.body);
+    const last = vllm.calls.filter((c) => c.path === "/v1/chat/completions").at(-1)?.body;
+    assert.deepEqual([last?.model, (last?.messages as Array<{ content: string }>)[0]?.content.length], ["reflect-adapter-1", long.length]);
   });
 });

@@ -381,8 +381,10 @@ export function createGateway(options: GatewayOptions): GatewayApp {
         const adapter = passThroughArm(incoming, bytes) === "adapter" ? options.arms?.servedAdapter?.() : undefined;
         const passArm = options.arms === undefined ? undefined : adapter === undefined ? "base" : "adapter";
         if (passArm !== undefined) outgoing.setHeader("x-reflect-arm", passArm);
+        // A large body is rewritten in the lane, as a large reflected body is parsed: one at a time, between turns.
+        const sent = adapter === undefined ? bytes : bytes.byteLength <= LANE_BYTES ? withModel(bytes, adapter) : await lane.run(() => withModel(bytes, adapter));
         const relayed = await relay.send(
-          { body: adapter === undefined ? bytes : withModel(bytes, adapter), incoming, outgoing },
+          { body: sent, incoming, outgoing },
           (status, failure) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(passArm === undefined ? {} : { arm: passArm }) }),
           dialect,
         );
