@@ -5,6 +5,7 @@
 // machine otherwise quiet):
 //   node bench/learning-loop.mjs --out bench/runs/learning-loop [--arithmetic 200] [--json 100] [--held-out 0.3]
 //        [--split-seed 7] [--turns 2] [--steps 60] [--batch-size 8] [--lr 2e-4] [--upstream smollm2-135m] [--shots K]
+//        [--other-adapter LABEL=FILE.gguf …]   (more arms: an adapter trained elsewhere, with the cascade)
 //   node bench/learning-loop.mjs --out bench/runs/learning-loop --table [--family arithmetic|json]
 //        (the tables again, from the records or the figures kept of them; --family: that family's replay table only)
 //
@@ -61,8 +62,11 @@ const ARMS = {
   d: { label: "(d) adapter alone", serve: ["--lora", "{adapter}"], replay: ["--arm", "adapter", "--reflect", '{"memory": null, "max_turns": 1}'] },
 };
 
+/** The arms' names where the requests make one attempt (`--turns 1`, for a model that cannot use a reflection turn). */
+const ONE_CALL = { a: "(a) base, one call", b: "(b) base + lessons (none were written)", c: "(c) adapter, one call", d: "(d) adapter alone" };
+
 function parseArgs(argv) {
-  const o = { out: undefined, arithmetic: 200, json: 100, heldOut: 0.3, splitSeed: 7, turns: 2, steps: 60, batchSize: 8, lr: 2e-4, upstream: "smollm2-135m", shots: 0, table: false };
+  const o = { out: undefined, arithmetic: 200, json: 100, heldOut: 0.3, splitSeed: 7, turns: 2, steps: 60, batchSize: 8, lr: 2e-4, upstream: "smollm2-135m", shots: 0, table: false, otherAdapters: [] };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -83,9 +87,18 @@ function parseArgs(argv) {
     else if (flag === "--shots") o.shots = Number(value());
     else if (flag === "--table") o.table = true;
     else if (flag === "--family") o.family = value();
+    else if (flag === "--other-adapter") {
+      const [label, file] = value().split("=");
+      if (label === undefined || file === undefined || label === "" || file === "") throw new Error("--other-adapter LABEL=FILE.gguf");
+      o.otherAdapters.push({ label, file: path.resolve(file) });
+    }
     else throw new Error(`unknown flag ${flag} — see the usage at the top of bench/learning-loop.mjs`);
   }
   if (o.out === undefined) throw new Error("--out DIR is required");
+  // Adapters trained elsewhere (RRR's, SFT on ReflectEvo's D+), each an arm of its own: the adapter with the cascade.
+  o.otherAdapters.forEach(({ label, file }, i) => {
+    ARMS[String.fromCharCode("e".charCodeAt(0) + i)] = { label: `(${String.fromCharCode("e".charCodeAt(0) + i)}) ${label} + cascade`, serve: ["--lora", file], replay: ["--arm", "adapter", "--reflect", '{"memory": null}'] };
+  });
   if (o.family !== undefined && !["arithmetic", "json"].includes(o.family)) throw new Error("--family: arithmetic or json");
   for (const k of ["arithmetic", "json", "turns", "steps", "batchSize", "shots"]) if (!Number.isInteger(o[k]) || o[k] < 0) throw new Error(`--${k} must be a non-negative integer`);
   o.out = path.resolve(o.out);
@@ -305,7 +318,7 @@ function table(o, requests) {
       const pick = (map, field) => new Map([...map.values()].filter((r) => family === undefined || r.family === family).map((r) => [r.of, r[field]]));
       const vsFinal = (field) => (base === undefined ? null : pairedDifference(pick(rows, field), pick(base, "final")));
       lines.push(
-        `| ${ARMS[key].label} | ${n} | ${pct(mine.reduce((s, r) => s + r.first, 0), n)} | ${pct(mine.reduce((s, r) => s + r.final, 0), n)} | ${meanCell(mean(mine.map((r) => r.calls)), 2)} | ${meanCell(mean(mine.map((r) => r.tokens)), 0)} | ${Math.round(p50.median)}${p50.ci95 === null ? "" : ` [${Math.round(p50.ci95[0])}, ${Math.round(p50.ci95[1])}]`} | ${diffCell(vsFinal("first"))} | ${key === "a" ? "—" : diffCell(vsFinal("final"))} |`,
+        `| ${config.turns === 1 ? (ONE_CALL[key] ?? ARMS[key].label) : ARMS[key].label} | ${n} | ${pct(mine.reduce((s, r) => s + r.first, 0), n)} | ${pct(mine.reduce((s, r) => s + r.final, 0), n)} | ${meanCell(mean(mine.map((r) => r.calls)), 2)} | ${meanCell(mean(mine.map((r) => r.tokens)), 0)} | ${Math.round(p50.median)}${p50.ci95 === null ? "" : ` [${Math.round(p50.ci95[0])}, ${Math.round(p50.ci95[1])}]`} | ${diffCell(vsFinal("first"))} | ${key === "a" ? "—" : diffCell(vsFinal("final"))} |`,
       );
     }
   }
