@@ -45,6 +45,11 @@ const CHECKS = [
   { section: LEARNING_SECTION, table: "arm", nth: 1, command: `${LEARNING} --family arithmetic` },
   { section: LEARNING_SECTION, table: "arm", nth: 2, command: `${LEARNING} --family json` },
   {
+    section: "Gemma 3 270M, the pretrained model: few-shot arithmetic",
+    table: "arm",
+    command: "node bench/learning-loop.mjs --out bench/runs/learning-loop-gemma --upstream gemma-3-270m --shots 3 --arithmetic 200 --json 0 --turns 1 --steps 16 --batch-size 8 --table",
+  },
+  {
     section: "Every dialect against LiteLLM's proxy (2026-11-28)",
     table: "request → upstream, concurrency",
     command: "node bench/gateway-dialects.mjs --from bench/runs/gateway-dialects/json.jsonl.gz",
