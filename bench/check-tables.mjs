@@ -35,7 +35,7 @@ const STRONG_GUARD = pooled([0, 1, 2].map((s) => `rrr-strong/seed-${s}/eval-guar
 const SAMPLED_RRR = "node bench/sampled-table.mjs bench/runs/sampled rrr2-q4_1:q4_1 rrr2-f16:f16-ctl rrr2-f16:q4_1 f16-ctl:q4_1";
 const SAMPLED_SFT = "node bench/sampled-table.mjs bench/runs/sampled sft-q4_1:q4_1 sft-f16:f16-ctl --exclude-sft bench/runs/data/arithmetic-200-export/d_plus.trl-sft.jsonl";
 
-const LEARNING = "node bench/learning-loop.mjs --out bench/runs/learning-loop --steps 60 --batch-size 8 --table";
+const LEARNING = 'node bench/learning-loop.mjs --out bench/runs/learning-loop --steps 60 --batch-size 8 --other-adapter "ReflectEvo SFT (D+)=runs/sft-dplus/adapter.gguf" --table';
 const LEARNING_SECTION = "SmolLM2-135M: 300 checked requests recorded, distilled";
 
 /** Regenerated tables: `section` is the heading's text, `table` the first header cell of the table in that section. */
