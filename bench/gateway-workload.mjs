@@ -19,14 +19,11 @@
 // Final pass: the returned reply passes the same check, run here on every mode's reply (and compared with the
 // gateway's `reflect.passed`). Tokens: the response's `usage.total_tokens` (every call the request caused); calls:
 // the sum of `reflect.usage_by_role` (1 for a pass-through). Intervals: Wilson 95 %.
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { freePort } from "./free-port.mjs";
+import { startReflectServe } from "./reflect-serve.mjs";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = (file) => new URL(`../dist/${file}`, import.meta.url).href;
 const { generateJsonCases } = await import(dist("tasks/json/index.js"));
 const { buildRequestChecks } = await import(dist("critics/request/build.js"));
@@ -61,34 +58,8 @@ function parseArgs(argv) {
   return options;
 }
 
-async function startGateway(upstream) {
-  const port = await freePort();
-  // No client key: the benchmark's requests carry none.
-  const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
-  const child = spawn(process.execPath, [path.join(root, "bin", "reflect.js"), "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port)], { cwd: root, env, stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (part) => (stderr = (stderr + part).slice(-4000)));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  const deadline = Date.now() + 600_000; // a first run fetches the model
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`reflect serve exited (${child.exitCode}): ${stderr.trim().split("\n").slice(-5).join("\n")}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  if (child.exitCode !== null) throw new Error(`reflect serve exited (${child.exitCode}): ${stderr}`);
-  return { url: `http://127.0.0.1:${port}`, stop };
-}
+// A first run fetches the model, so the gateway may take minutes to answer.
+const startGateway = (upstream) => startReflectServe(["--upstream", upstream], { readyMs: 600_000, graceMs: 10_000 });
 
 /** The request an application would send for a json item. */
 function chatRequest(record, maxTokens) {

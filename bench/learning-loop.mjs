@@ -41,7 +41,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "./free-port.mjs";
+import { startReflectServe } from "./reflect-serve.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = (file) => new URL(`../dist/${file}`, import.meta.url).href;
@@ -155,33 +155,8 @@ function workload(o) {
   return requests;
 }
 
-async function startGateway(o, args) {
-  const port = await freePort();
-  const { REFLECT_GATEWAY_KEY: _key, ...env } = process.env;
-  const child = spawn(process.execPath, [path.join(root, "bin", "reflect.js"), "serve", "--upstream", o.upstream, "--offline", "--host", "127.0.0.1", "--port", String(port), ...args], { cwd: root, env, stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (part) => (stderr = (stderr + part).slice(-4000)));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  const deadline = Date.now() + 300_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`reflect serve exited (${child.exitCode}): ${stderr.trim().split("\n").slice(-5).join("\n")}`);
-    if (Date.now() > deadline) throw new Error("reflect serve did not answer /healthz in 300 s");
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return { url: `http://127.0.0.1:${port}`, stop };
-}
+/** A gateway on the run's model, never fetching it (the first stage's gateway has it cached by then). */
+const startGateway = (o, args) => startReflectServe(["--upstream", o.upstream, "--offline", ...args]);
 
 function run(args, label) {
   return new Promise((resolve, reject) => {
