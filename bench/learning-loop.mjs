@@ -41,6 +41,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs as parseFlags } from "node:util";
 import { startReflectServe } from "./reflect-serve.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -66,34 +67,47 @@ const ARMS = {
 const ONE_CALL = { a: "(a) base, one call", b: "(b) base + lessons (none were written)", c: "(c) adapter, one call", d: "(d) adapter alone" };
 
 function parseArgs(argv) {
-  const o = { out: undefined, arithmetic: 200, json: 100, heldOut: 0.3, splitSeed: 7, turns: 2, steps: 60, batchSize: 8, lr: 2e-4, upstream: "smollm2-135m", shots: 0, table: false, otherAdapters: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === "--out") o.out = value();
-    else if (flag === "--arithmetic") o.arithmetic = Number(value());
-    else if (flag === "--json") o.json = Number(value());
-    else if (flag === "--held-out") o.heldOut = Number(value());
-    else if (flag === "--split-seed") o.splitSeed = Number(value());
-    else if (flag === "--turns") o.turns = Number(value());
-    else if (flag === "--steps") o.steps = Number(value());
-    else if (flag === "--batch-size") o.batchSize = Number(value());
-    else if (flag === "--lr") o.lr = Number(value());
-    else if (flag === "--upstream") o.upstream = value();
-    else if (flag === "--shots") o.shots = Number(value());
-    else if (flag === "--table") o.table = true;
-    else if (flag === "--family") o.family = value();
-    else if (flag === "--other-adapter") {
-      const [label, file] = value().split("=");
+  const number = (v) => ({ type: "string", default: String(v) });
+  const { values: v } = parseFlags({
+    args: argv,
+    strict: true,
+    options: {
+      out: { type: "string" },
+      arithmetic: number(200),
+      json: number(100),
+      "held-out": number(0.3),
+      "split-seed": number(7),
+      turns: number(2),
+      steps: number(60),
+      "batch-size": number(8),
+      lr: number(2e-4),
+      upstream: { type: "string", default: "smollm2-135m" },
+      shots: number(0),
+      table: { type: "boolean", default: false },
+      family: { type: "string" },
+      "other-adapter": { type: "string", multiple: true, default: [] },
+    },
+  });
+  const o = {
+    out: v.out,
+    arithmetic: Number(v.arithmetic),
+    json: Number(v.json),
+    heldOut: Number(v["held-out"]),
+    splitSeed: Number(v["split-seed"]),
+    turns: Number(v.turns),
+    steps: Number(v.steps),
+    batchSize: Number(v["batch-size"]),
+    lr: Number(v.lr),
+    upstream: v.upstream,
+    shots: Number(v.shots),
+    table: v.table,
+    family: v.family,
+    otherAdapters: v["other-adapter"].map((spec) => {
+      const [label, file] = spec.split("=");
       if (label === undefined || file === undefined || label === "" || file === "") throw new Error("--other-adapter LABEL=FILE.gguf");
-      o.otherAdapters.push({ label, file: path.resolve(file) });
-    }
-    else throw new Error(`unknown flag ${flag} — see the usage at the top of bench/learning-loop.mjs`);
-  }
+      return { label, file: path.resolve(file) };
+    }),
+  };
   if (o.out === undefined) throw new Error("--out DIR is required");
   // Adapters trained elsewhere (RRR's, SFT on ReflectEvo's D+), each an arm of its own: the adapter with the cascade.
   o.otherAdapters.forEach(({ label, file }, i) => {
