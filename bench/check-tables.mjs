@@ -44,6 +44,7 @@ const CHECKS = [
   { section: LEARNING_SECTION, table: "arm", command: LEARNING },
   { section: LEARNING_SECTION, table: "arm", nth: 1, command: `${LEARNING} --family arithmetic` },
   { section: LEARNING_SECTION, table: "arm", nth: 2, command: `${LEARNING} --family json` },
+  { section: "The same on a second split (seed 8)", table: "arm", command: "node bench/learning-loop.mjs --out bench/runs/learning-loop-s8 --split-seed 8 --steps 60 --batch-size 8 --table" },
   {
     section: "Gemma 3 270M, the pretrained model: few-shot arithmetic",
     table: "arm",
