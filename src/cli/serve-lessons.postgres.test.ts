@@ -9,17 +9,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import OpenAI from "openai";
 import { postgresMissing, startPostgres, type RunningPostgres } from "../memory/postgres-harness.js";
 import { openPostgresRequestLessons } from "../memory/postgres-request-lessons.js";
-import { reply, startUpstream, UPSTREAM_MODEL, type UpstreamRequest } from "../serve/serve-harness.js";
+import { DIGITS_LESSON as LESSON, digitsLessonScript as scripted, reply, startUpstream, UPSTREAM_MODEL } from "../serve/serve-harness.js";
 import { assertExit, gatewayUrlOf, removeCacheDir, startCli } from "./cli-harness.js";
-
-const LESSON = "I spelled the number out; the check wants digits, so answer with digits only.";
-type Message = { role: string; content: string };
-
-function scripted(seen: UpstreamRequest): string {
-  const last = (seen.body.messages as Message[]).at(-1)?.content ?? "";
-  if (last.includes("Reflect on what went wrong")) return LESSON;
-  return last.includes("Now try again") ? "42" : "forty-two";
-}
 
 let server: RunningPostgres | undefined;
 after(removeCacheDir);
@@ -56,7 +47,7 @@ describe("reflect serve --store postgres://", { skip: postgresMissing() }, () =>
 
     const calls = upstream.requests.length;
     await new OpenAI({ baseURL: b.url, apiKey: "unused", maxRetries: 0 }).chat.completions.create(body("What is the total of order 7x8?"));
-    const shown = upstream.requests[calls]?.body.messages as Message[];
+    const shown = upstream.requests[calls]?.body.messages as Array<{ role: string; content: string }>;
     assert.deepEqual(shown.map((m) => m.role), ["user", "user"]);
     assert.ok(shown[0]?.content.includes(`<notes>\n1. (a similar problem) ${LESSON}\n</notes>`), shown[0]?.content);
     assert.equal(shown[1]?.content, "What is the total of order 7x8?");

@@ -7,17 +7,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
-import { reply, startUpstream, UPSTREAM_MODEL, type UpstreamRequest } from "../serve/serve-harness.js";
+import { DIGITS_LESSON as LESSON, digitsLessonScript as scripted, reply, startUpstream, UPSTREAM_MODEL } from "../serve/serve-harness.js";
 import { assertExit, cli, gatewayUrlOf, jsonLines, removeCacheDir, startCli, tempDir } from "./cli-harness.js";
-
-const LESSON = "I spelled the number out; the check wants digits, so answer with digits only.";
-type Message = { role: string; content: string };
-
-function scripted(seen: UpstreamRequest): string {
-  const last = (seen.body.messages as Message[]).at(-1)?.content ?? "";
-  if (last.includes("Reflect on what went wrong")) return LESSON;
-  return last.includes("Now try again") ? "42" : "forty-two";
-}
 
 after(removeCacheDir);
 
@@ -43,7 +34,7 @@ describe("reflect serve --memory", () => {
     const second = await serve();
     const calls = upstream.requests.length;
     await second.openai.chat.completions.create(body("What is the total of order 7x8?"));
-    const shown = upstream.requests[calls]?.body.messages as Message[];
+    const shown = upstream.requests[calls]?.body.messages as Array<{ role: string; content: string }>;
     assert.ok(shown[0]?.content.includes(`1. (a similar problem) ${LESSON}`), JSON.stringify(shown));
     second.run.child.kill("SIGTERM");
     assertExit(await second.run.done, 0);

@@ -70,10 +70,10 @@ describe("replayRequest: a recorded request as a gateway request again", () => {
           reflect: { max_turns: 3, feedback: "binary", stop: "verified,unchanged", budget: { tokens: 2000, calls: 6, seconds: 60 }, reflection_max_tokens: 40, on_failure: "error" },
         },
       };
-      const parsed = parsers[dialect]!(JSON.parse(JSON.stringify(replayRequest("r", record, { model: "m", maxTokens: 16, arm: "adapter" }).body)));
+      const parsed = parsers[dialect]!(JSON.parse(JSON.stringify(replayRequest("r", record, { model: "m", maxTokens: 16 }).body)));
       assert.deepEqual([parsed.sampling.maxTokens, parsed.sampling.temperature, parsed.sampling.topP, parsed.sampling.stop, parsed.seed], [77, 0.5, 0.9, dialect === "responses" ? undefined : ["END"], dialect === "chat" ? 11 : undefined]);
       const r = parsed.reflect;
-      assert.deepEqual([r?.maxTurns, r?.feedback, r?.stopSpec, r?.budget, r?.reflectionMaxTokens, r?.onFailure, r?.arm], [3, "binary", "verified,unchanged", { tokens: 2000, calls: 6, ms: 60_000 }, 40, "error", "adapter"]);
+      assert.deepEqual([r?.maxTurns, r?.feedback, r?.stopSpec, r?.budget, r?.reflectionMaxTokens, r?.onFailure], [3, "binary", "verified,unchanged", { tokens: 2000, calls: 6, ms: 60_000 }, 40, "error"]);
       assert.deepEqual(parsed.checks, record.checks);
     });
   }

@@ -24,8 +24,6 @@ export interface ReplayRequestOptions {
   model: string;
   /** The answer's token limit where the record does not keep the request's own (`record.options`); Messages requires one. */
   maxTokens: number;
-  /** `reflect.arm`: the gateway arm to run on (`reflect replay --arm`); default: the gateway's canary decides. */
-  arm?: "base" | "adapter";
 }
 
 /**
@@ -40,7 +38,7 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
   const dialect: DialectName = dialectNames.includes(record.dialect as DialectName) ? (record.dialect as DialectName) : "chat";
   const checks = record.checks;
   const recorded = record.options;
-  const reflect = { ...knobs(recorded), ...reflectObject(checks), ...(options.arm === undefined ? {} : { arm: options.arm }) };
+  const reflect = { ...knobs(recorded), ...reflectObject(checks) };
   const maxTokens = recorded?.max_tokens ?? options.maxTokens;
   const sampling = { ...(recorded?.temperature === undefined ? {} : { temperature: recorded.temperature }), ...(recorded?.top_p === undefined ? {} : { top_p: recorded.top_p }) };
   const bodies: Record<DialectName, () => Record<string, unknown>> = {

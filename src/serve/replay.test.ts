@@ -100,6 +100,13 @@ describe("reflect replay", () => {
     const refused = await cli(["replay", "--record", path.join(dir, "first"), "--gateway", second.url, "--arm", "adapter"]);
     assertExit(refused, 1);
     assert.match(refused.stderr, /3 of 3 requests failed .*400 reflect\.arm/);
+    // --reflect reaches every request: one attempt each, so the second gateway's upstream sees one call a request.
+    const calls = second.upstream.requests.length;
+    assertExit(await cli(["replay", "--record", path.join(dir, "first"), "--gateway", second.url, "--reflect", '{"max_turns": 1}']), 0);
+    assert.equal(second.upstream.requests.length - calls, 3);
+    const bad = await cli(["replay", "--record", path.join(dir, "first"), "--gateway", second.url, "--reflect", '{"tests": []}']);
+    assertExit(bad, 2);
+    assert.match(bad.stderr, /--reflect: tests is not a loop option a replay may change/);
   });
 
   it("waits for a gateway at capacity (429 and its Retry-After) instead of counting its requests as failed", async (t) => {
@@ -212,6 +219,6 @@ describe("reflect replay", () => {
 
   it("refuses an episode that is not a gateway request, naming its line", () => {
     const episode = { id: "e1", model: "m", record: { question: "2+2" } } as unknown as Episode;
-    assert.throws(() => replayOfEpisode(episode, undefined, { file: "rec/episodes.jsonl", line: 4 }), /rec\/episodes\.jsonl:4: not a gateway request/);
+    assert.throws(() => replayOfEpisode(episode, { file: "rec/episodes.jsonl", line: 4 }), /rec\/episodes\.jsonl:4: not a gateway request/);
   });
 });

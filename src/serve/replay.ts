@@ -134,18 +134,18 @@ function errorMessage(text: string): string | undefined {
 const answered = (status: number): boolean => status === 200 || status === 422;
 
 /**
- * A recorded reflected request as the gateway request that asks it again, in its dialect (`replayRequest`), with
- * `reflect.arm` when forced. Throws an InputError naming the record's line for an episode that is not a gateway
+ * A recorded reflected request as the gateway request that asks it again, in its dialect (`replayRequest`); the arm
+ * and `--reflect` are applied when it is sent. Throws an InputError naming the record's line for an episode that is not a gateway
  * request with its content.
  */
-export function replayOfEpisode(episode: Episode, arm: ArmName | undefined, where: { file: string; line: number }): ReplayRequest {
+export function replayOfEpisode(episode: Episode, where: { file: string; line: number }): ReplayRequest {
   const record = episode.record as Partial<RequestRecord> | undefined;
   if (isRedacted(episode)) throw new InputError("this episode was recorded without its text — replay needs a record made with reflect serve --record DIR --record-content", where.file, where.line);
   if (record === undefined || !Array.isArray(record.messages) || typeof record.checks !== "object" || record.checks === null) {
     throw new InputError("not a gateway request: its record has no messages and checks (replay reads records of reflect serve --record)", where.file, where.line);
   }
   // A replay of a replay names the original, so every replay of one request pairs with it.
-  return replayRequest(episode.replayOf ?? episode.id, record as RequestRecord, { model: episode.model, maxTokens: gatewayCaps.attemptMaxTokens, ...(arm === undefined ? {} : { arm }) });
+  return replayRequest(episode.replayOf ?? episode.id, record as RequestRecord, { model: episode.model, maxTokens: gatewayCaps.attemptMaxTokens });
 }
 
 /** Reads `held-out-requests.jsonl` (`reflect distill`): one `ReplayRequest` a line, each checked. */
@@ -207,7 +207,7 @@ export async function replayRecord(options: ReplayOptions): Promise<ReplayResult
   let built: ReplayRequest[];
   if (options.recordDir !== undefined) {
     const { episodes, file } = await readRecord(options.recordDir);
-    built = episodes.map((episode, i) => replayOfEpisode(episode, undefined, { file, line: i + 1 }));
+    built = episodes.map((episode, i) => replayOfEpisode(episode, { file, line: i + 1 }));
   } else built = await readRequests(options.requestsFile as string);
   const requests = built.map((r, i) => ({ line: i + 1, of: r.id, dialect: r.dialect as DialectName, url: `${root}${r.route}`, body: JSON.stringify(adjusted(r.body, options.arm, options.reflect)) }));
   const done = new Set<number>();

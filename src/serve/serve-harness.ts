@@ -167,3 +167,16 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
     request.end(options.body);
   });
 }
+
+/** The reflection `digitsLessonScript` writes: a lesson a later request under the same memory key is shown. */
+export const DIGITS_LESSON = "I spelled the number out; the check wants digits, so answer with digits only.";
+
+/**
+ * An upstream for lessons across requests, by the last message it is sent: a first draft in words ("forty-two", which
+ * fails `^\d+$`), `DIGITS_LESSON` when asked to reflect, and "42" when asked to try again.
+ */
+export function digitsLessonScript(seen: UpstreamRequest): string {
+  const last = (seen.body.messages as Array<{ content: string }>).at(-1)?.content ?? "";
+  if (last.includes("Reflect on what went wrong")) return DIGITS_LESSON;
+  return last.includes("Now try again") ? "42" : "forty-two";
+}
