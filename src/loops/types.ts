@@ -162,6 +162,11 @@ export interface Episode<R = unknown> {
   arm?: "base" | "adapter";
   /** The id of the recorded episode this one replays (`reflect replay`), which pairs the arms' answers to one request. */
   replayOf?: string;
+  /**
+   * The gateway's tenant that sent it (src/core/tenant.ts): the name given beside its client key, `local` on a keyless
+   * gateway. Absent outside the gateway and in records written before tenants, which are read as `local`'s.
+   */
+  tenant?: string;
   /** The request lessons recalled for it under the application's key (the gateway's `reflect.memory`). */
   memory?: EpisodeMemory;
 }
