@@ -19,6 +19,8 @@ import type { Tracer } from "../telemetry/tracer.js";
 import { reflectkitVersion } from "../version.js";
 import { int } from "./parse.js";
 import { fetchProgressBar } from "./progress.js";
+import { LOCAL_TENANT } from "../core/tenant.js";
+import { parseGatewayKeys, readKeysFile } from "../serve/tenants.js";
 
 interface ServeFlags {
   upstream: string;
@@ -42,6 +44,7 @@ interface ServeFlags {
   store?: string;
   lessonsPerKey: number;
   lessonTtlDays: number;
+  keys?: string;
 }
 
 /** `--canary`: a percent from 0 to 100. */
@@ -69,6 +72,7 @@ export function registerServe(program: Command): void {
     .requiredOption("--upstream <spec>", "required: the model behind the gateway — a registered name, a .gguf path, or http(s)://host/v1#model")
     .option("--port <n>", "port to listen on (0: any free port)", int(0), 8787)
     .option("--host <host>", "address to bind; anything but loopback exposes the gateway and needs REFLECT_GATEWAY_KEY (or --allow-no-key)", "127.0.0.1")
+    .option("--keys <file>", "the client keys, one NAME:KEY a line (# comments): each name is a tenant whose lessons, episodes and quotas are its own; instead of, or beside, REFLECT_GATEWAY_KEY=NAME:KEY,…")
     .option("--allow-no-key", "start on a non-loopback --host without REFLECT_GATEWAY_KEY: anyone who can reach the gateway can use the upstream", false)
     .option("--allowed-host <name>", "a name clients reach a keyless gateway by, besides its address and localhost (repeatable); requests naming another Host or Origin are refused (403)", (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option("--record <dir>", "append every reflected request's episode to this record folder (synced before the response)")
@@ -94,13 +98,18 @@ export function registerServe(program: Command): void {
 
 /** Opens the models, the record and the tracer, serves until SIGINT or SIGTERM, then closes everything in order. */
 async function serve(flags: ServeFlags): Promise<void> {
-  // Several keys, comma-separated, make several clients, each with its own share of the gateway.
-  const apiKeys = (process.env.REFLECT_GATEWAY_KEY ?? "").split(",").map((k) => k.trim()).filter((k) => k !== "");
+  // Each client key is a tenant (`NAME:KEY`, comma-separated, and the keys file's lines), with its own lessons,
+  // episodes, quotas and share of the gateway.
+  const tenants = [...parseGatewayKeys(process.env.REFLECT_GATEWAY_KEY ?? ""), ...(flags.keys === undefined ? [] : readKeysFile(path.resolve(flags.keys)))];
+  const apiKeys = tenants.map((t) => t.key);
+  if (new Set(apiKeys).size !== apiKeys.length) throw new UsageError("a client key is given twice, in REFLECT_GATEWAY_KEY and --keys — a key is one tenant's");
   const keyless = apiKeys.length === 0;
   checkExposure(flags, keyless);
-  // The admin route's key, never a client's: one that is both is refused before any model is opened.
+  // The admin route's key and the metrics route's, never a client's: one that is both is refused before any model is opened.
   const adminKey = process.env.REFLECT_ADMIN_KEY?.trim();
-  if (adminKey !== undefined && adminKey !== "" && apiKeys.includes(adminKey)) throw new UsageError("REFLECT_ADMIN_KEY is one of REFLECT_GATEWAY_KEY's keys — give the admin key a value of its own, so no client can load adapters");
+  if (adminKey !== undefined && adminKey !== "" && apiKeys.includes(adminKey)) throw new UsageError("REFLECT_ADMIN_KEY is one of the client keys — give the admin key a value of its own, so no client can load adapters");
+  const metricsKey = process.env.REFLECT_METRICS_KEY?.trim();
+  if (metricsKey !== undefined && metricsKey !== "" && apiKeys.includes(metricsKey)) throw new UsageError("REFLECT_METRICS_KEY is one of the client keys — give the metrics key a value of its own, so no tenant reads the others' traffic");
   const spec = parseModelSpec(flags.upstream);
   if (spec.kind !== "http" && flags.upstreamApi.join(",") !== "chat") throw new UsageError(`--upstream-api describes an HTTP upstream (http(s)://host/v1#model); ${flags.upstream} is answered in every dialect by translation`);
   // The loop's calls (reflected requests, and translated ones) go out in Chat Completions where the upstream serves it.
@@ -149,19 +158,20 @@ async function serve(flags: ServeFlags): Promise<void> {
     }
     let gateway: RunningGateway | undefined;
     const lessons = memory;
-    const metrics = createGatewayMetrics({ inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 }, ...(lessons === undefined ? {} : { lessons: () => lessons.stats }) });
+    const metrics = createGatewayMetrics({ tenants: keyless ? [LOCAL_TENANT] : tenants.map((t) => t.tenant), tenantInFlight: () => gateway?.load().tenants ?? {}, inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 }, ...(lessons === undefined ? {} : { lessons: () => lessons.stats }) });
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
       judges,
       ...(arms === undefined ? {} : { arms }),
       ...(adminKey === undefined || adminKey === "" ? {} : { adminKey }),
+      ...(metricsKey === undefined || metricsKey === "" ? {} : { metricsKey }),
       observer: metrics,
       metricsText: () => metrics.text(),
       ...(recorder === undefined ? {} : { recorder }),
       ...(memory === undefined ? {} : { memory }),
       ...(tracer === undefined ? {} : { tracer }),
-      ...(keyless ? {} : { apiKey: apiKeys }),
+      ...(keyless ? {} : { tenants }),
       allowedHosts: flags.allowedHost,
       limits,
       host: flags.host,
@@ -170,7 +180,10 @@ async function serve(flags: ServeFlags): Promise<void> {
     if (keyless && !isLoopbackHost(flags.host)) process.stderr.write(`reflect serve: listening on ${flags.host} with no REFLECT_GATEWAY_KEY — anyone who can reach it can use the upstream\n`);
     const adapterModel = arms?.model("adapter")?.modelId;
     const armsText = arms === undefined ? "" : `, adapter arm ${adapterModel ?? "(none loaded yet)"} on ${arms.canaryPercent}% of requests`;
-    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
+    const tenantNames = [...new Set(tenants.map((t) => t.tenant))];
+    if (tenantNames.some((t) => t.startsWith("key-"))) process.stderr.write("reflect serve: some client keys have no name, so their tenants are named after the keys' digests (key-…) — name them (REFLECT_GATEWAY_KEY=NAME:KEY,… or --keys FILE) to find them in records and metrics\n");
+    const tenantsText = tenantNames.length <= 1 ? "" : `, ${tenantNames.length} tenants (${tenantNames.slice(0, 8).join(", ")}${tenantNames.length > 8 ? ", …" : ""})`;
+    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${tenantsText}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
     await stopSignal();
     process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");
     await gateway.close(STOP_GRACE_MS);

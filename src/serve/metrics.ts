@@ -20,6 +20,13 @@ export interface GatewayMetricsOptions {
   queued?: () => number;
   /** The check workers, read at each scrape: jobs waiting, workers busy, workers replaced after an overrun or a crash. */
   checks?: () => { queued: number; busy: number; replaced: number };
+  /**
+   * The gateway's tenants, by name (the operator's configuration, so a bounded set): requests by tenant are counted
+   * under these names only, any other as `other`. Without it no series is labelled by tenant.
+   */
+  tenants?: readonly string[];
+  /** Each tenant's requests in flight now (`GatewayLoad.tenants`), read at each scrape. */
+  tenantInFlight?: () => Readonly<Record<string, number>>;
   /** What request lessons did since start (`RequestMemory.stats`), read at each scrape. */
   lessons?: () => RequestMemoryStats;
   /**
@@ -70,6 +77,12 @@ function statusLabel(status: number): string {
   return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : "other";
 }
 
+/** A status as a tenant series' class: `2xx`, `3xx`, `4xx`, `5xx`, and `429` apart (a share full, or the upstream's). */
+function statusClass(status: number): string {
+  if (status === 429) return "429";
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? `${Math.floor(status / 100)}xx` : "other";
+}
+
 function oneOf<T extends string>(value: string, allowed: readonly T[]): T | "other" {
   return (allowed as readonly string[]).includes(value) ? (value as T) : "other";
 }
@@ -108,6 +121,20 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const checks = new Counter({ name: "reflect_gateway_checks_total", help: "Checks run on attempts, by source and result (pass, fail, unjudged).", labelNames: ["source", "result"] as const, registers });
   const armRequests = new Counter({ name: "reflect_gateway_arm_requests_total", help: "Requests by the arm they ran on (base, adapter): pass_through, and for reflected requests what their first draft and returned attempt did (reflected; checked: at least one attempt; first_pass; final_pass).", labelNames: ["arm", "outcome"] as const, registers });
   const stops = new Counter({ name: "reflect_gateway_stops_total", help: "Why reflected requests' loops stopped.", labelNames: ["reason"] as const, registers });
+  const tenantNames = [...new Set(options.tenants ?? [])];
+  const byTenant = new Counter({ name: "reflect_gateway_tenant_requests_total", help: "Requests answered, by tenant (the names the operator gave the client keys), kind and status class (2xx, 4xx, 5xx; 429 on its own: a tenant's share full).", labelNames: ["tenant", "kind", "status"] as const, registers });
+  const tenantInFlight = options.tenantInFlight;
+  new Gauge({
+    name: "reflect_gateway_tenant_in_flight_requests",
+    help: "Each tenant's requests being answered now, pass-through included (bounded per tenant by perTenantInFlight).",
+    labelNames: ["tenant"] as const,
+    registers,
+    collect() {
+      if (tenantInFlight === undefined || tenantNames.length === 0) return;
+      const now = tenantInFlight();
+      for (const tenant of tenantNames) this.set({ tenant }, now[tenant] ?? 0);
+    },
+  });
   const { inFlight, queued, checks: checkLoad } = options;
   new Gauge({
     name: "reflect_gateway_in_flight_requests",
@@ -210,6 +237,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       const kind = oneOf(outcome.kind, kinds);
       requests.inc({ kind, status: statusLabel(outcome.status) });
       if (outcome.dialect !== undefined) byDialect.inc({ dialect: oneOf(outcome.dialect, dialects) });
+      if (tenantNames.length > 0 && outcome.tenant !== undefined) byTenant.inc({ tenant: oneOf(outcome.tenant, tenantNames), kind, status: statusClass(outcome.status) });
       if (Number.isFinite(outcome.ms) && outcome.ms >= 0) duration.observe({ kind }, outcome.ms / 1000);
       if (outcome.upstreamFailure !== undefined) upstreamErrors.inc({ kind: oneOf(outcome.upstreamFailure, failures) });
       if (outcome.episode !== undefined) episodeSeen(outcome.episode, outcome.arm ?? outcome.episode.arm);

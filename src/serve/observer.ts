@@ -20,6 +20,8 @@ export interface RequestOutcome {
   dialect?: DialectName;
   /** The arm a request ran on (a pass-through's only on a gateway with arms). */
   arm?: "base" | "adapter";
+  /** The tenant that sent it (src/serve/tenants.ts); absent for a request refused before its key was read. */
+  tenant?: string;
 }
 
 /** What the server tells metrics (`/metrics`) about each request. */

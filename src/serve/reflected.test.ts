@@ -345,7 +345,7 @@ describe("reflected requests", () => {
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get("retry-after"), "3");
     assert.equal(((await refused.json()) as { error: { type: string } }).error.type, "rate_limit_error");
-    assert.deepEqual(gateway.load(), { inFlight: 2, queued: 1, checks: { queued: 0, busy: 0, replaced: 0 } });
+    assert.deepEqual(gateway.load(), { inFlight: 2, queued: 1, checks: { queued: 0, busy: 0, replaced: 0 }, tenants: { local: 2 } });
     // The running request's client leaves; the queued one runs.
     controller.abort();
     await running;

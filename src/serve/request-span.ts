@@ -21,6 +21,8 @@ export interface RequestSpanStart {
   stream?: boolean;
   /** The gateway's arm the request runs on (`reflect.arm`). */
   arm?: "base" | "adapter";
+  /** The tenant that sent it (its name, never its key). */
+  tenant?: string;
   /** A span to nest under (a host application's), else a root span. */
   parent?: SpanHandle;
 }
@@ -35,6 +37,7 @@ export function startRequestSpan(tracer: Tracer, attrs: RequestSpanStart): SpanH
       ...(attrs.model === undefined ? {} : { "gen_ai.request.model": attrs.model }),
       ...(attrs.stream === undefined ? {} : { "reflect.stream": attrs.stream }),
       ...(attrs.arm === undefined ? {} : { "reflect.arm": attrs.arm }),
+      ...(attrs.tenant === undefined ? {} : { "reflect.tenant": attrs.tenant }),
     },
     attrs.parent,
   );

@@ -39,6 +39,8 @@ import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, t
 import { ARM_KEY_CHARS, isRecord, recordedOptions, resolveGatewayStrategy, type ChatRequest } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ErrorType, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
+import { tenantsOfKeys, type TenantKey } from "./tenants.js";
+import { isTenantName, LOCAL_TENANT } from "../core/tenant.js";
 
 /** What one request may take of the gateway. */
 export interface GatewayLimits {
@@ -71,6 +73,11 @@ export interface GatewayLimits {
    * one client cannot hold every slot. Its checks likewise hold at most `checks.perClient` workers.
    */
   perClient?: { running: number; queued: number };
+  /**
+   * Requests of one tenant in flight at once, of every kind — pass-through relays too, which take no model slot — so
+   * one tenant cannot hold every upstream connection; one more is answered 429 (`tenant_in_flight_full`). Default 128.
+   */
+  perTenantInFlight: number;
   /** Node's server: most time to receive a request's headers, and its whole body (408 and the connection closed). */
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
@@ -117,6 +124,7 @@ export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
   streamKeepAliveMs: 10_000,
+  perTenantInFlight: 128,
 });
 
 /** What a request's checks are built with: its tool choice, the client whose share it counts against, its signal. */
@@ -152,10 +160,22 @@ export interface GatewayOptions {
   memory?: RequestMemory;
   tracer?: Tracer;
   /**
-   * When set, every route but `/healthz` needs `Authorization: Bearer <key>` with one of these keys (401 otherwise);
-   * each key is a client of its own for `limits.perClient`.
+   * When set, every route but `/healthz` needs `Authorization: Bearer <key>` (or `x-api-key`) with one of these keys
+   * (401 otherwise). Each key is a tenant (src/serve/tenants.ts): the only key `local`, each of several named after its
+   * digest. `tenants` names them.
    */
   apiKey?: string | readonly string[];
+  /**
+   * The client keys with their tenants' names (`REFLECT_GATEWAY_KEY=team-a:KEY1,team-b:KEY2`, or a keys file); with
+   * `apiKey`, both count. A tenant's lessons, episodes, replay pairings and quotas are its own; each tenant is a client
+   * of its own for `limits.perClient` and `limits.perTenantInFlight`.
+   */
+  tenants?: readonly TenantKey[];
+  /**
+   * The key of `GET /metrics` (`REFLECT_METRICS_KEY`), never a client's. On a gateway with client keys, `/metrics`
+   * answers only this key or the admin key — its series move with every tenant's traffic — and is off without either.
+   */
+  metricsKey?: string;
   /**
    * Without `apiKey`: names besides the bound address's that a request's Host (and Origin) may carry, e.g. a DNS name
    * in front of the gateway. Other names are answered 403, and a POST that is not JSON 415 (src/serve/host-guard.ts).
@@ -215,10 +235,12 @@ export interface GatewayLoad {
   queued: number;
   /** The check workers: jobs waiting, workers busy, workers replaced since start (zero without them). */
   checks: { queued: number; busy: number; replaced: number };
+  /** Each tenant's requests being answered now (tenants with none are left out). */
+  tenants: Record<string, number>;
 }
 
 /** The Node request and response behind a Hono request (`@hono/node-server`), and who the client is. */
-type Env = { Bindings: HttpBindings; Variables: { client: string } };
+type Env = { Bindings: HttpBindings; Variables: { client: string; tenant: string } };
 
 /**
  * The gateway's Hono app, served by `@hono/node-server` (pass-through relays on its Node request and response);
@@ -236,12 +258,18 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const now = options.now ?? Date.now;
   const perClient = limits.perClient ?? { running: Math.max(1, limits.parallel - 1), queued: Math.max(1, Math.ceil(limits.maxQueue / 2)) };
   const admission = new Admission(limits.parallel, limits.maxQueue, perClient);
-  const keys = (typeof options.apiKey === "string" ? [options.apiKey] : (options.apiKey ?? [])).filter((k) => k !== "");
+  const tenantKeys = [...(options.tenants ?? []), ...tenantsOfKeys(options.apiKey)];
+  const keys = tenantKeys.map((t) => t.key);
   const keyDigests = keys.map(digest);
+  if (new Set(keys).size !== keys.length) throw new UsageError("a client key is given twice — a key is one tenant's");
+  for (const { tenant } of tenantKeys) if (!isTenantName(tenant)) throw new UsageError(`tenant ${JSON.stringify(tenant)}: a tenant's name is 1–64 letters, digits or ._- starting with a letter or digit`);
+  const inFlightBy = new Map<string, number>();
   const pool = options.buildChecks === undefined ? new CheckPool(limits.checks, new URL("./gateway-worker.js", import.meta.url)) : undefined;
   const lane = new SerialLane();
   const adminDigest = options.adminKey === undefined || options.adminKey === "" ? undefined : digest(options.adminKey);
   if (adminDigest !== undefined && keys.includes(options.adminKey as string)) throw new UsageError("the admin key is also a client key — give REFLECT_ADMIN_KEY a value of its own, so no client can load adapters");
+  const metricsDigest = options.metricsKey === undefined || options.metricsKey === "" ? undefined : digest(options.metricsKey);
+  if (metricsDigest !== undefined && keys.includes(options.metricsKey as string)) throw new UsageError("the metrics key is also a client key — give REFLECT_METRICS_KEY a value of its own, so no tenant reads another's traffic");
 
 
   /**
@@ -308,13 +336,15 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       }
       return next();
     }
-    // The admin route checks its own key, and only its own (`adminLora`).
-    if (c.req.path.startsWith("/admin/")) return next();
+    // The admin route and, on a gateway with tenants, the metrics route check their own keys, never a client's.
+    if (c.req.path.startsWith("/admin/") || c.req.path === "/metrics") return next();
     // `Authorization: Bearer <key>` (OpenAI's clients), or `x-api-key: <key>` (Anthropic's).
     const key = keyIndex(keyDigests, first(headers.authorization) ?? (headers["x-api-key"] === undefined ? undefined : `Bearer ${first(headers["x-api-key"])}`));
     if (key >= 0) {
-      // The client a share counts against: the key's digest, never the key.
-      c.set("client", `key:${(keyDigests[key] as Buffer).toString("hex").slice(0, 12)}`);
+      // The tenant, and the client its shares count against: the tenant's name, never the key.
+      const tenant = (tenantKeys[key] as TenantKey).tenant;
+      c.set("tenant", tenant);
+      c.set("client", `tenant:${tenant}`);
       return next();
     }
     // A rejected request to a dialect's route is still a request the observer hears of.
@@ -333,6 +363,12 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   );
   app.get("/metrics", async (c) => {
     if (options.metricsText === undefined) return dialectError(chatDialect, { status: 404, message: "metrics are not enabled on this gateway", type: "invalid_request_error", param: null, code: "not_found" });
+    // On a gateway with tenants every series moves with every tenant's traffic: only the operator's keys read them.
+    if (keys.length > 0) {
+      const readers = [metricsDigest, adminDigest].filter((d): d is Buffer => d !== undefined);
+      if (readers.length === 0) return dialectError(chatDialect, { status: 404, message: "metrics are off on a gateway with client keys until it has a key of its own — start it with REFLECT_METRICS_KEY (or REFLECT_ADMIN_KEY) set", type: "invalid_request_error", param: null, code: "not_found" });
+      if (keyIndex(readers, c.req.header("authorization")) < 0) return dialectError(chatDialect, { status: 401, message: "missing or wrong metrics key — send Authorization: Bearer <the gateway's REFLECT_METRICS_KEY or REFLECT_ADMIN_KEY>; a client key does not read metrics", type: "authentication_error", param: null, code: "invalid_metrics_key" });
+    }
     const { contentType, body } = await options.metricsText();
     return c.body(body, 200, { "content-type": contentType });
   });
@@ -350,21 +386,30 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   async function answer(c: Context<Env>, dialect: Dialect): Promise<Response> {
     if (c.env?.incoming === undefined) return dialectError(dialect, { status: 500, message: "the gateway runs on Node's http server — serve it with startGateway (or @hono/node-server's serve), not app.fetch alone", type: "server_error", param: null, code: "not_node_server" });
     const started = performance.now();
+    // The tenant its key names (the middleware set it); a keyless gateway has one, `local`.
+    const tenant = c.get("tenant") ?? LOCAL_TENANT;
     inFlight += 1;
+    const tenantInFlight = (inFlightBy.get(tenant) ?? 0) + 1;
+    inFlightBy.set(tenant, tenantInFlight);
     let told = false;
     /** Tells the observer how the request ended, once: at the response, or at the end of a relayed stream. */
     const tell = (outcome: Omit<RequestOutcome, "ms">): void => {
       if (told) return;
       told = true;
       inFlight -= 1;
+      const left = (inFlightBy.get(tenant) ?? 1) - 1;
+      if (left === 0) inFlightBy.delete(tenant);
+      else inFlightBy.set(tenant, left);
       const arm = outcome.episode?.arm ?? outcome.arm;
-      observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name, ...(arm === undefined ? {} : { arm }) });
+      observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name, tenant, ...(arm === undefined ? {} : { arm }) });
     };
     // The request's own AbortSignals are made only past pass-through, which needs none.
     let deadline: AbortSignal | undefined;
     let kind: RequestOutcome["kind"] = "rejected";
     let stream = false;
     try {
+      // A tenant's requests in flight, pass-through included, are bounded before its body is read.
+      if (tenantInFlight > limits.perTenantInFlight) throw new Refusal(429, `this tenant has ${limits.perTenantInFlight} requests in flight, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "tenant_in_flight_full", { "retry-after": String(limits.retryAfterSeconds) });
       // 1. Parse and validate.
       const { incoming, outgoing } = c.env;
       const bytes = await readBody(incoming, limits.bodyBytes);
@@ -425,7 +470,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
             return { response };
           }
           // 2. Build options, 3. run the loop.
-          const span = startRequestSpan(tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream, ...(arm === undefined ? {} : { arm }) });
+          const span = startRequestSpan(tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream, tenant, ...(arm === undefined ? {} : { arm }) });
           let episode: Episode<RequestRecord>;
           try {
             // A replay draws the original's sampling seeds (they derive from the item's id), so on a sampled model
@@ -433,6 +478,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
             episode = await runReflected({ chat, checks, judge, id: replayOf ?? meta.id, signal, span, dialect: dialect.name, arm: arm ?? "base" });
             episode.id = meta.id;
             episode.arm = arm ?? "base";
+            episode.tenant = tenant;
             if (replayOf !== undefined) episode.replayOf = replayOf;
             // In the background, after the answer: recording a lesson never delays it, nor fails it.
             if (chat.reflect.memory !== undefined) options.memory?.learn(chat.reflect.memory, chat.messages, episode);
@@ -692,7 +738,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   }
 
   return Object.assign(app, {
-    load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount, checks: pool === undefined ? { queued: 0, busy: 0, replaced: 0 } : { ...pool.load, replaced: pool.restarts } }),
+    load: (): GatewayLoad => ({ inFlight, queued: admission.queuedCount, checks: pool === undefined ? { queued: 0, busy: 0, replaced: 0 } : { ...pool.load, replaced: pool.restarts }, tenants: Object.fromEntries(inFlightBy) }),
     close: () => {
       relay?.close();
       void pool?.close();
