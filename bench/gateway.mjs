@@ -4,7 +4,7 @@
 //   node bench/gateway.mjs [--requests 1000] [--concurrency 1,16,64] [--stream] [--direct-only] [--seed 1]
 //                          [--gateway-command "node other/bin/reflect.js serve --upstream {upstream} --port {port}"]
 //                          [--baseline-command "node before/bin/reflect.js serve --upstream {upstream} --port {port}"]
-//                          [--upstream-key KEY]
+//                          [--upstream-key KEY] [--client-keys N]
 //
 // - The upstream is a fast local OpenAI-compatible server (node:http, its own process): a fixed small completion,
 //   or with --stream the same completion as SSE chunks.
@@ -23,6 +23,9 @@
 //   key redaction is on the measured path, as in a deployment.
 // - With two gateways, each one's CPU time (user + system, /proc/PID/stat) over its timed blocks is reported per
 //   request: a measure of what the gateway itself costs that does not depend on how the 2 cores were shared.
+// - --client-keys N starts every gateway with N client keys (REFLECT_GATEWAY_KEY=bench-client-key-0,…: N tenants on a
+//   gateway that has them) and sends request i with key i mod N, so the key check and the tenant's accounting are on
+//   the measured path; the direct side ignores the key.
 // Prints a markdown table for BENCHMARKS.md. --direct-only (or a gateway that does not start) measures the direct
 // side alone.
 import { existsSync } from "node:fs";
@@ -101,7 +104,8 @@ function parseArgs(argv) {
     else if (flag === "--gateway-command") options.gatewayCommand = value();
     else if (flag === "--baseline-command") options.baselineCommand = value();
     else if (flag === "--upstream-key") options.upstreamKey = value();
-    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --stream, --direct-only, --seed S, --gateway-command CMD, --baseline-command CMD, --upstream-key KEY`);
+    else if (flag === "--client-keys") options.clientKeys = Number(value());
+    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --stream, --direct-only, --seed S, --gateway-command CMD, --baseline-command CMD, --upstream-key KEY, --client-keys N`);
   }
   if (!Number.isInteger(options.requests) || options.requests < 4) throw new Error("--requests must be an integer ≥ 4");
   if (!options.concurrency.every((c) => Number.isInteger(c) && c >= 1)) throw new Error("--concurrency must list integers ≥ 1");
@@ -119,14 +123,20 @@ async function startGateway(upstreamPort, command, upstreamKey) {
     command === undefined
       ? [process.execPath, `${root}bin/reflect.js`, "serve", "--upstream", upstream, "--host", "127.0.0.1", "--port", String(port), ...(upstreamKey === undefined ? [] : ["--upstream-key-env", "BENCH_UPSTREAM_KEY"])]
       : command.split(" ").filter((w) => w !== "").map((w) => w.replaceAll("{upstream}", upstream).replaceAll("{port}", String(port)));
-  // No client key: the benchmark's requests carry none the gateway would accept.
+  // Client keys only with --client-keys: the benchmark's requests carry those, and no other key the gateway would accept.
   const { REFLECT_GATEWAY_KEY: _key, ...rest } = process.env;
-  return startGatewayProcess(argvOf, upstreamKey === undefined ? rest : { ...rest, BENCH_UPSTREAM_KEY: upstreamKey });
+  const keys = clientKeys.length === 0 ? {} : { REFLECT_GATEWAY_KEY: clientKeys.join(",") };
+  return startGatewayProcess(argvOf, upstreamKey === undefined ? { ...rest, ...keys } : { ...rest, ...keys, BENCH_UPSTREAM_KEY: upstreamKey });
 }
+
+/** The client keys of --client-keys N, and the next request's Authorization header (rotating through them). */
+let clientKeys = [];
+let nextKey = 0;
+const authorization = () => ({ authorization: `Bearer ${clientKeys.length === 0 ? "bench" : clientKeys[nextKey++ % clientKeys.length]}` });
 
 const BODY = (stream) => JSON.stringify({ model: "fake", messages: [{ role: "user", content: "Say hello." }], max_tokens: 16, ...(stream ? { stream: true } : {}) });
 
-const block = (port, count, concurrency, stream) => timedBlock(port, count, concurrency, { path: "/v1/chat/completions", body: BODY(stream), headers: { authorization: "Bearer bench" } });
+const block = (port, count, concurrency, stream) => timedBlock(port, count, concurrency, { path: "/v1/chat/completions", body: BODY(stream), headers: authorization });
 
 /**
  * Each side gets `requests` timed requests at `concurrency`, after a warm-up, in blocks ordered direct, gateway,
@@ -173,6 +183,8 @@ function rssSampler(pid) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
+  if (options.clientKeys !== undefined && !(Number.isInteger(options.clientKeys) && options.clientKeys >= 1)) throw new Error("--client-keys takes a whole number ≥ 1");
+  clientKeys = Array.from({ length: options.clientKeys ?? 0 }, (_, i) => `bench-client-key-${i}`);
   const upstream = await startUpstreamProcess(self);
   let gateway;
   const children = [upstream.child];

@@ -5,13 +5,16 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 
 /**
- * One request (`{ path, body, headers }`, POSTed to 127.0.0.1:port): its latency in ms, from sending to the last byte
+ * One request (`{ path, body, headers }`, POSTed to 127.0.0.1:port; `headers` an object or a function returning one):
+ * its latency in ms, from sending to the last byte
  * of the body, and whether it succeeded (2xx and a complete body).
  */
 export function timedRequest(agent, port, { path, body, headers = {} }) {
   return new Promise((resolve) => {
     const started = performance.now();
-    const request = http.request({ host: "127.0.0.1", port, method: "POST", path, agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers } }, (response) => {
+    // `headers` may be a function, called once a request (e.g. to rotate client keys).
+    const own = typeof headers === "function" ? headers() : headers;
+    const request = http.request({ host: "127.0.0.1", port, method: "POST", path, agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...own } }, (response) => {
       response.resume();
       response.on("end", () => resolve({ ms: performance.now() - started, ok: response.statusCode >= 200 && response.statusCode < 300 && response.complete }));
       response.on("error", () => resolve({ ms: performance.now() - started, ok: false }));
