@@ -22,7 +22,8 @@ import type { Check, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
 import { answerDecision } from "../loops/answer-decision.js";
 import { fromAISDK } from "./from-ai-sdk.js";
-import { checkAsk, requestMemoryLimits, type MemoryAsk, type RequestMemory } from "../loops/request-memory.js";
+import { checkAsk, checkTenant, requestMemoryLimits, type MemoryAsk, type RequestMemory } from "../loops/request-memory.js";
+import { LOCAL_TENANT } from "../core/tenant.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { chatMessages, finishReasonV4, streamParts, usageV4 } from "./to-ai-sdk.js";
 
@@ -63,8 +64,11 @@ export interface ReflectionMiddlewareOptions {
    * Request lessons, as the gateway's `reflect.memory`: before the first draft, up to `lessons` (default 3, at most 8)
    * lessons recalled under `key` join the prompt as quoted notes; after the call, its reflections are recorded under
    * `key` in the background. `key` may depend on the call (return undefined for a call that uses no memory).
+   * `tenant` (default `LOCAL_TENANT`, "local") is whose lessons they are: an application that serves several clients
+   * from one store names each client's tenant, so no client is shown, counts against, or evicts another's lessons
+   * (a tenant's name: 1–64 letters, digits or `._-`; checked when the middleware is made).
    */
-  memory?: { memory: RequestMemory; key: string | ((params: LanguageModelV4CallOptions) => string | undefined); lessons?: number };
+  memory?: { memory: RequestMemory; key: string | ((params: LanguageModelV4CallOptions) => string | undefined); lessons?: number; tenant?: string };
 }
 
 /** Options of the call that the loop's own settings do not replace, passed on to every model call. */
@@ -97,6 +101,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
   // Checked once, when the middleware is made: a bad option fails here, not on the first call.
   resolveMiddlewareStrategy(options);
   if (typeof options.memory?.key === "string") memoryAsk(options.memory, {} as LanguageModelV4CallOptions);
+  const tenant = memoryTenant(options.memory);
   const custom = (options.checks ?? []).map(requestCheckOf);
   const judge = options.judge === undefined ? undefined : options.judge.specificationVersion === "v4" ? fromAISDK(options.judge) : options.judge;
 
@@ -108,7 +113,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
     const resolved = resolveMiddlewareStrategy(options, params.maxOutputTokens);
     const memory = options.memory?.memory;
     const ask = memoryAsk(options.memory, params);
-    const recalled = memory === undefined || ask === undefined ? undefined : await memory.recall(ask, record.messages, params.abortSignal);
+    const recalled = memory === undefined || ask === undefined ? undefined : await memory.recall(tenant, ask, record.messages, params.abortSignal);
     const task = requestTask(checks, "ai-sdk");
     const ran = await runStrategy(resolved, {
       model: fromAISDK(withCallSettings(model, params)),
@@ -131,7 +136,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
     });
     const episode = memory === undefined || recalled === undefined ? ran : memory.annotate(ran, recalled);
     // In the background: recording a lesson never delays the result.
-    if (memory !== undefined && ask !== undefined) memory.learn(ask, record.messages, episode);
+    if (memory !== undefined && ask !== undefined) memory.learn(tenant, ask, record.messages, episode);
     await options.recorder?.append(episode);
     await options.onEpisode?.(episode);
     const selected = selectedAttempt(episode);
@@ -167,6 +172,17 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
       };
     },
   };
+}
+
+/** Whose lessons the middleware's calls read and file: the option's tenant, checked, or the local tenant. */
+function memoryTenant(option: ReflectionMiddlewareOptions["memory"]): string {
+  const tenant = option?.tenant ?? LOCAL_TENANT;
+  try {
+    checkTenant(tenant);
+  } catch (error) {
+    throw new UsageError(`reflectionMiddleware: memory: ${(error as Error).message}`);
+  }
+  return tenant;
 }
 
 /** What the call asks of memory, or undefined when it uses none; a bad key or count is a UsageError. */

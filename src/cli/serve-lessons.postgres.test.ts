@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import OpenAI from "openai";
+import { LOCAL_TENANT } from "../core/tenant.js";
 import { postgresMissing, startPostgres, type RunningPostgres } from "../memory/postgres-harness.js";
 import { openPostgresRequestLessons } from "../memory/postgres-request-lessons.js";
 import { DIGITS_LESSON as LESSON, digitsLessonScript as scripted, reply, startUpstream, UPSTREAM_MODEL } from "../serve/serve-harness.js";
@@ -42,8 +43,8 @@ describe("reflect serve --store postgres://", { skip: postgresMissing() }, () =>
     const store = await openPostgresRequestLessons(url);
     t.after(() => store.close());
     const deadline = Date.now() + 10_000;
-    while ((await store.recall("orders", "total order", 3)).length === 0 && Date.now() < deadline) await sleep(50);
-    assert.deepEqual((await store.recall("orders", "total order", 3)).map((l) => l.text), [LESSON]);
+    while ((await store.recall({ tenant: LOCAL_TENANT, key: "orders" }, "total order", 3)).length === 0 && Date.now() < deadline) await sleep(50);
+    assert.deepEqual((await store.recall({ tenant: LOCAL_TENANT, key: "orders" }, "total order", 3)).map((l) => l.text), [LESSON]);
 
     const calls = upstream.requests.length;
     await new OpenAI({ baseURL: b.url, apiKey: "unused", maxRetries: 0 }).chat.completions.create(body("What is the total of order 7x8?"));

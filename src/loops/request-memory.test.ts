@@ -12,6 +12,7 @@ import { generateText, wrapLanguageModel } from "ai";
 import { reflectionMiddleware } from "../ai-sdk/reflection-middleware.js";
 import { toAISDK } from "../ai-sdk/to-ai-sdk.js";
 import { openSqliteRequestLessons } from "../memory/sqlite-request-lessons.js";
+import { LOCAL_TENANT } from "../core/tenant.js";
 import { scriptedModel } from "../models/scripted.js";
 import { notesBlock, quoteNote } from "./reflexion.js";
 import { lessonsOf, RequestMemory, withRequestLessons } from "./request-memory.js";
@@ -65,5 +66,25 @@ describe("request memory", () => {
     assert.match(shown[0]?.content ?? "", /1\. \(a similar problem\) Write the number in digits\./u);
     assert.equal(shown[1]?.content, "What is 7 times 8?");
     assert.throws(() => reflectionMiddleware({ memory: { memory, key: "bad key" } }), /memory key "bad key"/u);
+    assert.deepEqual(await memory.store.recall({ tenant: LOCAL_TENANT, key: "arithmetic" }, "times", 3).then((l) => l.map((x) => x.text)), ["Write the number in digits."], "the middleware files under the local tenant by default");
+  });
+
+  it("keeps the middleware's tenants apart under one key, and refuses a tenant that is not a tenant's name", async (t) => {
+    const memory = new RequestMemory({ store: openSqliteRequestLessons(path.join(root, "middleware-tenants.sqlite")) });
+    t.after(() => memory.close());
+    const digitsOnly = (output: string) => ({ source: "custom" as const, pass: /^\d+$/u.test(output), score: /^\d+$/u.test(output) ? 1 : 0, feedback: "answer with digits only" });
+    const model = scriptedModel(["forty-two", "Customer ACME-7731 wants digits.", "42", "56"]);
+    const wrap = (tenant: string) => wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly], memory: { memory, key: "arithmetic", tenant } }) });
+    assert.equal((await generateText({ model: wrap("team-a"), prompt: "What is 6 times 7?" })).text, "42");
+    await memory.settled();
+    const recorded: Episode[] = [];
+    const other = wrapLanguageModel({ model: toAISDK(model), middleware: reflectionMiddleware({ checks: [digitsOnly], memory: { memory, key: "arithmetic", tenant: "team-b" }, onEpisode: (e) => void recorded.push(e as Episode) }) });
+    assert.equal((await generateText({ model: other, prompt: "What is 7 times 8?" })).text, "56");
+    assert.deepEqual(model.calls[3]?.messages.map((m) => m.content), ["What is 7 times 8?"], "team-b was shown none of team-a's lessons");
+    assert.deepEqual(recorded[0]?.memory, { tenant: "team-b", key: "arithmetic", recalled: [] }, "the record names a tenant other than local");
+    assert.equal((await memory.store.usage("team-a")).lessons, 1);
+    for (const tenant of ["", "team a", "x".repeat(65)]) assert.throws(() => reflectionMiddleware({ memory: { memory, key: "k", tenant } }), /memory tenant/u, tenant);
+    await assert.rejects(memory.recall("bad tenant", { key: "k", lessons: 1 }, []), /memory tenant "bad tenant"/u);
+    assert.throws(() => memory.learn("bad tenant", { key: "k", lessons: 1 }, [], { attempts: [] } as unknown as Episode), /memory tenant/u);
   });
 });

@@ -5,11 +5,16 @@
  * message, so the system instructions and the request's own words are unchanged; after the episode, each reflection
  * written after a failed attempt is recorded under the key, in the background: recording never delays an answer, and
  * a store that fails is logged and counted, never failing the request.
+ *
+ * Every recall and recording names the tenant the request came from: lessons live under (tenant, key), so a key is
+ * the application's grain and the tenant the wall between clients. A lesson the store refuses past a quota is counted
+ * by the quota's name (`stats.refused`) and the request goes on, as after a failure.
  */
 import type { ChatMessage } from "../models/language-model.js";
 import type { Judgement, Task } from "../tasks/task.js";
+import { LOCAL_TENANT, isTenantName } from "../core/tenant.js";
 import { UsageError } from "../errors.js";
-import { MEMORY_KEY, type RequestLesson, type RequestLessonStore } from "../memory/request-lesson-store.js";
+import { MEMORY_KEY, refusalReasons, type RefusalReason, type RequestLesson, type RequestLessonStore } from "../memory/request-lesson-store.js";
 import { taskQuestion } from "./feedback.js";
 import { notesBlock } from "./reflexion.js";
 import type { Episode, EpisodeMemory } from "./types.js";
@@ -30,6 +35,13 @@ export interface RequestMemoryStats {
   recorded: number;
   recallFailures: number;
   recordFailures: number;
+  /** Lessons the store refused, by the quota they would have passed (never a failure of the request). */
+  refused: Record<RefusalReason, number>;
+}
+
+/** Stats of a memory that has done nothing yet. */
+export function emptyMemoryStats(): RequestMemoryStats {
+  return { recalls: 0, lessonsShown: 0, recorded: 0, recallFailures: 0, recordFailures: 0, refused: Object.fromEntries(refusalReasons.map((r) => [r, 0])) as Record<RefusalReason, number> };
 }
 
 export interface RequestMemoryOptions {
@@ -65,7 +77,7 @@ export class RequestMemory {
   readonly #timeoutMs: number;
   readonly #onError: (error: unknown, during: "recall" | "record") => void;
   readonly #pending = new Set<Promise<void>>();
-  readonly #stats: RequestMemoryStats = { recalls: 0, lessonsShown: 0, recorded: 0, recallFailures: 0, recordFailures: 0 };
+  readonly #stats: RequestMemoryStats = emptyMemoryStats();
 
   constructor(options: RequestMemoryOptions) {
     this.store = options.store;
@@ -74,15 +86,18 @@ export class RequestMemory {
   }
 
   get stats(): Readonly<RequestMemoryStats> {
-    return { ...this.#stats };
+    return { ...this.#stats, refused: { ...this.#stats.refused } };
   }
 
   /**
-   * The lessons for a request's conversation, relevant to its last user message. A store that fails or takes longer
-   * than `recallTimeoutMs` is counted and reported, and the request goes on without lessons.
+   * The lessons `tenant` filed under the ask's key, relevant to the conversation's last user message. A store that
+   * fails or takes longer than `recallTimeoutMs` is counted and reported, and the request goes on without lessons.
    */
-  async recall(ask: MemoryAsk, messages: readonly ChatMessage[], signal?: AbortSignal): Promise<Recalled> {
+  async recall(tenant: string, ask: MemoryAsk, messages: readonly ChatMessage[], signal?: AbortSignal): Promise<Recalled> {
+    checkTenant(tenant);
     checkAsk(ask);
+    // The record names a tenant other than the local one; a record of a gateway without tenants reads as before.
+    const named = tenant === LOCAL_TENANT ? {} : { tenant };
     this.#stats.recalls += 1;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
@@ -92,14 +107,14 @@ export class RequestMemory {
         onAbort = () => reject(signal?.reason);
         signal?.addEventListener("abort", onAbort, { once: true });
       });
-      const lessons = await Promise.race([this.store.recall(ask.key, taskQuestion(messages), ask.lessons), stop]);
+      const lessons = await Promise.race([this.store.recall({ tenant, key: ask.key }, taskQuestion(messages), ask.lessons), stop]);
       this.#stats.lessonsShown += lessons.length;
-      return { lessons, memory: { key: ask.key, recalled: lessons.map((l) => l.id) } };
+      return { lessons, memory: { ...named, key: ask.key, recalled: lessons.map((l) => l.id) } };
     } catch (error) {
       signal?.throwIfAborted();
       this.#stats.recallFailures += 1;
       this.#onError(error, "recall");
-      return { lessons: [], memory: { key: ask.key, recalled: [], recallError: (error as Error)?.message ?? String(error) } };
+      return { lessons: [], memory: { ...named, key: ask.key, recalled: [], recallError: (error as Error)?.message ?? String(error) } };
     } finally {
       clearTimeout(timer);
       if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
@@ -120,18 +135,21 @@ export class RequestMemory {
   }
 
   /**
-   * Records the episode's lessons under the key, after the caller's current work (a `setImmediate`), one by one; returns
-   * at once. A failure is counted and reported, never thrown. `settled()` waits for every recording started.
+   * Records the episode's lessons under the tenant's key, after the caller's current work (a `setImmediate`), one by
+   * one; returns at once. A failure is counted and reported, never thrown; a lesson refused past a quota is counted
+   * by its reason. `settled()` waits for every recording started.
    */
-  learn(ask: MemoryAsk, messages: readonly ChatMessage[], episode: Episode): void {
+  learn(tenant: string, ask: MemoryAsk, messages: readonly ChatMessage[], episode: Episode): void {
+    checkTenant(tenant);
     const lessons = lessonsOf(episode);
     if (lessons.length === 0) return;
     const question = taskQuestion(messages);
     const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       for (const text of lessons) {
         try {
-          await this.store.record(ask.key, { text, question });
-          this.#stats.recorded += 1;
+          const outcome = await this.store.record({ tenant, key: ask.key }, { text, question });
+          if (outcome.kind === "refused") this.#stats.refused[outcome.reason] += 1;
+          else if (outcome.kind !== "empty") this.#stats.recorded += 1;
         } catch (error) {
           this.#stats.recordFailures += 1;
           this.#onError(error, "record");
@@ -158,4 +176,9 @@ export class RequestMemory {
 export function checkAsk(ask: MemoryAsk): void {
   if (typeof ask.key !== "string" || !MEMORY_KEY.test(ask.key)) throw new UsageError(`memory key ${JSON.stringify(ask.key)}: 1–128 letters, digits or ._:@/+- starting with a letter or digit`);
   if (!Number.isSafeInteger(ask.lessons) || ask.lessons < 0 || ask.lessons > requestMemoryLimits.maxLessons) throw new UsageError(`memory lessons: a whole number from 0 to ${requestMemoryLimits.maxLessons}, got ${String(ask.lessons)}`);
+}
+
+/** Checks the tenant a door passes (its own, or the middleware's option); a bad one is a UsageError, never a default. */
+export function checkTenant(tenant: unknown): asserts tenant is string {
+  if (!isTenantName(tenant)) throw new UsageError(`memory tenant ${JSON.stringify(tenant)}: 1–64 letters, digits or ._- starting with a letter or digit`);
 }

@@ -120,6 +120,8 @@ export interface EpisodeError {
 
 /** What a request was shown, as its record keeps it (`Episode.memory`): set by a door that recalled request lessons (src/loops/request-memory.ts). */
 export interface EpisodeMemory {
+  /** The tenant whose lessons were recalled; absent for `local` (a gateway without tenants, the middleware's default). */
+  tenant?: string;
   key: string;
   /** The store's ids of the lessons shown, most relevant first. */
   recalled: string[];

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { LOCAL_TENANT } from "../core/tenant.js";
 import { InputError } from "../errors.js";
 import { postgresMissing, startPostgres, type RunningPostgres } from "./postgres-harness.js";
 import { hidePassword, openPostgresRequestLessons } from "./postgres-request-lessons.js";
@@ -26,22 +27,22 @@ describe("PostgreSQL request lessons", { skip: missing }, () => {
   it("create their tables once when two stores open an empty database at once", async () => {
     const url = await (server as RunningPostgres).createDatabase(`lessons_${++databases}`);
     const stores = await Promise.all([openPostgresRequestLessons(url), openPostgresRequestLessons(url), openPostgresRequestLessons(url)]);
-    await stores[0]?.record("k", { text: "one table for all", question: "table" });
-    assert.equal((await stores[2]?.recall("k", "table", 1))?.length, 1);
+    await stores[0]?.record({ tenant: LOCAL_TENANT, key: "k" }, { text: "one table for all", question: "table" });
+    assert.equal((await stores[2]?.recall({ tenant: LOCAL_TENANT, key: "k" }, "table", 1))?.length, 1);
     await Promise.all(stores.map((s) => s.close()));
   });
 
   it("fail a query the server does not answer within queryTimeoutMs, so a recording cannot hold a stopping gateway", async () => {
     const url = await (server as RunningPostgres).createDatabase(`lessons_${++databases}`);
     const store = await openPostgresRequestLessons(url, { queryTimeoutMs: 300 });
-    await store.record("k", { text: "before the lock", question: "lock" });
+    await store.record({ tenant: LOCAL_TENANT, key: "k" }, { text: "before the lock", question: "lock" });
     // Another session holds the table locked: every statement of the store waits on it, as on a server that stalls.
     const pg = (await import("pg")).default;
     const holder = new pg.Client({ connectionString: url });
     await holder.connect();
     await holder.query("BEGIN; LOCK TABLE reflectkit_request_lessons IN ACCESS EXCLUSIVE MODE");
     const started = performance.now();
-    await assert.rejects(store.record("k", { text: "while locked", question: "lock" }), /timeout/iu);
+    await assert.rejects(store.record({ tenant: LOCAL_TENANT, key: "k" }, { text: "while locked", question: "lock" }), /timeout/iu);
     assert.ok(performance.now() - started < 5000, `it failed after ${Math.round(performance.now() - started)} ms`);
     await holder.query("ROLLBACK");
     await holder.end();

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
+import { LOCAL_TENANT } from "../core/tenant.js";
 import { InputError } from "../errors.js";
 import { openLessonStore } from "./sqlite-lesson-store.js";
 import { openSqliteRequestLessons } from "./sqlite-request-lessons.js";
@@ -24,10 +25,10 @@ describe("SQLite request lessons", () => {
   it("keep lessons across closing and reopening the file", async () => {
     const file = freshPath();
     const first = openSqliteRequestLessons(file);
-    await first.record("k", { text: "Name the currency.", question: "What is the total?" });
+    await first.record({ tenant: LOCAL_TENANT, key: "k" }, { text: "Name the currency.", question: "What is the total?" });
     await first.close();
     const second = openSqliteRequestLessons(file);
-    assert.deepEqual((await second.recall("k", "the total", 3)).map((l) => l.text), ["Name the currency."]);
+    assert.deepEqual((await second.recall({ tenant: LOCAL_TENANT, key: "k" }, "the total", 3)).map((l) => l.text), ["Name the currency."]);
     await second.close();
   });
 

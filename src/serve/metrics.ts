@@ -7,7 +7,8 @@
  * bounded. The metrics live in a private registry: a host application's own `prom-client` metrics are not mixed in.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { RequestMemoryStats } from "../loops/request-memory.js";
+import { emptyMemoryStats, type RequestMemoryStats } from "../loops/request-memory.js";
+import { refusalReasons } from "../memory/request-lesson-store.js";
 import { parseStopReason } from "../loops/stop-reason.js";
 import type { CallRole, CheckSource, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
@@ -165,7 +166,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     },
   });
   const lessons = options.lessons;
-  const lessonsSeen: RequestMemoryStats = { recalls: 0, lessonsShown: 0, recorded: 0, recallFailures: 0, recordFailures: 0 };
+  const lessonsSeen: RequestMemoryStats = emptyMemoryStats();
   const lessonEvents = { recalls: "recall", lessonsShown: "shown", recorded: "recorded", recallFailures: "recall_failed", recordFailures: "record_failed" } as const;
   new Counter({
     name: "reflect_gateway_lessons_total",
@@ -175,9 +176,25 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     collect() {
       if (lessons === undefined) return;
       const now = lessons();
-      for (const [field, event] of Object.entries(lessonEvents) as Array<[keyof RequestMemoryStats, string]>) {
+      for (const [field, event] of Object.entries(lessonEvents) as Array<[keyof typeof lessonEvents, string]>) {
         this.inc({ event }, Math.max(0, now[field] - lessonsSeen[field]));
         lessonsSeen[field] = now[field];
+      }
+    },
+  });
+  // Labelled by the quota alone: a tenant label would grow with the operator's tenants, and a quota's name is what
+  // an operator acts on (raise it, or ask the tenant why it files so many lessons).
+  const lessonsRefused = new Counter({
+    name: "reflect_gateway_lessons_refused_total",
+    help: "Request lessons the store refused, by the quota the lesson would have passed (the tenant's lessons or bytes, the store's lessons or bytes); the request went on.",
+    labelNames: ["reason"] as const,
+    registers,
+    collect() {
+      if (lessons === undefined) return;
+      const now = lessons().refused;
+      for (const reason of refusalReasons) {
+        this.inc({ reason }, Math.max(0, now[reason] - lessonsSeen.refused[reason]));
+        lessonsSeen.refused[reason] = now[reason];
       }
     },
   });
@@ -201,6 +218,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   }
   for (const kind of failures) upstreamErrors.inc({ kind }, 0);
   for (const dialect of dialects) byDialect.inc({ dialect }, 0);
+  if (lessons !== undefined) for (const reason of refusalReasons) lessonsRefused.inc({ reason }, 0);
   for (const arm of arms) for (const outcome of ["pass_through", "reflected", "checked", "first_pass", "final_pass"]) armRequests.inc({ arm, outcome }, 0);
 
   function episodeSeen(episode: Episode, armName: string | undefined): void {

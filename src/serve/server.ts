@@ -20,6 +20,7 @@ import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../record/record-writer.js";
 import { parseStopReason } from "../loops/stop-reason.js";
 import type { RequestMemory } from "../loops/request-memory.js";
+import { LOCAL_TENANT } from "../core/tenant.js";
 import { runStrategy } from "../loops/strategies.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -481,7 +482,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
             episode.tenant = tenant;
             if (replayOf !== undefined) episode.replayOf = replayOf;
             // In the background, after the answer: recording a lesson never delays it, nor fails it.
-            if (chat.reflect.memory !== undefined) options.memory?.learn(chat.reflect.memory, chat.messages, episode);
+            if (chat.reflect.memory !== undefined) options.memory?.learn(LOCAL_TENANT, chat.reflect.memory, chat.messages, episode);
             await options.recorder?.append(episode).catch((error: unknown) => {
               throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
             });
@@ -607,7 +608,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     const resolved = resolveGatewayStrategy(chat);
     const reflection = { maxTokens: resolved.reflectionMaxTokens, temperature: 0 };
     const memory = reflect.memory === undefined ? undefined : options.memory;
-    const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(reflect.memory, chat.messages, signal);
+    const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(LOCAL_TENANT, reflect.memory, chat.messages, signal);
     const task = requestTask(checks);
     const episode = await runStrategy<RequestRecord>(resolved, {
       model: (request.arm === "base" ? undefined : options.arms?.model(request.arm)) ?? options.arms?.model("base") ?? options.upstream,
