@@ -20,7 +20,6 @@ import { ReflectkitError, RequestFieldError, UsageError } from "../errors.js";
 import type { RecordWriter } from "../record/record-writer.js";
 import { parseStopReason } from "../loops/stop-reason.js";
 import type { RequestMemory } from "../loops/request-memory.js";
-import { LOCAL_TENANT } from "../core/tenant.js";
 import { runStrategy } from "../loops/strategies.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
@@ -476,13 +475,14 @@ export function createGateway(options: GatewayOptions): GatewayApp {
           try {
             // A replay draws the original's sampling seeds (they derive from the item's id), so on a sampled model
             // it repeats the original's calls and both arms of a paired replay share their random numbers.
-            episode = await runReflected({ chat, checks, judge, id: replayOf ?? meta.id, signal, span, dialect: dialect.name, arm: arm ?? "base" });
+            episode = await runReflected({ chat, checks, judge, id: replayOf ?? meta.id, signal, span, dialect: dialect.name, arm: arm ?? "base", tenant });
             episode.id = meta.id;
             episode.arm = arm ?? "base";
             episode.tenant = tenant;
             if (replayOf !== undefined) episode.replayOf = replayOf;
             // In the background, after the answer: recording a lesson never delays it, nor fails it.
-            if (chat.reflect.memory !== undefined) options.memory?.learn(LOCAL_TENANT, chat.reflect.memory, chat.messages, episode);
+            // The lessons are the tenant's, and hold no upstream key an upstream echoed into a reflection.
+            if (chat.reflect.memory !== undefined) options.memory?.learn(tenant, chat.reflect.memory, chat.messages, redactJsonValue(episode, secret()));
             await options.recorder?.append(episode).catch((error: unknown) => {
               throw new Refusal(500, `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, "server_error", null, "record_failed");
             });
@@ -602,13 +602,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
    * The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span; with
    * `reflect.memory`, the lessons recalled under its key are quoted notes in its prompt and named in its record.
    */
-  async function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle; dialect: DialectName; arm: ArmName }): Promise<Episode<RequestRecord>> {
+  async function runReflected(request: { chat: ChatRequest; checks: readonly RequestCheck[]; judge: LanguageModel | undefined; id: string; signal: AbortSignal; span: SpanHandle; dialect: DialectName; arm: ArmName; tenant: string }): Promise<Episode<RequestRecord>> {
     const { chat, checks, judge, id, signal, span } = request;
     const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
     const resolved = resolveGatewayStrategy(chat);
     const reflection = { maxTokens: resolved.reflectionMaxTokens, temperature: 0 };
     const memory = reflect.memory === undefined ? undefined : options.memory;
-    const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(LOCAL_TENANT, reflect.memory, chat.messages, signal);
+    const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(request.tenant, reflect.memory, chat.messages, signal);
     const task = requestTask(checks);
     const episode = await runStrategy<RequestRecord>(resolved, {
       model: (request.arm === "base" ? undefined : options.arms?.model(request.arm)) ?? options.arms?.model("base") ?? options.upstream,
