@@ -71,7 +71,8 @@ export interface UpstreamRelay {
  * bytes for `timeoutMs` once the body flows, or a body the upstream broke off, cuts the client's connection (it must
  * not see a complete reply). A client that disconnects aborts the upstream request. When a key is set, it is blanked
  * in every header and in the body as the client will decode it (`redact-stream.ts`), should the upstream echo it: an
- * SSE stream then goes out event by event, a JSON body once whole; without a key the bytes flow untouched.
+ * SSE stream then goes out event by event, read as the dialect's events, each concatenated string's last characters
+ * held back by a fixed window until its stream ends; a JSON body once whole; without a key the bytes flow untouched.
  */
 export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRelay {
   const base = new URL(upstream.baseUrl.replace(/\/+$/u, ""));
