@@ -119,7 +119,9 @@ function place(object: Record<string, unknown>, path: Step[], text: string): voi
 }
 
 // Responses: each `response.<…>.delta` event's string `delta` (output text, function-call arguments, reasoning text and
-// summaries, refusals, custom tool input, and any later kind), one stream per event type and position.
+// summaries, refusals, custom tool input, and any later kind), one stream per event type and position. The delta that
+// gives held text back is the stream's last delta again with that text: its position and its sequence number (the
+// SDKs accumulate by position and do not check the numbers).
 
 const DELTA = /^response\..+\.delta$/u;
 /** Where a Responses delta stands: these fields name its stream, together with its event type. */
