@@ -98,9 +98,11 @@ describe("pass-through to an HTTP upstream", () => {
     assert.deepEqual(outcomes.map((o) => [o.kind, o.status, o.stream]), [["pass-through", 200, false], ["pass-through", 200, false]]);
   });
 
-  it("pipes an SSE stream chunk by chunk, byte-identical to a direct call", async (t) => {
+  it("pipes an SSE stream chunk by chunk, byte-identical to a direct call, when no upstream key is set", async (t) => {
     const pieces = ["Hel", "lo", ", ", "wor", "ld"];
     const { upstream, gateway, outcomes } = await setup(t, streamReply(pieces, { pauseMs: 80 }));
+    // Without a key there is nothing to blank, and the relay leaves the bytes alone.
+    delete process.env[KEY_ENV];
     const streamBody = JSON.stringify({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "hi" }], stream: true });
     const direct = await (await post(upstream.baseUrl, streamBody)).text();
     const relayed = await post(`${gateway.url}/v1`, streamBody);
@@ -167,6 +169,23 @@ describe("pass-through to an HTTP upstream", () => {
     assert.deepEqual(outcomes.map((o) => [o.status, o.upstreamFailure]), [[504, "timeout"], [502, "network"]]);
   });
 
+  it("with a key set, streams the text as it comes, less the hold-back window", async (t) => {
+    const pieces = ["a".repeat(40), "b".repeat(40), "c".repeat(40), "d".repeat(40), "e".repeat(40)];
+    const { gateway } = await setup(t, streamReply(pieces, { pauseMs: 80 }));
+    const stream = await client(gateway.url).chat.completions.create({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "hi" }], stream: true });
+    const arrivals: Array<{ at: number; length: number }> = [];
+    let text = "";
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta.content ?? "";
+      arrivals.push({ at: performance.now(), length: delta.length });
+      text += delta;
+    }
+    assert.equal(text, pieces.join(""));
+    // The key's 31 characters round up to a window of 32: each 40-character delta gives 40 of the text, the first 8.
+    assert.deepEqual(arrivals.slice(0, 5).map((a) => a.length), [8, 40, 40, 40, 40]);
+    assert.ok((arrivals[4]?.at as number) - (arrivals[0]?.at as number) > 4 * 80 * 0.6, "the deltas arrived as the upstream wrote them");
+  });
+
   it("cuts the client's stream where the upstream's was cut", async (t) => {
     const { gateway, outcomes } = await setup(t, streamReply(["one ", "two ", "three"], { cutAfter: 2 }));
     const stream = await client(gateway.url).chat.completions.create({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "count" }], stream: true });
@@ -178,7 +197,8 @@ describe("pass-through to an HTTP upstream", () => {
       (e: unknown) => (e as Error).name,
     );
     assert.notEqual(ended, "finished", "a cut stream must not look complete");
-    assert.equal(text, "one two ");
+    // What was held back when the upstream broke off never reaches the client: the reply was not whole.
+    assert.equal(text, "");
     await told(outcomes, 1);
     assert.equal(outcomes[0]?.upstreamFailure, "network");
   });
@@ -366,15 +386,18 @@ describe("pass-through to an HTTP upstream", () => {
 });
 
 describe("StreamRedactor", () => {
-  it("blanks a secret split at every possible point and holds back only a possible start of it", () => {
+  it("blanks a secret split at every possible point, holding back the same window whatever the bytes", () => {
     const secret = Buffer.from("sk-abcdef");
-    const text = "before sk-abcdef middle sk-abc after sk-abcdef";
+    const text = "before sk-abcdef middle sk-abc after sk-abcdef and a tail longer than the window";
     for (let cut = 0; cut <= text.length; cut++) {
       const redactor = new StreamRedactor(secret);
-      const out = Buffer.concat([redactor.push(Buffer.from(text.slice(0, cut))), redactor.push(Buffer.from(text.slice(cut))), redactor.flush()]).toString();
-      assert.equal(out, "before [redacted] middle sk-abc after [redacted]", `cut at ${cut}`);
+      const first = Buffer.from(redactor.push(Buffer.from(text.slice(0, cut))));
+      const out = Buffer.concat([first, redactor.push(Buffer.from(text.slice(cut))), redactor.flush()]).toString();
+      assert.equal(out, "before [redacted] middle sk-abc after [redacted] and a tail longer than the window", `cut at ${cut}`);
+      // A 9-byte secret rounds up to a 32-byte window: what is sent depends on the length alone, unless a secret was whole.
+      if (cut < 7) assert.equal(first.byteLength, Math.max(0, cut - 32), `cut at ${cut}`);
     }
-    const redactor = new StreamRedactor(secret);
-    assert.equal(Buffer.from(redactor.push(Buffer.from("data: x\n\n"))).toString(), "data: x\n\n", "an event end is never held");
+    const near = (tail: string) => Buffer.from(new StreamRedactor(secret).push(Buffer.from(`${"x".repeat(40)}${tail}`))).byteLength;
+    for (let n = 1; n < secret.length; n++) assert.equal(near(secret.subarray(0, n).toString()), near("q".repeat(n)), `a start of ${n} bytes`);
   });
 });

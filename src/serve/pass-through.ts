@@ -4,7 +4,7 @@ import type { Readable } from "node:stream";
 import { ModelCallError } from "../errors.js";
 import type { LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
-import { bodyRedactor, contentDecoders, maxDecodedBytes, redactHeaderValue, Secret } from "./redact-stream.js";
+import { bodyRedactor, contentDecoders, maxDecodedBytes, redactHeaderValue, redactJsonValue, Secret } from "./redact-stream.js";
 import type { Dialect, DialectName, GatewayError } from "./dialects/index.js";
 import type { ChatRequest } from "./request.js";
 import type { CompletionMeta } from "./response.js";
@@ -71,7 +71,8 @@ export interface UpstreamRelay {
  * bytes for `timeoutMs` once the body flows, or a body the upstream broke off, cuts the client's connection (it must
  * not see a complete reply). A client that disconnects aborts the upstream request. When a key is set, it is blanked
  * in every header and in the body as the client will decode it (`redact-stream.ts`), should the upstream echo it: an
- * SSE stream then goes out event by event, a JSON body once whole; without a key the bytes flow untouched.
+ * SSE stream then goes out event by event, read as the dialect's events, each concatenated string's last characters
+ * held back by a fixed window until its stream ends; a JSON body once whole; without a key the bytes flow untouched.
  */
 export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRelay {
   const base = new URL(upstream.baseUrl.replace(/\/+$/u, ""));
@@ -139,7 +140,7 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
         status = response.statusCode ?? 502;
         timer.refresh();
         const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
-        const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, new Secret(secret));
+        const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, new Secret(secret), dialect.name);
         // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
         outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secret, layers.length === 0 && redactor === undefined));
         resolve(undefined);
@@ -211,6 +212,7 @@ function relayedHeaders(raw: string[], secret: string | undefined, keepLength: b
   return relayed;
 }
 
+/** `text` with every occurrence of the key blanked (nothing to blank without one). */
 export function redactText(text: string, secret: string | undefined): string {
   return secret === undefined || secret === "" ? text : text.replaceAll(secret, "[redacted]");
 }
@@ -220,12 +222,22 @@ export function dialectError(dialect: Dialect, error: GatewayError, headers: Rec
   return Response.json(dialect.error(error), { status: error.status, headers });
 }
 
+/** What `generateOnce` answers in: the answer's identity, the request's signal, the dialect, the key to keep out. */
+export interface GenerateOnceContext {
+  meta: CompletionMeta;
+  signal: AbortSignal;
+  dialect: Dialect;
+  /** The upstream's key, blanked wherever the model's reply (or anything else in the answer) holds it. */
+  secret: string | undefined;
+}
+
 /**
  * A pass-through to an embedded upstream, or to one that does not speak the request's dialect (any `LanguageModel`):
  * one `doGenerate` of the request, answered in the dialect — its JSON body, or with `stream: true` the finished reply
- * as its server-sent events.
+ * as its server-sent events. The reply is redacted as a reflected answer is: the key blanked in every string before
+ * the answer is written (so no escape can hide it), then in the written text.
  */
-export async function generateOnce(model: LanguageModel, request: ChatRequest, meta: CompletionMeta, signal: AbortSignal, dialect: Dialect): Promise<Response> {
+export async function generateOnce(model: LanguageModel, request: ChatRequest, { meta, signal, dialect, secret }: GenerateOnceContext): Promise<Response> {
   const { responseFormat, tools, ...sampling } = request.sampling;
   const result = await model.doGenerate({
     ...sampling,
@@ -235,9 +247,10 @@ export async function generateOnce(model: LanguageModel, request: ChatRequest, m
     ...(tools === undefined || tools.length === 0 ? {} : { tools }),
     signal,
   });
-  const reply = { text: result.text, toolCalls: result.toolCalls, finishReason: result.finishReason };
-  if (request.stream) return new Response(dialect.events(meta, reply, result.usage, request), { headers: sseHeaders });
-  return Response.json(dialect.answer(meta, reply, result.usage));
+  const reply = redactJsonValue({ text: result.text, toolCalls: result.toolCalls, finishReason: result.finishReason }, secret);
+  const shown = redactJsonValue(meta, secret);
+  if (request.stream) return new Response(redactText(dialect.events(shown, reply, result.usage, request), secret), { headers: sseHeaders });
+  return new Response(redactText(JSON.stringify(redactJsonValue(dialect.answer(shown, reply, result.usage), secret)), secret), { headers: { "content-type": "application/json" } });
 }
 
 /** How a failed upstream call is answered: 504 for a timeout, else 502; and what metrics call the failure. */

@@ -3,6 +3,8 @@ import { describe, it } from "node:test";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import { Readable } from "node:stream";
 import { bodyRedactor, contentDecoders, redactHeaderValue, redactJsonBody, redactJsonValue, Secret, SseRedactor } from "./redact-stream.js";
+import { charByChar, decodeStream, eventShape, parseSse, splitEverywhere, upstreamEvents } from "./redaction-harness.js";
+import type { DialectName } from "./dialects/index.js";
 
 const KEY = "sk-abcdef-123";
 const secret = new Secret(KEY);
@@ -43,10 +45,10 @@ function decode(body: string): { content: string; reasoning: string; calls: stri
   return out;
 }
 
-/** `body` through a fresh redactor, cut into pieces at `cuts`. */
-function redact(body: string, cuts: number[], key = secret): string {
+/** `body` through a fresh redactor of `dialect`'s events, cut into pieces at `cuts`. */
+function redact(body: string, cuts: number[], key = secret, dialect: DialectName = "chat"): string {
   const bytes = Buffer.from(body, "utf8");
-  const redactor = new SseRedactor(key);
+  const redactor = new SseRedactor(key, dialect);
   const out: Buffer[] = [];
   let from = 0;
   for (const cut of [...cuts, bytes.length]) {
@@ -110,9 +112,27 @@ describe("SseRedactor", () => {
     }
   });
 
-  it("passes a stream that cannot carry the key byte for byte, in any chunking", () => {
-    const stream = [event({ role: "assistant", content: "" }), event({ content: "tokens, " }), event({ content: "kites and sk" }).replace("sk", "skates,"), event({ content: " s-k" }), event({}, "stop"), "data: [DONE]\n\n"].join("");
-    for (let cut = 0; cut <= stream.length; cut++) assert.equal(redact(stream, [cut]), stream, `cut at ${cut}`);
+  it("holds back the same window whatever the text, so no delta tells whether it began the key", () => {
+    // The key is 13 characters: every stream holds its last 32 until it ends.
+    const stream = [event({ role: "assistant", content: "" }), event({ content: "a".repeat(40) }), event({ content: "b".repeat(10) }), event({ content: "c".repeat(40) }), event({}, "stop"), "data: [DONE]\n\n"].join("");
+    const lengths = (body: string) => parseSse(body).filter((e) => !e.data.startsWith("[DONE]")).map((e) => (JSON.parse(e.data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content?.length);
+    assert.deepEqual(lengths(redact(stream, [])), [0, 8, 10, 40, 32, undefined]);
+    assert.equal(decode(redact(stream, [])).content, `${"a".repeat(40)}${"b".repeat(10)}${"c".repeat(40)}`);
+    for (let n = 1; n < KEY.length; n++) {
+      const prefix = event({ content: `tail ${KEY.slice(0, n)}` }) + event({}, "stop") + "data: [DONE]\n\n";
+      const other = event({ content: `tail ${"q".repeat(n)}` }) + event({}, "stop") + "data: [DONE]\n\n";
+      assert.deepEqual(eventShape(redact(prefix, [])), eventShape(redact(other, [])), `a start of ${n} characters`);
+    }
+  });
+
+  it("never cuts a surrogate pair between two deltas", () => {
+    const emoji = "\u{1F600}";
+    for (let lead = 0; lead < 4; lead++) {
+      const stream = event({ content: `${"x".repeat(lead)}${emoji.repeat(40)}` }) + event({ content: emoji.repeat(3) }) + event({}, "stop") + "data: [DONE]\n\n";
+      const deltas = parseSse(redact(stream, [])).filter((e) => !e.data.startsWith("[DONE]")).map((e) => (JSON.parse(e.data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? "");
+      for (const delta of deltas) assert.ok(!/[\ud800-\udbff]$|^[\udc00-\udfff]/u.test(delta) && Buffer.from(delta, "utf8").toString("utf8") === delta, `lead ${lead}: ${JSON.stringify(delta)}`);
+      assert.equal(deltas.join(""), `${"x".repeat(lead)}${emoji.repeat(43)}`);
+    }
   });
 
   it("gives held text back with its choice's finish, at [DONE], or at the body's end, never losing it", () => {
@@ -130,7 +150,7 @@ describe("SseRedactor", () => {
     // An unterminated last event is redacted whole with what was held (a lenient client might read it).
     const tail = redact(event({ content: "a sk-abc" }) + event({ content: "def-123 b" }).trimEnd(), []);
     assert.ok(!tail.includes(KEY), tail);
-    assert.ok(tail.includes('"[redacted] b"'), tail);
+    assert.ok(tail.includes('"a [redacted] b"'), tail);
   });
 
   it("redacts the key in non-JSON data, other fields and object keys, and leaves [DONE] alone", () => {
@@ -154,7 +174,7 @@ describe("SseRedactor", () => {
   });
 
   it("cuts a body whose event outgrows what can be held", () => {
-    const redactor = new SseRedactor(secret);
+    const redactor = new SseRedactor(secret, "chat");
     const big = Buffer.alloc(1024 * 1024, 0x61);
     let result: Uint8Array | null = Buffer.alloc(0);
     for (let i = 0; i < 17 && result !== null; i++) result = redactor.push(i === 0 ? Buffer.concat([Buffer.from("data: "), big]) : big);
@@ -162,10 +182,74 @@ describe("SseRedactor", () => {
   });
 });
 
+describe("SseRedactor on each dialect's events", () => {
+  const dialects: DialectName[] = ["chat", "responses", "messages"];
+  const escaped = (text: string) => text.replace(KEY, "\\u0073k-abcdef-\\u0031\\u00323");
+  /** The plan's streams as a client should decode them: the key, wherever it stood whole, replaced. */
+  const expected = (pieces: readonly string[]) => pieces.join("").replaceAll(KEY, "[redacted]");
+
+  for (const dialect of dialects) {
+    it(`${dialect}: decodes to the upstream's text, tool input and reasoning with only the key replaced, at every split of the key and every cut of the body`, () => {
+      const plan = { text: splitEverywhere(KEY), args: ['{"k":"', ...charByChar(KEY), '"}'], thinking: [`think ${KEY.slice(0, 6)}`, `${KEY.slice(6)} done`] };
+      const body = upstreamEvents(dialect, plan).join("");
+      const want = { text: expected(plan.text), args: expected(plan.args), thinking: expected(plan.thinking) };
+      assert.ok(want.text.startsWith("start [redacted] w1 [redacted] w2"));
+      for (let cut = 0; cut <= Buffer.byteLength(body); cut += 7) {
+        const out = redact(body, [cut], secret, dialect);
+        assert.ok(!out.includes(KEY), `cut at ${cut}`);
+        const got = decodeStream(dialect, out);
+        assert.deepEqual(got.streams, want, `cut at ${cut}`);
+        assert.ok(got.strings.every((s) => !s.includes(KEY)), `cut at ${cut}`);
+      }
+    });
+
+    it(`${dialect}: blanks a \\u-escaped key in a delta and in the events' whole texts`, () => {
+      const events = upstreamEvents(dialect, { text: [`a ${KEY} b`], args: [`{"k":"${KEY}"}`] }).map(escaped);
+      assert.ok(events.join("").includes("\\u0073k-abcdef"));
+      const got = decodeStream(dialect, redact(events.join(""), [], secret, dialect));
+      assert.deepEqual(got.streams, { text: "a [redacted] b", args: '{"k":"[redacted]"}' });
+      assert.ok(got.strings.every((s) => !s.includes(KEY)));
+    });
+
+    it(`${dialect}: a start of the key of any length and another text of that length give the same events and delta lengths`, () => {
+      const shapeOf = (tail: string) => eventShape(redact(upstreamEvents(dialect, { text: ["x".repeat(50), `then ${tail}`, "y".repeat(20)], args: [`{"k":"${tail}`, '"}'] }).join(""), [], secret, dialect));
+      for (let n = 1; n < KEY.length; n++) assert.deepEqual(shapeOf(KEY.slice(0, n)), shapeOf("q".repeat(n)), `a start of ${n} characters`);
+    });
+  }
+
+  it("gives Responses text back before its .done event, and Messages text before its block's stop", () => {
+    const responses = redact(upstreamEvents("responses", { text: ["short"] }).join(""), [], secret, "responses");
+    const types = parseSse(responses).map((e) => (JSON.parse(e.data) as { type: string }).type);
+    assert.deepEqual(types.slice(types.indexOf("response.output_text.delta")), ["response.output_text.delta", "response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
+    const given = parseSse(responses).map((e) => JSON.parse(e.data) as Record<string, unknown>).filter((e) => e.type === "response.output_text.delta");
+    assert.deepEqual(given.map((e) => [e.delta, e.item_id, e.output_index, e.content_index]), [["", "msg_1", 0, 0], ["short", "msg_1", 0, 0]]);
+    const messages = redact(upstreamEvents("messages", { text: ["short"] }).join(""), [], secret, "messages");
+    const events = parseSse(messages).map((e) => [e.event, JSON.parse(e.data) as { type: string; delta?: unknown }] as const);
+    const stop = events.findIndex(([, e]) => e.type === "content_block_stop");
+    assert.deepEqual(events[stop - 1], ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "short" } }]);
+  });
+
+  it("keeps a thinking block's signature whole, as the SDKs replace it", () => {
+    const out = redact(upstreamEvents("messages", { text: ["t"], thinking: ["a"] }).join(""), [], secret, "messages");
+    const signatures = parseSse(out).map((e) => JSON.parse(e.data) as { delta?: { signature?: string } }).filter((e) => e.delta?.signature !== undefined);
+    assert.deepEqual(signatures.map((e) => e.delta?.signature), ["c2lnbmF0dXJl"]);
+  });
+});
+
 describe("redactJsonBody", () => {
   it("returns a body whose bytes show no key unchanged, without copying it", () => {
     const body = Buffer.from(JSON.stringify({ text: "tokens and sk-abc, no key", n: 1.0 }));
     assert.equal(redactJsonBody(body, secret), body);
+  });
+
+  it("changes a body only where the whole key stands: a start of it, escaped or not, leaves the bytes as they were", () => {
+    for (let n = 1; n < KEY.length; n++) {
+      for (const text of [`a ${KEY.slice(0, n)}`, `a \\u0073${KEY.slice(1, n)}`, `${KEY.slice(0, n)}`]) {
+        const body = Buffer.from(`{"a":"${text}","b":["${KEY.slice(n)}"]}`);
+        assert.equal(redactJsonBody(body, secret), body, text);
+      }
+    }
+    assert.notEqual(redactJsonBody(Buffer.from(`{"a":"\\u0073${KEY.slice(1)}"}`), secret).toString(), `{"a":"\\u0073${KEY.slice(1)}"}`);
   });
 
   it("blanks a key in bytes, \\u-escaped, \\/-escaped, after a byte order mark, and in a shadowed repeated key", () => {
@@ -186,12 +270,12 @@ describe("redactJsonBody", () => {
   });
 
   it("holds a JSON body whole, then relays it redacted, and refuses one too big to hold", () => {
-    const redactor = bodyRedactor("application/json; charset=utf-8", 200, secret);
+    const redactor = bodyRedactor("application/json; charset=utf-8", 200, secret, "chat");
     const body = Buffer.from('{"a":"\\u0073k-abcdef-123"}');
     assert.equal(redactor.push(body.subarray(0, 9))?.byteLength, 0);
     assert.equal(redactor.push(body.subarray(9))?.byteLength, 0);
     assert.equal(Buffer.from(redactor.end() as Uint8Array).toString(), '{"a":"[redacted]"}');
-    const big = bodyRedactor(undefined, 200, secret);
+    const big = bodyRedactor(undefined, 200, secret, "chat");
     assert.equal(big.push(Buffer.alloc(17 * 1024 * 1024)), null);
   });
 });

@@ -2,15 +2,21 @@
  * Keeps the upstream's API key out of what a gateway client decodes, not merely out of the bytes it is sent. An
  * upstream that echoes the key can hide it from a byte search in three ways a client undoes: streamed text split
  * across SSE events (the client concatenates the deltas), a JSON `\u` escape (JSON.parse decodes it), and stacked
- * content encodings. So an SSE body is redacted per event on its decoded JSON strings, with a hold-back window per
- * concatenated string; a JSON body is redacted on its parsed strings when its bytes could hide the key; every content
- * encoding is undone first; and header values are redacted percent-decoded too.
+ * content encodings. So an SSE body is redacted per event on its decoded JSON strings, with a fixed hold-back window per
+ * concatenated string (the streams of each dialect's events: src/serve/sse-streams.ts); a JSON body is redacted on its
+ * parsed strings when its bytes could hide the key; every content encoding is undone first; and header values are
+ * redacted percent-decoded too.
  *
- * Cost: the common case stays a few native byte scans. A body whose bytes cannot hide the key (see `bytesShowKey`) is
- * relayed byte-identical without parsing; only events that could carry the key, or a start of it, are parsed.
+ * What a client sees must tell it nothing about how close a guess of the key came: the only output that depends on the
+ * key is `[redacted]` where the whole key stood. So a stream holds back the same window whatever its text, and an event
+ * is parsed and rewritten by its structure (it carries concatenated strings), never by its resemblance to the key. A
+ * JSON body whose decoded strings do not hold the whole key is relayed byte-identical (parsed only when its bytes
+ * could hide it, see `bytesShowKey`).
  */
 import type { Transform } from "node:stream";
 import zlib from "node:zlib";
+import type { DialectName } from "./dialects/index.js";
+import { sseStreamsOf, type HeldText, type SseStreams } from "./sse-streams.js";
 
 /** What stands in for the key wherever it was. */
 export const redactionMark = "[redacted]";
@@ -23,10 +29,11 @@ export const maxDecodedBytes = 64 * 1024 * 1024;
 /** The most content-encoding layers undone; a longer chain is refused (nobody stacks more, an attacker might). */
 export const maxEncodingLayers = 3;
 
+/** The hold-back window is the key's length rounded up to a multiple of this many characters (or bytes). */
+export const holdBackQuantum = 32;
+
 const LF = 0x0a;
 const CR = 0x0d;
-const QUOTE = 0x22;
-const COLON = 0x3a;
 const backslashU = Buffer.from("\\u", "utf8");
 const backslashSlash = Buffer.from("\\/", "utf8");
 
@@ -40,11 +47,17 @@ export class Secret {
   readonly awkward: boolean;
   /** The key holds `/`, which JSON may also write `\/`. */
   readonly slash: boolean;
+  /**
+   * The UTF-16 code units every concatenated string's end is held back by (`SseRedactor`): the key's length rounded up
+   * to a multiple of `holdBackQuantum`, so a held end can hold a whole key and its size says nothing about the text.
+   */
+  readonly window: number;
 
   constructor(readonly text: string) {
     this.bytes = Buffer.from(text, "utf8");
     this.awkward = /["\\\u0000-\u001f]/u.test(text);
     this.slash = text.includes("/");
+    this.window = roundUp(text.length);
   }
 }
 
@@ -54,14 +67,19 @@ export interface BodyRedactor {
   end(): Uint8Array | null;
 }
 
+/** `n` rounded up to a multiple of `holdBackQuantum` (at least one). */
+function roundUp(n: number): number {
+  return Math.max(1, Math.ceil(n / holdBackQuantum)) * holdBackQuantum;
+}
+
 /**
- * The redaction a relayed body needs, by what the client will decode it as: an SSE stream per event; a JSON body (a
- * JSON type, no type, or any error status, whose body clients parse as JSON whatever its type) whole; anything else as
- * bytes.
+ * The redaction a relayed body needs, by what the client will decode it as: an SSE stream per event, by the events of
+ * `dialect`; a JSON body (a JSON type, no type, or any error status, whose body clients parse as JSON whatever its type)
+ * whole; anything else as bytes.
  */
-export function bodyRedactor(contentType: string | undefined, status: number, secret: Secret): BodyRedactor {
+export function bodyRedactor(contentType: string | undefined, status: number, secret: Secret, dialect: DialectName): BodyRedactor {
   const type = (contentType?.split(";")[0] ?? "").trim().toLowerCase();
-  if (type === "text/event-stream") return new SseRedactor(secret);
+  if (type === "text/event-stream") return new SseRedactor(secret, dialect);
   if (type === "" || type === "application/json" || type.endsWith("+json") || status < 200 || status >= 300) return new JsonBodyRedactor(secret);
   const bytes = new StreamRedactor(secret.bytes);
   return { push: (chunk) => bytes.push(chunk), end: () => bytes.flush() };
@@ -80,28 +98,10 @@ export function bytesShowKey(json: Buffer, secret: Secret): boolean {
 }
 
 /**
- * Whether some JSON string value in `json` could end with a proper start of the key (which a client could complete
- * with the next event's string): a `"` right after the key's first n bytes (0 < n < its length) and not followed by
- * `:` (that would close an object key, which no client concatenates). Exact for what it must find when
- * `bytesShowKey` holds, as the string's last characters are then its bytes; it may find more, which costs a parse.
- */
-function mayEndWithKeyStart(json: Buffer, key: Buffer): boolean {
-  const first = key[0] as number;
-  for (let at = json.indexOf(first); at >= 0; at = json.indexOf(first, at + 1)) {
-    let n = 1;
-    while (n < key.length && at + n < json.length && json[at + n] === key[n]) n++;
-    if (n === key.length || json[at + n] !== QUOTE) continue;
-    let next = at + n + 1;
-    while (next < json.length && (json[next] === 0x20 || json[next] === 0x09 || json[next] === LF || json[next] === CR)) next++;
-    if (json[next] !== COLON) return true;
-  }
-  return false;
-}
-
-/**
  * A JSON body redacted on what JSON.parse makes of it. When its bytes show the key (`bytesShowKey`), a byte
  * replacement is exact and the body is not parsed; otherwise it is parsed, every string (object keys too) redacted and,
- * only if one changed, written anew. Text that is not JSON is redacted as bytes.
+ * only if one changed, written anew. Text that is not JSON is redacted as bytes. So the body changes only where it
+ * holds the whole key: a start of the key, or any near miss, leaves it byte-identical.
  */
 export function redactJsonBody(body: Buffer, secret: Secret): Buffer {
   if (bytesShowKey(body, secret)) return replaceBytes(body, secret.bytes);
@@ -220,17 +220,20 @@ export function contentDecoders(header: string | undefined): Array<() => Transfo
 }
 
 /**
- * Blanks a secret in a byte stream split at arbitrary points: a chunk's end that could begin the secret is held back
- * until the next chunk shows whether it does, so nothing else is delayed (an SSE event's `\n\n` is never held).
+ * Blanks a secret in a byte stream split at arbitrary points. The stream's last bytes are held back, always the same
+ * number whatever they are — the secret's length rounded up to a multiple of `holdBackQuantum` — so that a secret split
+ * across chunks is whole once the next chunk comes, and what is held says nothing about how the bytes resemble it.
  */
 export class StreamRedactor {
   private held: Buffer<ArrayBufferLike> = Buffer.alloc(0);
-  constructor(private readonly secret: Buffer) {}
+  private readonly window: number;
+  constructor(private readonly secret: Buffer) {
+    this.window = roundUp(secret.length);
+  }
 
   push(chunk: Uint8Array): Uint8Array {
-    let data: Buffer = Buffer.concat([this.held, chunk]);
-    data = replaceBytes(data, this.secret);
-    const keep = this.partialSuffix(data);
+    const data = replaceBytes(Buffer.concat([this.held, chunk]), this.secret);
+    const keep = Math.min(this.window, data.length);
     this.held = Buffer.from(data.subarray(data.length - keep));
     return data.subarray(0, data.length - keep);
   }
@@ -239,14 +242,6 @@ export class StreamRedactor {
     const rest = this.held;
     this.held = Buffer.alloc(0);
     return rest;
-  }
-
-  /** The length of the longest end of `data` that is a proper start of the secret. */
-  private partialSuffix(data: Buffer): number {
-    for (let n = Math.min(this.secret.length - 1, data.length); n > 0; n--) {
-      if (data.subarray(data.length - n).equals(this.secret.subarray(0, n))) return n;
-    }
-    return 0;
   }
 }
 
@@ -265,50 +260,25 @@ function replaceBytes(data: Buffer, secret: Buffer): Buffer {
   return Buffer.concat(parts);
 }
 
-/** The length of the longest end of `text` that is a proper start of `secret`. */
-function partialSuffix(text: string, secret: string): number {
-  for (let n = Math.min(secret.length - 1, text.length); n > 0; n--) if (text.endsWith(secret.slice(0, n))) return n;
-  return 0;
-}
-
-/** One step of a JSON path: an object key, or the array element whose `index` field (else position) is that number. */
-type Step = string | { index: number };
-
-/** The end of a string a client concatenates across events, held back because it could begin the key. */
-interface Held {
-  choice: number;
-  /** From the choice down to the string, e.g. `delta`, `tool_calls`, `{index: 1}`, `function`, `arguments`. */
-  path: Step[];
-  text: string;
-}
-
-/** Where a walked event last wrote the string at a path: a held end can be given back there. */
-interface Slot {
-  parent: Record<string, unknown>;
-  key: string;
-}
-
-/** Strings a client replaces rather than concatenates (a tool call's id and name, the role): never held. */
-const replacedFields = new Set(["role", "id", "type", "name"]);
-/** Top-level chunk fields copied onto a chunk the redactor adds to give back held text. */
-const chunkIdentity = ["id", "object", "created", "model", "system_fingerprint", "service_tier"];
+const dataField = Buffer.from("data", "utf8");
 
 /**
- * Redacts an SSE stream of chat completion chunks on what the client decodes. Events are cut at blank lines (`\n`,
- * `\r\n` or `\r` line ends, an event split over any chunks). An event whose bytes cannot carry the key or a start of
- * it, while nothing is held, goes out as it came: byte-identical, unparsed. That is every event unless:
- *   - some text is held (see below), or the key is awkward for JSON (`Secret.awkward`);
- *   - its bytes hold a `\u` escape (or `\/`, for a key with `/`), the only escapes that could hide a key character;
- *   - its bytes hold the key, or a `"` closing a string right after a proper start of the key.
- * Without these the event's decoded strings neither hold the key nor end with a start of it (see `bytesShowKey`), so
- * parsing could change nothing. Otherwise its `data:` JSON is parsed and walked. Strings within a choice, at paths a
- * client concatenates (`delta.content`, `delta.reasoning_content`, `delta.tool_calls[index].function.arguments`, and
- * any string in a choice but the replaced fields and `logprobs`; array elements matched by their `index` field, else
- * their position) are redacted with what is held at that path prepended, and an end that could begin the key is held
- * back from them; every other string, and object keys, has a whole key blanked. Held text is given back when its
- * choice finishes (a non-null `finish_reason`), at `data: [DONE]`, and at the body's end: appended to that event's
- * string at the same path, or else in a chunk added just before. An event that changed is written anew (one `data:`
- * line); non-JSON data is redacted as bytes.
+ * Redacts an SSE stream on what the client decodes, by one dialect's events (src/serve/sse-streams.ts names the strings
+ * each dialect's clients concatenate across events: its streams). Events are cut at blank lines (`\n`, `\r\n` or `\r`
+ * line ends, an event split over any chunks). Every event whose `data:` is a JSON object is parsed, so a key written
+ * with `\u` escapes cannot pass: a whole key is blanked in every string and object key; then each stream's string is
+ * redacted with the stream's held end before it, and the stream's last `Secret.window` characters are held back.
+ *
+ * The window is fixed — the key's length rounded up to a multiple of `holdBackQuantum` (32) UTF-16 code units, one
+ * more only where the cut would split a surrogate pair — and held whatever the text, so a key split across events is
+ * whole by the time a client could complete it, and no delta's length says whether the text began the key (a
+ * hold-back that depends on the text lets a client test guesses of the key's start one request each). Likewise an
+ * event that carries a stream is written anew (one `data:` line, its other lines redacted in place) whatever it says;
+ * one that carries none goes out byte-identical unless a whole key was blanked in it. Held text is given back when its
+ * stream ends (the dialect says which events end it: a choice's finish, the matching `.done` event, a block's stop,
+ * the stream's last event), at `data: [DONE]`, and at the body's end: appended to that event's own string of the
+ * stream, or else in a delta event of the stream added just before it. Comments and data that is not a JSON object are
+ * redacted as bytes.
  */
 export class SseRedactor implements BodyRedactor {
   /** The bytes of the event under way (and any line end not yet known to be whole). */
@@ -316,11 +286,16 @@ export class SseRedactor implements BodyRedactor {
   /** Where in `pending` the line under way starts. */
   private line = 0;
   private sawCr = false;
-  private readonly held = new Map<string, Held>();
-  /** The identity fields of the last chunk parsed, for a chunk added to give back held text. */
-  private identity: Record<string, unknown> = {};
+  /** Each stream's held end, by stream id, in the order the streams began. */
+  private readonly held = new Map<string, HeldText>();
+  private readonly streams: SseStreams;
 
-  constructor(private readonly secret: Secret) {}
+  constructor(
+    private readonly secret: Secret,
+    dialect: DialectName,
+  ) {
+    this.streams = sseStreamsOf(dialect);
+  }
 
   push(chunk: Buffer): Uint8Array | null {
     this.sawCr ||= chunk.indexOf(CR) >= 0;
@@ -333,7 +308,7 @@ export class SseRedactor implements BodyRedactor {
     const out = [this.events(true)];
     // An unterminated last event: clients drop it, but what it holds is still redacted, and held text goes before it.
     if (this.pending.length > 0) out.push(this.event(this.pending, true));
-    else out.push(this.withHeld([...this.held.values()], empty));
+    else out.push(this.giveBack([...this.held.values()]));
     this.pending = empty;
     return Buffer.concat(out);
   }
@@ -375,47 +350,66 @@ export class SseRedactor implements BodyRedactor {
 
   /** One event's bytes as relayed; `last`: the body ended inside it, so everything held must go out with it. */
   private event(raw: Buffer, last: boolean): Buffer {
-    if (this.held.size === 0 && this.cannotCarryKey(raw)) return raw;
+    // No `data` field (a comment, a keep-alive): nothing a client decodes as JSON.
+    if (!last && raw.indexOf(dataField) < 0) return replaceBytes(raw, this.secret.bytes);
     const lines = raw.toString("utf8").split(/\r\n|\r|\n/u);
     while (lines.length > 0 && lines.at(-1) === "") lines.pop();
     const data: string[] = [];
     for (const line of lines) if (fieldName(line) === "data") data.push(fieldValue(line));
     const payload = data.join("\n");
+    const done = data.length > 0 && payload.startsWith("[DONE]");
     let parsed: unknown;
     try {
-      parsed = data.length === 0 || payload.startsWith("[DONE]") ? undefined : JSON.parse(payload);
+      parsed = data.length === 0 || done ? undefined : JSON.parse(payload);
     } catch {
       parsed = undefined;
     }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      // Not a chunk (no data, `[DONE]`, other JSON, not JSON): blanked as bytes, and held text goes out before the end.
+    if (!isRecord(parsed)) {
+      // Not an event object (no data, `[DONE]`, other JSON, not JSON): blanked whole, and held text goes out before the end.
       const redacted = parsed === undefined ? undefined : redactValue(parsed, this.secret.text);
       const body = redacted === parsed ? replaceBytes(raw, this.secret.bytes) : this.written(lines, redacted, last);
-      const done = data.length > 0 && payload.startsWith("[DONE]");
-      return done || last ? this.withHeld([...this.held.values()], body) : body;
+      return done || last ? Buffer.concat([this.giveBack([...this.held.values()]), body]) : body;
     }
-    const chunk = parsed as Record<string, unknown>;
-    const walk = { changed: false, slots: new Map<string, Slot>() };
-    this.walkChunk(chunk, walk);
-    const finished = finishedChoices(chunk);
-    const giveBack: Held[] = [];
-    for (const [id, held] of this.held) {
-      if (!last && !finished.has(held.choice)) continue;
-      this.held.delete(id);
-      const slot = walk.slots.get(id);
-      if (slot === undefined) giveBack.push(held);
+    const value = redactValue(parsed, this.secret.text) as Record<string, unknown>;
+    const slots = this.streams.slots(value);
+    const own = new Map<string, (typeof slots)[number]>();
+    for (const slot of slots) {
+      this.holdBack(slot.id, slot.parent, slot.key, slot.template);
+      own.set(slot.id, slot);
+    }
+    const ended: HeldText[] = [];
+    for (const held of this.held.values()) {
+      if (!last && !this.streams.ends(value, held)) continue;
+      const slot = own.get(held.id);
+      if (slot === undefined) ended.push(held);
       else {
+        this.held.delete(held.id);
         slot.parent[slot.key] = `${slot.parent[slot.key] as string}${held.text}`;
-        walk.changed = true;
       }
     }
-    const body = walk.changed ? this.written(lines, chunk, last) : replaceBytes(raw, this.secret.bytes);
-    return this.withHeld(giveBack, body);
+    const body = slots.length > 0 || value !== parsed ? this.written(lines, value, last) : replaceBytes(raw, this.secret.bytes);
+    return ended.length === 0 ? body : Buffer.concat([this.giveBack(ended), body]);
   }
 
-  /** The fast path's checks (see the class comment): true when the event's decoded strings cannot need a change. */
-  private cannotCarryKey(raw: Buffer): boolean {
-    return bytesShowKey(raw, this.secret) && raw.indexOf(this.secret.bytes) < 0 && !mayEndWithKeyStart(raw, this.secret.bytes);
+  /**
+   * Redacts a stream's string with the stream's held end before it, sends all but the window and holds the window
+   * (all of it while the stream is shorter).
+   */
+  private holdBack(id: string, parent: Record<string, unknown>, key: string, template: Record<string, unknown>): void {
+    let text = `${this.held.get(id)?.text ?? ""}${parent[key] as string}`;
+    if (text.includes(this.secret.text)) text = text.replaceAll(this.secret.text, redactionMark);
+    let cut = Math.max(0, text.length - this.secret.window);
+    if (cut > 0 && isHighSurrogate(text.charCodeAt(cut - 1)) && isLowSurrogate(text.charCodeAt(cut))) cut -= 1;
+    if (cut === text.length) this.held.delete(id);
+    else this.held.set(id, { id, text: text.slice(cut), template });
+    parent[key] = text.slice(0, cut);
+  }
+
+  /** Events giving `held` back (none when it is empty), which no longer counts as held. */
+  private giveBack(held: HeldText[]): Buffer {
+    if (held.length === 0) return empty;
+    for (const h of held) this.held.delete(h.id);
+    return Buffer.from(this.streams.giveBack(held), "utf8");
   }
 
   /** An event written anew: its other lines (redacted as text) in place, its data as one `data:` line of `value`. */
@@ -432,146 +426,18 @@ export class SseRedactor implements BodyRedactor {
     // An unterminated last event stays unterminated: a client that would have dropped it still does.
     return replaceBytes(Buffer.from(`${out.join("\n")}${last ? "" : "\n\n"}`, "utf8"), this.secret.bytes);
   }
-
-  /** `body`, after a chunk giving back `held` when there is any. */
-  private withHeld(held: Held[], body: Buffer): Buffer {
-    if (held.length === 0) return body;
-    for (const h of held) this.held.delete(key(h.choice, h.path));
-    return Buffer.concat([this.heldChunk(held), body]);
-  }
-
-  /** A chunk event like the stream's own, whose choices' deltas carry the held text at its paths. */
-  private heldChunk(held: Held[]): Buffer {
-    const choices = new Map<number, Record<string, unknown>>();
-    for (const h of held) {
-      const choice = choices.get(h.choice) ?? { index: h.choice };
-      choices.set(h.choice, choice);
-      place(choice, h.path, h.text);
-    }
-    const chunk = { ...this.identity, object: this.identity.object ?? "chat.completion.chunk", choices: [...choices.values()].map((c) => ({ ...c, finish_reason: null })) };
-    return Buffer.from(`data: ${JSON.stringify(chunk)}\n\n`, "utf8");
-  }
-
-  private walkChunk(chunk: Record<string, unknown>, walk: Walk): void {
-    if (typeof chunk.id === "string") this.identity = Object.fromEntries(chunkIdentity.filter((k) => k in chunk).map((k) => [k, chunk[k]]));
-    redactKeys(chunk, this.secret.text, walk);
-    for (const key of Object.keys(chunk)) {
-      const choices = chunk[key];
-      if (key === "choices" && Array.isArray(choices)) {
-        choices.forEach((choice: unknown, i) => {
-          if (isRecord(choice)) this.walkChoice(choice, typeof choice.index === "number" ? choice.index : i, walk);
-          else whole(choices, i, this.secret.text, walk);
-        });
-      } else whole(chunk, key, this.secret.text, walk);
-    }
-  }
-
-  private walkChoice(choice: Record<string, unknown>, index: number, walk: Walk): void {
-    redactKeys(choice, this.secret.text, walk);
-    for (const key of Object.keys(choice)) {
-      if (key === "index" || key === "finish_reason" || key === "logprobs") whole(choice, key, this.secret.text, walk);
-      else this.walkConcatenated(choice, key, index, [key], walk);
-    }
-  }
-
-  /** Walks `parent[key]` within choice `choice`, whose strings a client concatenates across events. */
-  private walkConcatenated(parent: Record<string, unknown>, field: string, choice: number, path: Step[], walk: Walk): void {
-    const value = parent[field];
-    if (typeof value === "string") {
-      if (replacedFields.has(field)) whole(parent, field, this.secret.text, walk);
-      else this.holdBack(parent, field, choice, path, walk);
-    } else if (Array.isArray(value)) {
-      value.forEach((item: unknown, i) => {
-        // An object element (a tool call) is matched across events by its `index` field, else by its position.
-        if (!isRecord(item)) return whole(value, i, this.secret.text, walk);
-        const step = { index: typeof item.index === "number" ? item.index : i };
-        redactKeys(item, this.secret.text, walk);
-        for (const key of Object.keys(item)) this.walkConcatenated(item, key, choice, [...path, step, key], walk);
-      });
-    } else if (isRecord(value)) {
-      redactKeys(value, this.secret.text, walk);
-      for (const key of Object.keys(value)) this.walkConcatenated(value, key, choice, [...path, key], walk);
-    }
-  }
-
-  /** Redacts a concatenated string with what is held at its path before it; holds back an end that could begin the key. */
-  private holdBack(parent: Record<string, unknown>, field: string, choice: number, path: Step[], walk: Walk): void {
-    const id = key(choice, path);
-    const original = parent[field] as string;
-    let text = `${this.held.get(id)?.text ?? ""}${original}`;
-    if (text.includes(this.secret.text)) text = text.replaceAll(this.secret.text, redactionMark);
-    const keep = partialSuffix(text, this.secret.text);
-    if (keep > 0) {
-      this.held.set(id, { choice, path, text: text.slice(text.length - keep) });
-      text = text.slice(0, text.length - keep);
-    } else this.held.delete(id);
-    if (text !== original) {
-      parent[field] = text;
-      walk.changed = true;
-    }
-    walk.slots.set(id, { parent, key: field });
-  }
 }
 
-interface Walk {
-  changed: boolean;
-  slots: Map<string, Slot>;
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
-function key(choice: number, path: Step[]): string {
-  return JSON.stringify([choice, ...path]);
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Blanks a whole key in `parent[field]` (any JSON), with no hold-back: a client does not concatenate it. */
-function whole(parent: Record<string, unknown> | unknown[], field: string | number, secret: string, walk: Walk): void {
-  const value = (parent as Record<string | number, unknown>)[field];
-  const redacted = redactValue(value, secret);
-  if (redacted === value) return;
-  (parent as Record<string | number, unknown>)[field] = redacted;
-  walk.changed = true;
-}
-
-/** Renames, in place and in order, the object keys that hold the secret. */
-function redactKeys(object: Record<string, unknown>, secret: string, walk: Walk): void {
-  const keys = Object.keys(object);
-  if (!keys.some((k) => k.includes(secret))) return;
-  const entries = Object.entries(object);
-  for (const k of keys) delete object[k];
-  for (const [k, v] of entries) object[k.replaceAll(secret, redactionMark)] = v;
-  walk.changed = true;
-}
-
-/** The indices of the choices this chunk finishes (a non-null `finish_reason`). */
-function finishedChoices(chunk: Record<string, unknown>): Set<number> {
-  const finished = new Set<number>();
-  if (!Array.isArray(chunk.choices)) return finished;
-  chunk.choices.forEach((choice: unknown, i) => {
-    if (isRecord(choice) && choice.finish_reason !== null && choice.finish_reason !== undefined) finished.add(typeof choice.index === "number" ? choice.index : i);
-  });
-  return finished;
-}
-
-/** Sets `text` at `path` under `object`, making the objects and `index`-keyed array elements on the way. */
-function place(object: Record<string, unknown>, path: Step[], text: string): void {
-  let at = object;
-  path.forEach((step, i) => {
-    const next = path[i + 1];
-    if (typeof step !== "string") return;
-    if (next === undefined) {
-      at[step] = `${typeof at[step] === "string" ? at[step] : ""}${text}`;
-    } else if (typeof next === "string") {
-      at = (at[step] ??= {}) as Record<string, unknown>;
-    } else {
-      const items = (at[step] ??= []) as Array<Record<string, unknown>>;
-      const item = items.find((x) => x.index === next.index) ?? { index: next.index };
-      if (!items.includes(item)) items.push(item);
-      at = item;
-    }
-  });
 }
 
 function fieldName(line: string): string {

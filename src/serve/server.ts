@@ -465,7 +465,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
           // 2–4 for an embedded upstream's pass-through, or one that does not speak the dialect: one call, in the dialect.
           // On an engine that takes turns between arms, a pass-through runs in its arm's turn (src/serve/arms.ts).
           if (chat.reflect === undefined) {
-            const response = await generateOnce(options.arms?.model(arm ?? "base") ?? options.upstream, chat, meta, signal, dialect);
+            const response = await generateOnce(options.arms?.model(arm ?? "base") ?? options.upstream, chat, { meta, signal, dialect, secret: secret() });
             if (arm !== undefined) response.headers.set("x-reflect-arm", arm);
             return { response };
           }
