@@ -28,6 +28,7 @@ import { raceAbort } from "../util/abortable.js";
 import { SerialLane } from "../util/serial-lane.js";
 import { Admission } from "./admission.js";
 import { armOf, type ArmName, type GatewayArms } from "./arms.js";
+import { bodyDeadline, nodeRequestTimeout } from "./body-deadline.js";
 import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { chatDialect } from "./dialects/chat.js";
@@ -367,7 +368,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     try {
       // 1. Parse and validate.
       const { incoming, outgoing } = c.env;
-      const bytes = await readBody(incoming, limits.bodyBytes);
+      const bytes = await readBody(incoming, limits.bodyBytes, limits.bodyTimeoutMs);
       // The request's AbortSignal only where needed: making it builds a whole Request, which pass-through does without.
       // The client of a keyless gateway is its address, read only when a share needs it.
       const who = (): string => c.get("client") ?? `addr:${incoming.socket.remoteAddress ?? "unknown"}`;
@@ -483,7 +484,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     if (c.env?.incoming === undefined) return dialectError(dialect, { status: 500, message: "the gateway runs on Node's http server", type: "server_error", param: null, code: "not_node_server" });
     try {
       const { incoming, outgoing } = c.env;
-      const bytes = await readBody(incoming, limits.bodyBytes);
+      const bytes = await readBody(incoming, limits.bodyBytes, limits.bodyTimeoutMs);
       if (relay !== undefined && upstreamSpeaks(options.upstreamHttp, dialect.name)) {
         const relayed = await relay.send({ body: bytes, incoming, outgoing }, () => {}, { ...dialect, upstreamPath: `${dialect.upstreamPath}/count_tokens` });
         return relayed ?? RESPONSE_ALREADY_SENT;
@@ -632,7 +633,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     if (options.arms === undefined) return error(409, "this gateway has no adapter arm — start it with --lora FILE or --canary P", "no_adapter_arm");
     let body: unknown;
     try {
-      body = JSON.parse((c.env?.incoming === undefined ? Buffer.from(await c.req.arrayBuffer()) : await readBody(c.env.incoming, ADMIN_BODY_BYTES)).toString("utf8"));
+      body = JSON.parse((c.env?.incoming === undefined ? Buffer.from(await c.req.arrayBuffer()) : await readBody(c.env.incoming, ADMIN_BODY_BYTES, limits.bodyTimeoutMs)).toString("utf8"));
     } catch (failure) {
       if (failure instanceof Refusal) return error(failure.status, failure.message, failure.code ?? "invalid_value");
       return error(400, "the body must be JSON: { \"path\": \"<adapter file or folder on the gateway's machine>\", \"scale\"?: number }", "invalid_json");
@@ -745,15 +746,26 @@ function keyIndex(keyDigests: readonly Buffer[], header: string | undefined): nu
 /** A client that closed its connection before its request body ended. */
 class ClientGone extends Error {}
 
-/** The body's bytes, read from the Node request, at most `limit` of them: a longer body (announced or sent) is a 413. */
-function readBody(incoming: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * The body's bytes, read from the Node request, at most `limit` of them: a longer body (announced or sent) is a 413.
+ * One not ended within `timeoutMs` of the read's start — stopped short of its Content-Length, or trickled — is a 408
+ * with `connection: close`, so its connection is closed once the answer is written (src/serve/body-deadline.ts says
+ * why Node's own `requestTimeout` is not relied on).
+ */
+function readBody(incoming: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   const tooLarge = (): Refusal => new Refusal(413, `the request body is over ${limit} bytes`, "invalid_request_error", null, "request_too_large");
   if (Number(incoming.headers["content-length"] ?? NaN) > limit) return Promise.reject(tooLarge());
   if (incoming.destroyed) return Promise.reject(new ClientGone("the client closed the request"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const deadline = bodyDeadline(incoming, timeoutMs, () => {
+      settle();
+      incoming.pause();
+      reject(new Refusal(408, `the request body did not arrive within ${timeoutMs} ms (it stopped short of its Content-Length, or came too slowly); the connection is closed`, "invalid_request_error", null, "body_timeout", { connection: "close" }));
+    });
     const settle = (): void => {
+      deadline.clear();
       incoming.off("data", onData).off("end", onEnd).off("close", onClose).off("error", onClose);
     };
     const onData = (chunk: Buffer): void => {
@@ -794,9 +806,10 @@ export async function startGateway(options: GatewayOptions & { host?: string; po
   const host = options.host ?? "127.0.0.1";
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const app = createGateway({ ...options, boundHost: host });
-  // Node's own limits on a connection: a client that trickles its headers or body, or holds a connection idle, is cut
-  // (408 for a request not received in time) instead of holding memory until Node's 300 s default.
-  const serverOptions = { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.bodyTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) };
+  // Node's own limits on a connection: a client that trickles its headers or holds a connection idle is cut instead of
+  // holding memory until Node's 300 s default. A body's own deadline is the gateway's (`readBody`); Node's request
+  // timeout stays behind it as a backstop (src/serve/body-deadline.ts).
+  const serverOptions = { headersTimeout: limits.headersTimeoutMs, requestTimeout: nodeRequestTimeout(limits), keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787, serverOptions }, () => resolve(s));
     capConnections(s as import("node:http").Server, limits.maxConnections);
