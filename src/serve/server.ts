@@ -379,16 +379,28 @@ export function createGateway(options: GatewayOptions): GatewayApp {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
         kind = "pass-through";
         // With arms, the canary picks this request's arm too; the adapter arm is the adapter's model name on the upstream.
-        const adapter = passThroughArm(incoming, bytes) === "adapter" ? options.arms?.servedAdapter?.() : undefined;
+        // The relay pins the adapter until its body ends, so a replacement does not unload it under the relayed call.
+        const lease = passThroughArm(incoming, bytes) === "adapter" ? await options.arms?.pin("adapter") : undefined;
+        const adapter = lease?.served;
+        if (adapter === undefined) lease?.release();
         const passArm = options.arms === undefined ? undefined : adapter === undefined ? "base" : "adapter";
         if (passArm !== undefined) outgoing.setHeader("x-reflect-arm", passArm);
         // A large body is rewritten in the lane, as a large reflected body is parsed: one at a time, between turns.
-        const sent = adapter === undefined ? bytes : bytes.byteLength <= LANE_BYTES ? withModel(bytes, adapter) : await lane.run(() => withModel(bytes, adapter));
-        const relayed = await relay.send(
-          { body: sent, incoming, outgoing },
-          (status, failure) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(passArm === undefined ? {} : { arm: passArm }) }),
-          dialect,
-        );
+        let relayed: Response | undefined;
+        try {
+          const sent = adapter === undefined ? bytes : bytes.byteLength <= LANE_BYTES ? withModel(bytes, adapter) : await lane.run(() => withModel(bytes, adapter));
+          relayed = await relay.send(
+            { body: sent, incoming, outgoing },
+            (status, failure) => {
+              lease?.release();
+              tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(passArm === undefined ? {} : { arm: passArm }) });
+            },
+            dialect,
+          );
+        } catch (error) {
+          lease?.release();
+          throw error;
+        }
         return relayed ?? RESPONSE_ALREADY_SENT;
       }
       const client = c.req.raw.signal;
@@ -564,8 +576,10 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     const memory = reflect.memory === undefined ? undefined : options.memory;
     const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(reflect.memory, chat.messages, signal);
     const task = requestTask(checks);
+    // The episode pins its arm's adapter: one loaded meanwhile never takes its later calls (src/serve/arms.ts).
+    const lease = request.arm === "base" ? undefined : await options.arms?.pin(request.arm, signal);
     const episode = await runStrategy<RequestRecord>(resolved, {
-      model: (request.arm === "base" ? undefined : options.arms?.model(request.arm)) ?? options.arms?.model("base") ?? options.upstream,
+      model: lease?.model ?? options.arms?.model("base") ?? options.upstream,
       task: memory === undefined || recalled === undefined ? task : memory.task(task, recalled),
       item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect, options: recordedOptions(chat) } },
       critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
@@ -576,7 +590,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       signal,
       tracer,
       parentSpan: span,
-    });
+    }).finally(() => lease?.release());
     return memory === undefined || recalled === undefined ? episode : memory.annotate(episode, recalled);
   }
 
