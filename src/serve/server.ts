@@ -36,7 +36,7 @@ import { dialectOfRoute, dialects, type Dialect, type DialectName, type GatewayE
 import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp } from "./pass-through.js";
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
-import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
+import { inDialect, parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { ARM_KEY_CHARS, isRecord, recordedOptions, resolveGatewayStrategy, type ChatRequest } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ErrorType, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
@@ -414,12 +414,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const replayOf = replayOfHeader(incoming);
       const signal = AbortSignal.any([client, deadline]);
       // Without `options.buildChecks`, every reflected request was planned as it was read (`reading.plan`).
+      // A check that does not compile names its field as this dialect's client wrote it.
       const checks =
         chat.reflect === undefined
           ? []
-          : options.buildChecks !== undefined
-            ? await options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: asker, signal })
-            : await compileRequestChecks(plan as RequestCheckPlan, { pool: pool as CheckPool, client: asker, signal });
+          : await Promise.resolve(options.buildChecks !== undefined ? options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: asker, signal }) : compileRequestChecks(plan as RequestCheckPlan, { pool: pool as CheckPool, client: asker, signal })).catch((error: unknown) => {
+              throw inDialect(error, dialect.name);
+            });
       const slot = admission.enter(client, asker);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });

@@ -449,6 +449,14 @@ export function anthropicErrorType(status: number): string {
   }
 }
 
+/** A check's field in this dialect: `output_config.format` for `response_format.json_schema`, a tool's `input_schema` for its parameters. */
+function checkField(field: string): string {
+  return field
+    .replace(/^response_format\.json_schema(?=\.|$)/u, "output_config.format")
+    .replace(/^(tools\[\d+\])\.function\.parameters$/u, "$1.input_schema")
+    .replace(/^(tools\[\d+\])\.function(?=\.)/u, "$1");
+}
+
 function errorBody(error: GatewayError): Record<string, unknown> {
   return {
     type: "error",
@@ -471,4 +479,5 @@ export const messagesDialect: Dialect = {
   // Anthropic's SDKs raise an `error` event of a stream as an APIError.
   errorEvent: (error) => `event: error\ndata: ${JSON.stringify(errorBody(error))}\n\n`,
   keepAlive: 'event: ping\ndata: {"type": "ping"}\n\n',
+  checkField,
 };

@@ -313,6 +313,11 @@ function definition(tool: ResponsesFunctionTool): ToolDefinition {
   return { name: tool.name, ...(tool.description === null ? {} : { description: tool.description }), ...(tool.parameters === null ? {} : { parameters: tool.parameters }) };
 }
 
+/** A check's field in this dialect: `text.format` for `response_format.json_schema`, flat function tools. */
+function checkField(field: string): string {
+  return field.replace(/^response_format\.json_schema(?=\.|$)/u, "text.format").replace(/^(tools\[\d+\])\.function(?=\.)/u, "$1");
+}
+
 export interface ResponsesOutputText {
   type: "output_text";
   text: string;
@@ -504,4 +509,5 @@ export const responsesDialect: Dialect = {
   error: errorBody,
   errorEvent: responsesErrorEvent,
   keepAlive: ": keep-alive\n\n",
+  checkField,
 };
