@@ -46,8 +46,8 @@ export interface GatewayArms {
   /** Loads or replaces the adapter without a restart; resolves with the adapter arm's model id, and a note for the admin. */
   load(spec: AdapterSpec): Promise<{ model: string; note?: string }>;
   /**
-   * The name an HTTP upstream serves the adapter under (a relayed pass-through on the adapter arm asks for it as its
-   * `model`); undefined on an engine, and until an adapter is loaded.
+   * The name an HTTP upstream serves the adapter under now; undefined on an engine, and until an adapter is loaded. A
+   * relayed pass-through takes it from its lease (`pin`), so a replacement cannot unload it under the relay.
    */
   servedAdapter?(): string | undefined;
   /**
