@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { describe, it, type TestContext } from "node:test";
 import { createHttpModel } from "../models/http.js";
+import { vllmArms } from "./arms.js";
 import { BODY_DEADLINE_GRACE_MS, nodeRequestTimeout } from "./body-deadline.js";
 import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type FakeUpstream } from "./serve-harness.js";
 import { defaultGatewayLimits, type RunningGateway } from "./server.js";
@@ -16,12 +17,20 @@ const BODY_TIMEOUT_MS = 500;
 /** How late after the deadline a connection may close: timers on a shared machine, and the answer's write. */
 const SLACK_MS = 700;
 
-/** A gateway with a body deadline far under its headers' (10 s by default), in front of a counting upstream. */
+const ADMIN_KEY = "admin-key-body-deadline-01";
+
+/**
+ * A gateway with a body deadline far under its headers' (10 s by default), in front of a counting upstream, with an
+ * adapter arm and the admin route (whose body is read the same way).
+ */
 async function setup(t: TestContext): Promise<{ upstream: FakeUpstream; gateway: RunningGateway; port: number }> {
   const upstream = await startUpstream(t, reply("42"));
+  const modelFor = (name: string) => createHttpModel({ baseUrl: upstream.baseUrl, model: name, apiKeyEnv: "REFLECT_TEST_UNSET_KEY" });
   const gateway = await startTestGateway(t, {
-    upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: "REFLECT_TEST_UNSET_KEY" }),
+    upstream: modelFor(UPSTREAM_MODEL),
     upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: "REFLECT_TEST_UNSET_KEY" },
+    arms: vllmArms(modelFor(UPSTREAM_MODEL), { baseUrl: upstream.baseUrl, prefix: "reflect-adapter", modelFor }, { canaryPercent: 0 }),
+    adminKey: ADMIN_KEY,
     limits: { bodyTimeoutMs: BODY_TIMEOUT_MS },
   });
   return { upstream, gateway, port: Number(new URL(gateway.url).port) };
@@ -45,7 +54,8 @@ function connection(t: TestContext, port: number, send: (socket: net.Socket) => 
 }
 
 function head(route: string, contentLength: number): string {
-  return `POST ${route} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n`;
+  const admin = route === "/admin/lora" ? `Authorization: Bearer ${ADMIN_KEY}\r\n` : "";
+  return `POST ${route} HTTP/1.1\r\nHost: 127.0.0.1\r\n${admin}Content-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n`;
 }
 
 const messages = [{ role: "user", content: "What is six times seven?" }];
@@ -58,6 +68,7 @@ const requests: ReadonlyArray<{ name: string; route: string; body: Record<string
   { name: "messages, passed through", route: "/v1/messages", body: { model: UPSTREAM_MODEL, max_tokens: 16, messages }, dialect: "anthropic" },
   { name: "messages, reflected", route: "/v1/messages", body: { model: UPSTREAM_MODEL, max_tokens: 16, messages, reflect: {} }, dialect: "anthropic" },
   { name: "count_tokens", route: "/v1/messages/count_tokens", body: { model: UPSTREAM_MODEL, messages }, dialect: "anthropic" },
+  { name: "the admin route", route: "/admin/lora", body: { path: "/adapters/next" }, dialect: "openai" },
 ];
 
 /** The answer's status line, headers and JSON body. */

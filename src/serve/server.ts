@@ -650,7 +650,12 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     try {
       body = JSON.parse((c.env?.incoming === undefined ? Buffer.from(await c.req.arrayBuffer()) : await readBody(c.env.incoming, ADMIN_BODY_BYTES, limits.bodyTimeoutMs)).toString("utf8"));
     } catch (failure) {
-      if (failure instanceof Refusal) return error(failure.status, failure.message, failure.code ?? "invalid_value");
+      if (failure instanceof Refusal) {
+        // A 408's `connection: close` included: the rest of that body never comes.
+        const refused = error(failure.status, failure.message, failure.code ?? "invalid_value");
+        for (const [name, value] of Object.entries(failure.headers)) refused.headers.set(name, value);
+        return refused;
+      }
       return error(400, "the body must be JSON: { \"path\": \"<adapter file or folder on the gateway's machine>\", \"scale\"?: number }", "invalid_json");
     }
     if (!isRecord(body) || typeof body.path !== "string" || body.path === "") return error(400, "path: must be the adapter's file (a GGUF LoRA) or, for a vLLM upstream, its PEFT folder", "invalid_value");
