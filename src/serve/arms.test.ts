@@ -19,12 +19,15 @@ const ADMIN_KEY = "admin-key-9876543210";
 
 /**
  * An engine with an adapter switch, as the embedded model has: it answers with the name of the weights it holds
- * ("base", or the adapter file's path) and fails a test that switches while a call is in flight.
+ * ("base", or the adapter file's path) and fails a test that switches while a call is in flight. `events` lists its
+ * calls (`call <weights>`) and switches (`switch <weights>`) in order; `hold(n)` is awaited inside call n (from 0).
  */
-function fakeEngine(): AdapterEngine & { switchesSeen: string[]; maxInFlight: number } {
+function fakeEngine(options: { hold?: (call: number) => Promise<void> } = {}): AdapterEngine & { switchesSeen: string[]; maxInFlight: number; events: string[] } {
   let lora: LoraAdapter | undefined;
   let inFlight = 0;
+  let calls = 0;
   const engine = {
+    events: [] as string[],
     modelId: "embedded:fake",
     maxConcurrency: 4,
     switchesSeen: [] as string[],
@@ -38,12 +41,16 @@ function fakeEngine(): AdapterEngine & { switchesSeen: string[]; maxInFlight: nu
       await delay(2);
       lora = adapter;
       engine.switchesSeen.push(adapter?.path ?? "base");
+      engine.events.push(`switch ${adapter?.path ?? "base"}`);
     },
     async doGenerate(request: GenerateRequest): Promise<GenerateResult> {
       inFlight += 1;
       engine.maxInFlight = Math.max(engine.maxInFlight, inFlight);
       const under = lora?.path ?? "base";
+      engine.events.push(`call ${under}`);
+      const call = calls++;
       try {
+        await options.hold?.(call);
         await delay(3);
         if ((lora?.path ?? "base") !== under) throw new Error("the adapter changed under a running call");
         const prompt = request.messages.reduce((n, m) => n + m.content.length, 0);
@@ -73,8 +80,8 @@ interface Setup {
   tracer: ReturnType<typeof memoryTracer>;
 }
 
-async function setup(t: TestContext, options: { canaryPercent: number; initial?: string; adminKey?: string }): Promise<Setup> {
-  const engine = fakeEngine();
+async function setup(t: TestContext, options: { canaryPercent: number; initial?: string; adminKey?: string; hold?: (call: number) => Promise<void> }): Promise<Setup> {
+  const engine = fakeEngine(options.hold === undefined ? {} : { hold: options.hold });
   const arms = engineArms(engine, { canaryPercent: options.canaryPercent });
   if (options.initial !== undefined) await arms.load({ path: options.initial });
   const recorded: Episode[] = [];
@@ -248,17 +255,118 @@ describe("the gateway's arms", () => {
   });
 });
 
+/** A gate a scripted call waits at: `reached` resolves when the call arrives, `open()` lets it go on. */
+function gate(): { at: () => Promise<void>; reached: Promise<void>; open: () => void } {
+  let arrive!: () => void;
+  let open!: () => void;
+  const reached = new Promise<void>((r) => (arrive = r));
+  const opened = new Promise<void>((r) => (open = r));
+  return { at: () => (arrive(), opened), reached, open };
+}
+
+describe("replacing the adapter under a running episode", () => {
+  it("on the engine: the episode's every call stays on the adapter it started on, the swap waits for it, and a request arriving meanwhile gets the new one", async (t) => {
+    const first = gate();
+    const s = await setup(t, { canaryPercent: 100, initial: "/adapters/a1.gguf", adminKey: ADMIN_KEY, hold: (n) => (n === 0 ? first.at() : Promise.resolve()) });
+    // A draft that fails the check (the engine answers with its weights' name), a reflection, a retry: three calls.
+    const running = chat(s.url, { arm: "adapter", regex: "^\\d+$", max_turns: 2 }, { content: "first" });
+    await first.reached;
+    const swap = admin(s.url, { path: "/adapters/a2.gguf" }, ADMIN_KEY);
+    await delay(30);
+    const next = chat(s.url, { arm: "adapter" }, { content: "second" });
+    await delay(30);
+    assert.deepEqual(s.engine.switchesSeen, ["/adapters/a1.gguf"], "nothing switched while the episode ran");
+    first.open();
+    const episode = await running;
+    assert.deepEqual([episode.status, episode.arm, episode.text], [200, "adapter", "/adapters/a1.gguf"]);
+    const recorded = s.recorded[0] as Episode;
+    assert.deepEqual(recorded.attempts.map((a) => a.call.output), ["/adapters/a1.gguf", "/adapters/a1.gguf"]);
+    assert.equal(recorded.model, "embedded:fake+lora:a1.gguf");
+    const swapped = await swap;
+    assert.deepEqual([swapped.status, swapped.body.model], [200, "embedded:fake+lora:a2.gguf"]);
+    assert.equal((await next).text, "/adapters/a2.gguf");
+    // The episode's three calls on the old adapter, then the switch, then the request that waited for it.
+    assert.deepEqual(s.engine.events, ["switch /adapters/a1.gguf", "call /adapters/a1.gguf", "call /adapters/a1.gguf", "call /adapters/a1.gguf", "switch /adapters/a2.gguf", "call /adapters/a2.gguf"]);
+  });
+
+  it("on the engine: a request waiting for a replacement that fails runs on the adapter before, and one that gives up waiting is let go", async (t) => {
+    const first = gate();
+    const s = await setup(t, { canaryPercent: 100, initial: "/adapters/a1.gguf", adminKey: ADMIN_KEY, hold: (n) => (n === 0 ? first.at() : Promise.resolve()) });
+    const running = chat(s.url, { arm: "adapter" }, { content: "first" });
+    await first.reached;
+    const swap = admin(s.url, { path: "/adapters/broken.gguf" }, ADMIN_KEY);
+    await delay(30);
+    const gone = new AbortController();
+    const impatient = fetch(`${s.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${CLIENT_KEY}` }, body: JSON.stringify({ model: "fake", messages: [{ role: "user", content: "x" }], reflect: { arm: "adapter" } }), signal: gone.signal }).catch((e: Error) => e.name);
+    const patient = chat(s.url, { arm: "adapter" }, { content: "second" });
+    await delay(30);
+    gone.abort();
+    assert.equal(await impatient, "AbortError");
+    first.open();
+    assert.equal((await running).text, "/adapters/a1.gguf");
+    assert.equal((await swap).status, 502);
+    assert.equal((await patient).text, "/adapters/a1.gguf");
+  });
+
+  it("on vLLM: the replaced adapter stays loaded for the episode pinned to it, every one of its calls goes there, and it is unloaded after", async (t) => {
+    const first = gate();
+    const vllm = await vllmStandIn(t, (n) => (n === 0 ? first.at() : Promise.resolve()));
+    const modelFor = (name: string) => createHttpModel({ baseUrl: vllm.baseUrl, model: name, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } });
+    const arms = vllmArms(modelFor("base-model"), { baseUrl: vllm.baseUrl, prefix: "reflect-adapter", modelFor }, { canaryPercent: 100 });
+    await arms.load({ path: "/peft/step-1" });
+    const gateway = await startTestGateway(t, { upstream: arms.model("base")!, arms, apiKey: CLIENT_KEY, adminKey: ADMIN_KEY });
+    const running = chat(gateway.url, { arm: "adapter", regex: "^\\d+$", max_turns: 2 }, { content: "first" });
+    await first.reached;
+    const swap = await admin(gateway.url, { path: "/peft/step-2" }, ADMIN_KEY);
+    assert.equal(swap.status, 200, JSON.stringify(swap.body));
+    assert.match(String(swap.body.note), /reflect-adapter-1\) is unloaded once its 1 request\(s\) in flight end/u);
+    assert.deepEqual([...vllm.loaded.keys()], ["reflect-adapter-1", "reflect-adapter-2"]);
+    // A request after the swap goes to the new adapter at once, while the old one still serves the episode.
+    assert.equal((await chat(gateway.url, { arm: "adapter" }, { content: "second" })).text, "served by reflect-adapter-2");
+    first.open();
+    const episode = await running;
+    assert.deepEqual([episode.status, episode.text], [200, "served by reflect-adapter-1"]);
+    const episodeCalls = vllm.calls.filter((c) => c.path === "/v1/chat/completions" && JSON.stringify(c.body.messages).includes("first"));
+    assert.deepEqual(episodeCalls.map((c) => c.body.model), ["reflect-adapter-1", "reflect-adapter-1", "reflect-adapter-1"]);
+    for (let i = 0; i < 100 && vllm.loaded.has("reflect-adapter-1"); i++) await delay(10);
+    assert.deepEqual([...vllm.loaded.keys()], ["reflect-adapter-2"]);
+    const unloadedAt = vllm.calls.findIndex((c) => c.path === "/v1/unload_lora_adapter");
+    assert.ok(unloadedAt > vllm.calls.indexOf(episodeCalls.at(-1)!), "unloaded only after the episode's last call");
+  });
+
+  it("on vLLM: a relayed pass-through on the adapter arm holds its adapter loaded until the relayed body ends", async (t) => {
+    const first = gate();
+    const vllm = await vllmStandIn(t, (n) => (n === 0 ? first.at() : Promise.resolve()));
+    const modelFor = (name: string) => createHttpModel({ baseUrl: vllm.baseUrl, model: name, retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 } });
+    const arms = vllmArms(modelFor("base-model"), { baseUrl: vllm.baseUrl, prefix: "reflect-adapter", modelFor }, { canaryPercent: 100 });
+    await arms.load({ path: "/peft/step-1" });
+    const gateway = await startTestGateway(t, { upstream: arms.model("base")!, arms, apiKey: CLIENT_KEY, adminKey: ADMIN_KEY, upstreamHttp: { baseUrl: vllm.baseUrl, model: "base-model", apiKeyEnv: "REFLECT_TEST_NO_KEY" } });
+    const relayed = rawRequest(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${CLIENT_KEY}` }, body: '{"model": "base-model", "messages": [{"role": "user", "content": "Say hi."}]}' });
+    await first.reached;
+    const swap = await admin(gateway.url, { path: "/peft/step-2" }, ADMIN_KEY);
+    assert.match(String(swap.body.note), /unloaded once its 1 request/u);
+    assert.ok(vllm.loaded.has("reflect-adapter-1"));
+    first.open();
+    const answer = await relayed;
+    assert.equal(answer.status, 200, answer.body);
+    assert.equal((JSON.parse(answer.body) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content, "served by reflect-adapter-1");
+    for (let i = 0; i < 100 && vllm.loaded.has("reflect-adapter-1"); i++) await delay(10);
+    assert.deepEqual([...vllm.loaded.keys()], ["reflect-adapter-2"]);
+  });
+});
+
 /**
  * A stand-in for vLLM's runtime LoRA API (`--enable-lora`, `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`): load and unload
  * by name, and Chat Completions that answer with the served model's name, refusing an adapter not loaded (404, as vLLM).
  */
-async function vllmStandIn(t: TestContext): Promise<{ baseUrl: string; calls: Array<{ path: string; body: Record<string, unknown> }>; loaded: Map<string, string> }> {
+async function vllmStandIn(t: TestContext, hold?: (completion: number) => Promise<void>): Promise<{ baseUrl: string; calls: Array<{ path: string; body: Record<string, unknown> }>; loaded: Map<string, string> }> {
   const calls: Array<{ path: string; body: Record<string, unknown> }> = [];
   const loaded = new Map<string, string>();
+  let completions = 0;
   const server = http.createServer((req, res) => {
     let raw = "";
     req.setEncoding("utf8").on("data", (c: string) => (raw += c));
-    req.on("end", () => {
+    req.on("end", async () => {
       const body = (raw === "" ? {} : JSON.parse(raw)) as Record<string, unknown>;
       calls.push({ path: req.url ?? "", body });
       const send = (status: number, value: unknown): void => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
@@ -269,6 +377,7 @@ async function vllmStandIn(t: TestContext): Promise<{ baseUrl: string; calls: Ar
       }
       if (req.url === "/v1/unload_lora_adapter") return loaded.delete(String(body.lora_name)) ? send(200, "Success") : send(404, { error: { message: "not loaded" } });
       if (req.url === "/v1/chat/completions") {
+        await hold?.(completions++);
         const model = String(body.model);
         if (model !== "base-model" && !loaded.has(model)) return send(404, { error: { message: `The model ${model} does not exist.` } });
         return send(200, { id: "x", object: "chat.completion", created: 0, model, choices: [{ index: 0, message: { role: "assistant", content: `served by ${model}` }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });

@@ -12,6 +12,14 @@
  * cache; with the embedded default of one sequence there is nothing in parallel to lose, so the engine takes turns.
  * An HTTP upstream that loads adapters at run time (vLLM's `/v1/load_lora_adapter`) serves both arms at once: the
  * adapter arm names the adapter as its `model` (`vllmArms`).
+ *
+ * An episode on the adapter arm pins the adapter it started on (`pin`): every call it makes — drafts, reflections,
+ * retries — goes to that adapter, so an answer is never half one adapter's and half the next's, nor sent to one already
+ * unloaded. On the engine a replacement waits for the episodes pinned to the old adapter to end, and episodes arriving
+ * meanwhile wait for the new one: the engine holds one adapter at a time, so keeping the old one for its episodes
+ * while the new one serves would switch adapters between calls of one arm, at a drained engine and a lost prefix
+ * cache each time; the wait is bounded by the request timeout. On vLLM both stay served: new episodes go to the new
+ * adapter at once, and the old one is unloaded after its last episode ends.
  */
 import { createHash } from "node:crypto";
 import { ModelCallError, UsageError } from "../errors.js";
@@ -38,10 +46,40 @@ export interface GatewayArms {
   /** Loads or replaces the adapter without a restart; resolves with the adapter arm's model id, and a note for the admin. */
   load(spec: AdapterSpec): Promise<{ model: string; note?: string }>;
   /**
-   * The name an HTTP upstream serves the adapter under (a relayed pass-through on the adapter arm asks for it as its
-   * `model`); undefined on an engine, and until an adapter is loaded.
+   * The name an HTTP upstream serves the adapter under now; undefined on an engine, and until an adapter is loaded. A
+   * relayed pass-through takes it from its lease (`pin`), so a replacement cannot unload it under the relay.
    */
   servedAdapter?(): string | undefined;
+  /**
+   * Pins an arm for one episode (or one relayed request): every call through the lease's model goes to the adapter
+   * the lease began on, and that adapter is not replaced (engine) or unloaded (vLLM) until the lease is released.
+   * May wait for a replacement under way (engine). Undefined for an arm with no model (no adapter loaded).
+   */
+  pin(arm: ArmName, signal?: AbortSignal): Promise<ArmLease | undefined>;
+}
+
+/** One episode's hold on an arm (`GatewayArms.pin`). */
+export interface ArmLease {
+  /** The arm's model as the lease began: the same adapter on every call. */
+  model: LanguageModel;
+  /** The name an HTTP upstream serves that adapter under (vLLM), for a relayed request; undefined on an engine and on the base. */
+  served?: string;
+  /** Ends the hold; a second call does nothing. */
+  release(): void;
+}
+
+/** A lease whose `release` runs `end` once. */
+function lease(model: LanguageModel, end: () => void, served?: string): ArmLease {
+  let held = true;
+  return {
+    model,
+    ...(served === undefined ? {} : { served }),
+    release() {
+      if (!held) return;
+      held = false;
+      end();
+    },
+  };
 }
 
 /**
@@ -72,6 +110,12 @@ export function engineArms(engine: AdapterEngine, options: { canaryPercent: numb
   /** Calls waiting for their arm's turn, and adapter loads waiting for the engine to be idle, in arrival order. */
   type Waiter = { kind: "call"; arm: ArmName; admit: () => void; fail: (error: unknown) => void } | { kind: "load"; adapter: LoraAdapter; done: () => void; fail: (error: unknown) => void };
   const waiting: Waiter[] = [];
+  /** Episodes pinned to the adapter now applied, and replacements waiting for them to end (see the file's comment). */
+  let pinned = 0;
+  let replacing = 0;
+  /** Replacements waiting for `pinned` to reach 0, and pins waiting for `replacing` to reach 0. */
+  let drained: Array<() => void> = [];
+  let replaced: Array<() => void> = [];
   const baseId = engine.lora === undefined ? engine.modelId : engine.modelId.replace(/\+lora:.*$/u, "");
   const idOf = (a: LoraAdapter): string => `${baseId}+lora:${a.path.split(/[\\/]/u).pop() ?? a.path}${(a.scale ?? 1) === 1 ? "" : `@${a.scale}`}`;
 
@@ -174,16 +218,62 @@ export function engineArms(engine: AdapterEngine, options: { canaryPercent: numb
   const base = armModel("base");
   const withAdapter = armModel("adapter");
 
+  /** Resolves when the replacements under way end; rejects with the signal's reason if it aborts first. */
+  function afterReplacing(signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const go = (): void => {
+        signal?.removeEventListener("abort", stop);
+        resolve();
+      };
+      const stop = (): void => {
+        replaced = replaced.filter((r) => r !== go);
+        reject(signal?.reason);
+      };
+      replaced.push(go);
+      signal?.addEventListener("abort", stop, { once: true });
+    });
+  }
+
+  function unpin(): void {
+    pinned -= 1;
+    if (pinned > 0) return;
+    const ready = drained;
+    drained = [];
+    for (const go of ready) go();
+  }
+
   return {
     canaryPercent: options.canaryPercent,
     model: (arm) => (arm === "base" ? base : adapter === undefined ? undefined : withAdapter),
+    async pin(arm, signal) {
+      if (arm === "base") return lease(base, () => {});
+      // Checked again after each wait, in the same turn as the pin is counted: a load begun meanwhile goes first.
+      while (replacing > 0) await afterReplacing(signal);
+      signal?.throwIfAborted();
+      if (adapter === undefined) return undefined;
+      pinned += 1;
+      return lease(withAdapter, unpin);
+    },
     async load(spec) {
       const next: LoraAdapter = { path: spec.path, ...(spec.scale === undefined ? {} : { scale: spec.scale }) };
-      // Applied (and checked against the base) in the engine's turn, so a bad file is refused to the admin.
-      await new Promise<void>((done, fail) => {
-        waiting.push({ kind: "load", adapter: next, done, fail });
-        void pump();
-      });
+      replacing += 1;
+      try {
+        // The episodes on the adapter before end on it; new ones wait for this one (`pin`).
+        if (pinned > 0) await new Promise<void>((go) => drained.push(go));
+        // Applied (and checked against the base) in the engine's turn, so a bad file is refused to the admin.
+        await new Promise<void>((done, fail) => {
+          waiting.push({ kind: "load", adapter: next, done, fail });
+          void pump();
+        });
+      } finally {
+        replacing -= 1;
+        if (replacing === 0) {
+          const ready = replaced;
+          replaced = [];
+          for (const go of ready) go();
+        }
+      }
       return { model: idOf(next) };
     },
     switches: () => switchCount,
@@ -205,13 +295,27 @@ export interface AdapterServer {
 /**
  * Two arms on a server that loads adapters at run time: `load` posts `/v1/load_lora_adapter {lora_name, lora_path}`
  * under a fresh name, points the adapter arm at it (requests name it as their `model`), then unloads the one before
- * (`/v1/unload_lora_adapter`). Both arms serve at once.
+ * (`/v1/unload_lora_adapter`) — at once if no episode is pinned to it, else after the last one ends. Both arms serve
+ * at once. A deferred unload that fails is told to the admin with the next load.
  */
 export function vllmArms(base: LanguageModel, server: AdapterServer, options: { canaryPercent: number }): GatewayArms {
   const root = server.baseUrl.trim().replace(/\/+$/u, "");
-  let current: { name: string; model: LanguageModel } | undefined;
+  /** A loaded adapter: its served name, its model, the episodes pinned to it, and whether a newer one replaced it. */
+  type Served = { name: string; model: LanguageModel; pinned: number; replaced: boolean };
+  let current: Served | undefined;
   let serial = 0;
   let loading: Promise<unknown> = Promise.resolve();
+  /** Deferred unloads that failed, for the next load's note. */
+  let unloadFailures: string[] = [];
+
+  /** Unloads a replaced adapter, in turn with loads; a failure is kept for the next load's note. */
+  function retire(old: Served): void {
+    loading = loading.then(() =>
+      post("unload_lora_adapter", { lora_name: old.name }).catch((error: unknown) => {
+        unloadFailures.push(`the adapter before (${old.name}) is still loaded on the upstream: ${(error as Error).message}`);
+      }),
+    );
+  }
 
   async function post(endpoint: "load_lora_adapter" | "unload_lora_adapter", body: Record<string, string>): Promise<void> {
     const url = `${root}/${endpoint}`;
@@ -233,19 +337,38 @@ export function vllmArms(base: LanguageModel, server: AdapterServer, options: { 
     canaryPercent: options.canaryPercent,
     model: (arm) => (arm === "base" ? base : current?.model),
     servedAdapter: () => current?.name,
+    async pin(arm) {
+      if (arm === "base") return lease(base, () => {});
+      const held = current;
+      if (held === undefined) return undefined;
+      held.pinned += 1;
+      return lease(
+        held.model,
+        () => {
+          held.pinned -= 1;
+          if (held.pinned === 0 && held.replaced) retire(held);
+        },
+        held.name,
+      );
+    },
     load(spec) {
       const next = loading.then(async () => {
         const name = `${server.prefix}-${++serial}`;
         await post("load_lora_adapter", { lora_name: name, lora_path: spec.path });
         const previous = current;
-        current = { name, model: server.modelFor(name) };
+        current = { name, model: server.modelFor(name), pinned: 0, replaced: false };
+        const notes = unloadFailures;
+        unloadFailures = [];
+        const answer = (more: string[] = []): { model: string; note?: string } => ({ model: (current as Served).model.modelId, ...(notes.length + more.length === 0 ? {} : { note: [...notes, ...more].join("; ") }) });
+        if (previous === undefined) return answer();
+        previous.replaced = true;
+        if (previous.pinned > 0) return answer([`the adapter before (${previous.name}) is unloaded once its ${previous.pinned} request(s) in flight end`]);
         // An unload failure only leaves the old adapter loaded on the server: the swap stands, and the admin is told.
-        if (previous === undefined) return { model: current.model.modelId };
         try {
           await post("unload_lora_adapter", { lora_name: previous.name });
-          return { model: current.model.modelId };
+          return answer();
         } catch (error) {
-          return { model: current.model.modelId, note: `the adapter before (${previous.name}) is still loaded on the upstream: ${(error as Error).message}` };
+          return answer([`the adapter before (${previous.name}) is still loaded on the upstream: ${(error as Error).message}`]);
         }
       });
       loading = next.catch(() => undefined);

@@ -52,8 +52,23 @@ export function readRequest(bytes: Uint8Array, options: ReadOptions): ReadReques
 /** The chat request of a body already bounded (by `readRequest`, here or in a worker): no second walk. */
 export function readChat(body: unknown, stream: boolean, options: ReadOptions, plan?: RequestCheckPlan): ReadRequest {
   const chat = dialectNamed(options.dialect).parse(body, options.bounds);
-  const planned = plan ?? (chat.reflect === undefined || !options.plan ? undefined : planRequestChecks(chat.checks, { bounds: options.bounds.requestChecks, toolChoiceRequired: chat.toolChoiceRequired }));
+  let planned = plan;
+  try {
+    planned ??= chat.reflect === undefined || !options.plan ? undefined : planRequestChecks(chat.checks, { bounds: options.bounds.requestChecks, toolChoiceRequired: chat.toolChoiceRequired });
+  } catch (error) {
+    throw inDialect(error, options.dialect);
+  }
   return { body, stream, chat, ...(planned === undefined ? {} : { plan: planned }) };
+}
+
+/**
+ * A refusal of the request's checks, which name fields in Chat Completions' words, with the field as the client of
+ * `dialect` wrote it (`Dialect.checkField`); anything else unchanged.
+ */
+export function inDialect(error: unknown, dialect: DialectName): unknown {
+  if (!(error instanceof RequestFieldError)) return error;
+  const field = dialectNamed(dialect).checkField(error.field);
+  return field === error.field ? error : new RequestFieldError(field, error.detail, { cause: error });
 }
 
 /** What a worker tells the gateway of a body it read: whether it is passed through, and the checks it planned. */

@@ -77,6 +77,23 @@ describe("reflected requests with the real request checks", () => {
     assert.equal(finish, "tool_calls");
   });
 
+  it("checks a required tool call beside a JSON schema and a regex, each part compiled on its own", async (t) => {
+    const { upstream, gateway } = await setup(t, [toolCall('{"city": "Oslo"}')]);
+    const data = await client(gateway.url).chat.completions.create({
+      model: UPSTREAM_MODEL,
+      messages: [{ role: "user", content: "Weather in Oslo?" }],
+      response_format: { type: "json_schema", json_schema: { name: "any", schema: { type: "object" } } },
+      tools: [weatherTool],
+      tool_choice: { type: "function", function: { name: "get_weather" } },
+      reflect: { regex: "^$" },
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    // Answered, not refused: the schema check ran on the reply (a tool call, no JSON text, so it fails first).
+    const reflect = (data as unknown as { reflect: { checks: Array<{ source: string; pass: boolean }> } }).reflect;
+    assert.equal(reflect.checks[0]?.source, "schema");
+    assert.equal(data.choices[0]?.finish_reason, "tool_calls");
+    assert.ok(upstream.requests.length >= 1);
+  });
+
   it("answers 400 naming the field the builder refuses", async (t) => {
     const { upstream, gateway } = await setup(t, [text("unused")]);
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {

@@ -9,6 +9,7 @@ import { MEMORY_KEY } from "../memory/request-lesson-store.js";
 import { resolveStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyOption } from "../loops/strategies.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../models/language-model.js";
 import type { RecordedRequestOptions, RequestCheckSpec } from "../critics/request/request-task.js";
+import { refuseInheritedNames } from "./field-names.js";
 
 /** What a request may ask of the reflected path at most; the server's `GatewayLimits` supply these. */
 export interface RequestBounds {
@@ -81,35 +82,38 @@ const usedFields = new Set(["model", "messages", "max_tokens", "max_completion_t
 /** Fields accepted and ignored: they do not change what the model writes. */
 const ignoredFields = new Set(["user", "metadata", "store", "parallel_tool_calls", "service_tier", "safety_identifier", "prompt_cache_key"]);
 /** Fields with an effect the gateway cannot honour: accepted only at their neutral value. */
-const neutralFields: FieldRules["neutral"] = {
-  frequency_penalty: { neutral: (v) => v === 0 },
-  presence_penalty: { neutral: (v) => v === 0 },
-  logprobs: { neutral: (v) => v === false },
-  logit_bias: { neutral: (v) => isRecord(v) && Object.keys(v).length === 0 },
-};
+const neutralFields: FieldRules["neutral"] = new Map([
+  ["frequency_penalty", { neutral: (v: unknown) => v === 0 }],
+  ["presence_penalty", { neutral: (v: unknown) => v === 0 }],
+  ["logprobs", { neutral: (v: unknown) => v === false }],
+  ["logit_bias", { neutral: (v: unknown) => isRecord(v) && Object.keys(v).length === 0 }],
+]);
 const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure", "memory", "arm", "arm_key"]);
 /** Longest `reflect.arm_key` (and `x-reflect-arm-key` header). */
 export const ARM_KEY_CHARS = 256;
 const budgetFields = new Set(["tokens", "calls", "seconds"]);
 
-/** What a dialect says of the top-level fields of a body: read, ignored, accepted at a neutral value, or refused. */
+/**
+ * What a dialect says of the top-level fields of a body: read, ignored, accepted at a neutral value, or refused. Sets
+ * and maps, never ordinary objects: a field named `constructor` or `__proto__` must find no rule (src/serve/field-names.ts).
+ */
 export interface FieldRules {
   used: ReadonlySet<string>;
   /** Accepted and ignored: they do not change what the model writes. */
   ignored: ReadonlySet<string>;
   /** Accepted only at their neutral value; `why` is the refusal otherwise (default: not supported but at neutral). */
-  neutral?: Readonly<Record<string, { neutral: (value: unknown) => boolean; why?: string }>>;
+  neutral?: ReadonlyMap<string, { neutral: (value: unknown) => boolean; why?: string }>;
   /** Refused whatever their value, with the reason (checked before `neutral`). */
-  refused?: Readonly<Record<string, string>>;
+  refused?: ReadonlyMap<string, string>;
 }
 
 /** Refuses the first top-level field `rules` do not accept (null counts as absent), naming it. */
 export function screenFields(body: Record<string, unknown>, rules: FieldRules): void {
   for (const [key, value] of Object.entries(body)) {
     if (value === null || value === undefined || rules.used.has(key) || rules.ignored.has(key)) continue;
-    const refused = rules.refused?.[key];
+    const refused = rules.refused?.get(key);
     if (refused !== undefined) throw new RequestFieldError(key, refused);
-    const rule = rules.neutral?.[key];
+    const rule = rules.neutral?.get(key);
     if (rule === undefined) throw new RequestFieldError(key, "is not supported by the gateway; remove it");
     if (!rule.neutral(value)) throw new RequestFieldError(key, rule.why ?? "is not supported by the gateway except at its neutral value; remove it");
   }
@@ -165,6 +169,7 @@ function parseMessages(value: unknown): ChatMessage[] {
 
 function parseMessage(value: unknown, field: string): ChatMessage {
   if (!isRecord(value)) throw new RequestFieldError(field, "must be an object with role and content");
+  refuseInheritedNames(value, field);
   const role = value.role;
   const content = () => messageText(value.content, `${field}.content`);
   switch (role) {
@@ -196,6 +201,7 @@ function messageText(value: unknown, field: string): string {
     .map((part, j) => {
       const at = `${field}[${j}]`;
       if (!isRecord(part)) throw new RequestFieldError(at, "must be a content part object");
+      refuseInheritedNames(part, at);
       if (part.type === "text" && typeof part.text === "string") return part.text;
       if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
       throw new RequestFieldError(at, `content parts of type ${JSON.stringify(part.type)} are not supported; send text parts only`);
@@ -211,6 +217,8 @@ function parseToolCalls(value: unknown, field: string): ToolCall[] | undefined {
     if (!isRecord(call) || !isRecord(fn) || typeof fn.name !== "string" || typeof fn.arguments !== "string") {
       throw new RequestFieldError(`${field}[${i}]`, "must be { id, type: \"function\", function: { name, arguments } }");
     }
+    refuseInheritedNames(call, `${field}[${i}]`);
+    refuseInheritedNames(fn, `${field}[${i}].function`);
     return { id: typeof call.id === "string" ? call.id : `call_${i}`, name: fn.name, arguments: fn.arguments };
   });
 }
@@ -227,6 +235,7 @@ function parseStop(value: unknown): string[] | undefined {
 function parseStreamOptions(value: unknown): boolean {
   if (value === undefined || value === null) return false;
   if (!isRecord(value)) throw new RequestFieldError("stream_options", "must be an object");
+  refuseInheritedNames(value, "stream_options");
   const include = value.include_usage;
   if (include !== undefined && typeof include !== "boolean") throw new RequestFieldError("stream_options.include_usage", "must be a boolean");
   return include === true;
@@ -235,12 +244,15 @@ function parseStreamOptions(value: unknown): boolean {
 function parseResponseFormat(value: unknown): { schema?: RequestCheckSpec["schema"]; responseFormat?: CallSampling["responseFormat"] } {
   if (value === undefined || value === null) return {};
   if (!isRecord(value)) throw new RequestFieldError("response_format", "must be an object with a type");
+  refuseInheritedNames(value, "response_format");
   if (value.type === "text") return {};
   // JSON mode: any JSON object; the upstream is asked for it, and no schema check applies.
   if (value.type === "json_object") return { responseFormat: { type: "json", schema: { type: "object" } } };
   if (value.type !== "json_schema") throw new RequestFieldError("response_format.type", "must be text, json_object or json_schema");
   const spec = value.json_schema;
   if (!isRecord(spec)) throw new RequestFieldError("response_format.json_schema", "must be an object { name, schema }");
+  // The schema itself is free-form: a property may be called `constructor`.
+  refuseInheritedNames(spec, "response_format.json_schema");
   if (!isRecord(spec.schema)) throw new RequestFieldError("response_format.json_schema.schema", "must be a JSON schema object");
   if (spec.name !== undefined && typeof spec.name !== "string") throw new RequestFieldError("response_format.json_schema.name", "must be a string");
   const schema = spec.schema;
@@ -257,6 +269,8 @@ function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]
     const at = `tools[${i}]`;
     if (!isRecord(tool) || tool.type !== "function" || !isRecord(tool.function)) throw new RequestFieldError(at, "must be { type: \"function\", function: { name, description?, parameters? } }");
     const fn = tool.function;
+    refuseInheritedNames(tool, at);
+    refuseInheritedNames(fn, `${at}.function`);
     if (typeof fn.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(fn.name)) throw new RequestFieldError(`${at}.function.name`, "must be 1–64 letters, digits, _ or -");
     if (fn.description !== undefined && typeof fn.description !== "string") throw new RequestFieldError(`${at}.function.description`, "must be a string");
     if (fn.parameters !== undefined && !isRecord(fn.parameters)) throw new RequestFieldError(`${at}.function.parameters`, "must be a JSON schema object");
@@ -266,6 +280,8 @@ function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]
   // No tools offered: the model answers in text and no tools check applies.
   if (choice === "none") return { toolChoiceRequired: false };
   if (choice === "required") return { tools, toolChoiceRequired: true };
+  if (isRecord(choice)) refuseInheritedNames(choice, "tool_choice");
+  if (isRecord(choice) && isRecord(choice.function)) refuseInheritedNames(choice.function, "tool_choice.function");
   const name = isRecord(choice) && choice.type === "function" && isRecord(choice.function) ? choice.function.name : undefined;
   const named = tools.filter((t) => t.name === name);
   if (named.length === 0) throw new RequestFieldError("tool_choice", "must be none, auto, required or { type: \"function\", function: { name } } naming one of tools");
@@ -298,6 +314,7 @@ export function parseReflect(value: unknown, bounds: RequestBounds): ReflectOpti
   const tests = value.tests;
   if (tests !== undefined && typeof tests !== "string" && !(Array.isArray(tests) && tests.every((t) => typeof t === "string"))) throw new RequestFieldError("reflect.tests", "must be a string or an array of strings of Python asserts");
   const regex = value.regex;
+  if (isRecord(regex)) refuseInheritedNames(regex, "reflect.regex");
   if (regex !== undefined && typeof regex !== "string" && !(isRecord(regex) && typeof regex.pattern === "string" && (regex.flags === undefined || typeof regex.flags === "string"))) {
     throw new RequestFieldError("reflect.regex", "must be a pattern string or { pattern, flags }");
   }

@@ -28,6 +28,7 @@ import { raceAbort } from "../util/abortable.js";
 import { SerialLane } from "../util/serial-lane.js";
 import { Admission } from "./admission.js";
 import { armOf, type ArmName, type GatewayArms } from "./arms.js";
+import { bodyDeadline, nodeRequestTimeout } from "./body-deadline.js";
 import { hostGuard } from "./host-guard.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { chatDialect } from "./dialects/chat.js";
@@ -35,7 +36,7 @@ import { dialectOfRoute, dialects, type Dialect, type DialectName, type GatewayE
 import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp } from "./pass-through.js";
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
-import { parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
+import { inDialect, parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { ARM_KEY_CHARS, isRecord, recordedOptions, resolveGatewayStrategy, type ChatRequest } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ErrorType, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
@@ -412,7 +413,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       if (tenantInFlight > limits.perTenantInFlight) throw new Refusal(429, `this tenant has ${limits.perTenantInFlight} requests in flight, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "tenant_in_flight_full", { "retry-after": String(limits.retryAfterSeconds) });
       // 1. Parse and validate.
       const { incoming, outgoing } = c.env;
-      const bytes = await readBody(incoming, limits.bodyBytes);
+      const bytes = await readBody(incoming, limits.bodyBytes, limits.bodyTimeoutMs);
       // The request's AbortSignal only where needed: making it builds a whole Request, which pass-through does without.
       // The client of a keyless gateway is its address, read only when a share needs it.
       const who = (): string => c.get("client") ?? `addr:${incoming.socket.remoteAddress ?? "unknown"}`;
@@ -423,16 +424,28 @@ export function createGateway(options: GatewayOptions): GatewayApp {
         // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
         kind = "pass-through";
         // With arms, the canary picks this request's arm too; the adapter arm is the adapter's model name on the upstream.
-        const adapter = passThroughArm(incoming, bytes) === "adapter" ? options.arms?.servedAdapter?.() : undefined;
+        // The relay pins the adapter until its body ends, so a replacement does not unload it under the relayed call.
+        const lease = passThroughArm(incoming, bytes) === "adapter" ? await options.arms?.pin("adapter") : undefined;
+        const adapter = lease?.served;
+        if (adapter === undefined) lease?.release();
         const passArm = options.arms === undefined ? undefined : adapter === undefined ? "base" : "adapter";
         if (passArm !== undefined) outgoing.setHeader("x-reflect-arm", passArm);
         // A large body is rewritten in the lane, as a large reflected body is parsed: one at a time, between turns.
-        const sent = adapter === undefined ? bytes : bytes.byteLength <= LANE_BYTES ? withModel(bytes, adapter) : await lane.run(() => withModel(bytes, adapter));
-        const relayed = await relay.send(
-          { body: sent, incoming, outgoing },
-          (status, failure) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(passArm === undefined ? {} : { arm: passArm }) }),
-          dialect,
-        );
+        let relayed: Response | undefined;
+        try {
+          const sent = adapter === undefined ? bytes : bytes.byteLength <= LANE_BYTES ? withModel(bytes, adapter) : await lane.run(() => withModel(bytes, adapter));
+          relayed = await relay.send(
+            { body: sent, incoming, outgoing },
+            (status, failure) => {
+              lease?.release();
+              tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(passArm === undefined ? {} : { arm: passArm }) });
+            },
+            dialect,
+          );
+        } catch (error) {
+          lease?.release();
+          throw error;
+        }
         return relayed ?? RESPONSE_ALREADY_SENT;
       }
       const client = c.req.raw.signal;
@@ -446,12 +459,13 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       const replayOf = replayOfHeader(incoming);
       const signal = AbortSignal.any([client, deadline]);
       // Without `options.buildChecks`, every reflected request was planned as it was read (`reading.plan`).
+      // A check that does not compile names its field as this dialect's client wrote it.
       const checks =
         chat.reflect === undefined
           ? []
-          : options.buildChecks !== undefined
-            ? await options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: asker, signal })
-            : await compileRequestChecks(plan as RequestCheckPlan, { pool: pool as CheckPool, client: asker, signal });
+          : await Promise.resolve(options.buildChecks !== undefined ? options.buildChecks(chat.checks, { toolChoiceRequired: chat.toolChoiceRequired, client: asker, signal }) : compileRequestChecks(plan as RequestCheckPlan, { pool: pool as CheckPool, client: asker, signal })).catch((error: unknown) => {
+              throw inDialect(error, dialect.name);
+            });
       const slot = admission.enter(client, asker);
       if (slot === null) throw new Refusal(429, `the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued) — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": String(limits.retryAfterSeconds) });
       if (slot === "client-full") throw new Refusal(429, `this client has ${perClient.running} requests running and ${perClient.queued} waiting, its share of the gateway — retry after ${limits.retryAfterSeconds} s`, "rate_limit_error", null, "client_share_full", { "retry-after": String(limits.retryAfterSeconds) });
@@ -530,7 +544,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     if (c.env?.incoming === undefined) return dialectError(dialect, { status: 500, message: "the gateway runs on Node's http server", type: "server_error", param: null, code: "not_node_server" });
     try {
       const { incoming, outgoing } = c.env;
-      const bytes = await readBody(incoming, limits.bodyBytes);
+      const bytes = await readBody(incoming, limits.bodyBytes, limits.bodyTimeoutMs);
       if (relay !== undefined && upstreamSpeaks(options.upstreamHttp, dialect.name)) {
         const relayed = await relay.send({ body: bytes, incoming, outgoing }, () => {}, { ...dialect, upstreamPath: `${dialect.upstreamPath}/count_tokens` });
         return relayed ?? RESPONSE_ALREADY_SENT;
@@ -610,8 +624,10 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     const memory = reflect.memory === undefined ? undefined : options.memory;
     const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(request.tenant, reflect.memory, chat.messages, signal);
     const task = requestTask(checks);
+    // The episode pins its arm's adapter: one loaded meanwhile never takes its later calls (src/serve/arms.ts).
+    const lease = request.arm === "base" ? undefined : await options.arms?.pin(request.arm, signal);
     const episode = await runStrategy<RequestRecord>(resolved, {
-      model: (request.arm === "base" ? undefined : options.arms?.model(request.arm)) ?? options.arms?.model("base") ?? options.upstream,
+      model: lease?.model ?? options.arms?.model("base") ?? options.upstream,
       task: memory === undefined || recalled === undefined ? task : memory.task(task, recalled),
       item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect, options: recordedOptions(chat) } },
       critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
@@ -622,7 +638,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       signal,
       tracer,
       parentSpan: span,
-    });
+    }).finally(() => lease?.release());
     return memory === undefined || recalled === undefined ? episode : memory.annotate(episode, recalled);
   }
 
@@ -679,9 +695,14 @@ export function createGateway(options: GatewayOptions): GatewayApp {
     if (options.arms === undefined) return error(409, "this gateway has no adapter arm — start it with --lora FILE or --canary P", "no_adapter_arm");
     let body: unknown;
     try {
-      body = JSON.parse((c.env?.incoming === undefined ? Buffer.from(await c.req.arrayBuffer()) : await readBody(c.env.incoming, ADMIN_BODY_BYTES)).toString("utf8"));
+      body = JSON.parse((c.env?.incoming === undefined ? Buffer.from(await c.req.arrayBuffer()) : await readBody(c.env.incoming, ADMIN_BODY_BYTES, limits.bodyTimeoutMs)).toString("utf8"));
     } catch (failure) {
-      if (failure instanceof Refusal) return error(failure.status, failure.message, failure.code ?? "invalid_value");
+      if (failure instanceof Refusal) {
+        // A 408's `connection: close` included: the rest of that body never comes.
+        const refused = error(failure.status, failure.message, failure.code ?? "invalid_value");
+        for (const [name, value] of Object.entries(failure.headers)) refused.headers.set(name, value);
+        return refused;
+      }
       return error(400, "the body must be JSON: { \"path\": \"<adapter file or folder on the gateway's machine>\", \"scale\"?: number }", "invalid_json");
     }
     if (!isRecord(body) || typeof body.path !== "string" || body.path === "") return error(400, "path: must be the adapter's file (a GGUF LoRA) or, for a vLLM upstream, its PEFT folder", "invalid_value");
@@ -792,15 +813,26 @@ function keyIndex(keyDigests: readonly Buffer[], header: string | undefined): nu
 /** A client that closed its connection before its request body ended. */
 class ClientGone extends Error {}
 
-/** The body's bytes, read from the Node request, at most `limit` of them: a longer body (announced or sent) is a 413. */
-function readBody(incoming: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * The body's bytes, read from the Node request, at most `limit` of them: a longer body (announced or sent) is a 413.
+ * One not ended within `timeoutMs` of the read's start — stopped short of its Content-Length, or trickled — is a 408
+ * with `connection: close`, so its connection is closed once the answer is written (src/serve/body-deadline.ts says
+ * why Node's own `requestTimeout` is not relied on).
+ */
+function readBody(incoming: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   const tooLarge = (): Refusal => new Refusal(413, `the request body is over ${limit} bytes`, "invalid_request_error", null, "request_too_large");
   if (Number(incoming.headers["content-length"] ?? NaN) > limit) return Promise.reject(tooLarge());
   if (incoming.destroyed) return Promise.reject(new ClientGone("the client closed the request"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const deadline = bodyDeadline(incoming, timeoutMs, () => {
+      settle();
+      incoming.pause();
+      reject(new Refusal(408, `the request body did not arrive within ${timeoutMs} ms (it stopped short of its Content-Length, or came too slowly); the connection is closed`, "invalid_request_error", null, "body_timeout", { connection: "close" }));
+    });
     const settle = (): void => {
+      deadline.clear();
       incoming.off("data", onData).off("end", onEnd).off("close", onClose).off("error", onClose);
     };
     const onData = (chunk: Buffer): void => {
@@ -841,9 +873,10 @@ export async function startGateway(options: GatewayOptions & { host?: string; po
   const host = options.host ?? "127.0.0.1";
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const app = createGateway({ ...options, boundHost: host });
-  // Node's own limits on a connection: a client that trickles its headers or body, or holds a connection idle, is cut
-  // (408 for a request not received in time) instead of holding memory until Node's 300 s default.
-  const serverOptions = { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.bodyTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) };
+  // Node's own limits on a connection: a client that trickles its headers or holds a connection idle is cut instead of
+  // holding memory until Node's 300 s default. A body's own deadline is the gateway's (`readBody`); Node's request
+  // timeout stays behind it as a backstop (src/serve/body-deadline.ts).
+  const serverOptions = { headersTimeout: limits.headersTimeoutMs, requestTimeout: nodeRequestTimeout(limits), keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787, serverOptions }, () => resolve(s));
     capConnections(s as import("node:http").Server, limits.maxConnections);

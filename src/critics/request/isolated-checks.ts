@@ -95,7 +95,9 @@ export async function compileRequestChecks(plan: RequestCheckPlan, options: Omit
   const budget = new CheckBudget(options.pool.limits.requestMs);
   const client = options.client ?? "local";
   const context = { client, budget, ...(options.signal === undefined ? {} : { signal: options.signal }) };
-  const job = (part: IsolatedPart, json: string, reply?: Reply) => ({ part, spec: json, toolChoiceRequired: plan.required, toolCallsChecked: plan.toolCallsChecked, ...(reply === undefined ? {} : { reply: plainReply(reply) }) });
+  // Only the tools part is told a call is required (its spec carries `toolsRequired` too): a schema or regex part built
+  // with it would find no tools in its own spec and refuse a request that offers them.
+  const job = (part: IsolatedPart, json: string, reply?: Reply) => ({ part, spec: json, toolChoiceRequired: part === "tools" && plan.required, toolCallsChecked: plan.toolCallsChecked, ...(reply === undefined ? {} : { reply: plainReply(reply) }) });
   // Compile every part now (in parallel, within the client's share), so a bad one fails the request before any call.
   const compiled = await Promise.all(plan.jobs.map(({ part, json, key }) => options.pool.submit(job(part, json), key, context)));
   for (const [i, outcome] of compiled.entries()) refuseUncompiled((plan.jobs[i] as { part: IsolatedPart }).part, outcome);

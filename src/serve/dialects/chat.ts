@@ -22,4 +22,5 @@ export const chatDialect: Dialect = {
   // OpenAI's clients raise an `error` member in a streamed chunk as an APIError.
   errorEvent: (error) => `data: ${JSON.stringify(errorBody(error))}\n\n`,
   keepAlive: ": keep-alive\n\n",
+  checkField: (field) => field,
 };

@@ -61,4 +61,9 @@ export interface Dialect {
   errorEvent(error: GatewayError): string;
   /** What keeps a stream alive through proxies while the loop settles: an SSE comment, or Anthropic's `ping` event. */
   readonly keepAlive: string;
+  /**
+   * A field of the request's checks, which the checks name in Chat Completions' words (`response_format.json_schema.schema`,
+   * `tools[1].function.parameters`), as this dialect's client wrote it (`text.format.schema`, `tools[1].input_schema`).
+   */
+  checkField(field: string): string;
 }

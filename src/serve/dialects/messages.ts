@@ -20,9 +20,10 @@ import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
-import { checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type RequestBounds } from "../request.js";
+import { checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
+import { refuseInheritedNames } from "../field-names.js";
 
 /** Most `stop_sequences` a request may send: each is matched against everything an upstream writes. */
 export const maxStopSequences = 16;
@@ -32,11 +33,11 @@ const usedFields = new Set(["model", "messages", "max_tokens", "system", "stop_s
 /** Fields accepted and ignored: they do not change what the model writes (`cache_control` asks for prompt caching). */
 const ignoredFields = new Set(["metadata", "service_tier", "cache_control"]);
 /** Fields with an effect the gateway cannot honour: accepted only absent, null or at their neutral value. */
-const neutralFields: Record<string, { neutral: (value: unknown) => boolean; why: string }> = {
-  top_k: { neutral: () => false, why: "is not honoured by the gateway (the upstreams it speaks take no top_k); remove it" },
-  thinking: { neutral: (v) => isRecord(v) && v.type === "disabled" && Object.keys(v).length === 1, why: 'extended thinking is not supported by the gateway; remove it or send { "type": "disabled" }' },
-  speed: { neutral: (v) => v === "standard", why: 'only "standard" is supported by the gateway; remove it' },
-};
+const neutralFields: FieldRules["neutral"] = new Map([
+  ["top_k", { neutral: () => false, why: "is not honoured by the gateway (the upstreams it speaks take no top_k); remove it" }],
+  ["thinking", { neutral: (v: unknown) => isRecord(v) && v.type === "disabled" && Object.keys(v).length === 1, why: 'extended thinking is not supported by the gateway; remove it or send { "type": "disabled" }' }],
+  ["speed", { neutral: (v: unknown) => v === "standard", why: 'only "standard" is supported by the gateway; remove it' }],
+]);
 /** Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming, and strict decoding (the tools check verifies every call against `input_schema` anyway). */
 const ignoredToolFields = new Set(["cache_control", "strict", "eager_input_streaming"]);
 
@@ -85,6 +86,7 @@ function parseSystem(value: unknown): ChatMessage | undefined {
 /** A `text` block's text; any other block is refused, naming it. */
 function textOf(block: unknown, field: string): string {
   if (!isRecord(block)) throw new RequestFieldError(field, "must be a content block object");
+  refuseInheritedNames(block, field);
   if (block.type !== "text") throw new RequestFieldError(field, `content blocks of type ${JSON.stringify(block.type)} are not supported here; send text blocks`);
   if (typeof block.text !== "string") throw new RequestFieldError(`${field}.text`, "must be a string");
   return block.text;
@@ -103,6 +105,7 @@ function parseMessages(value: unknown): ChatMessage[] {
  */
 function parseMessage(value: unknown, field: string): ChatMessage[] {
   if (!isRecord(value)) throw new RequestFieldError(field, "must be an object with role and content");
+  refuseInheritedNames(value, field);
   const role = value.role;
   if (role !== "user" && role !== "assistant" && role !== "system") throw new RequestFieldError(`${field}.role`, "must be user or assistant");
   const content = value.content;
@@ -151,6 +154,7 @@ function blockText(block: unknown, field: string, role: "user" | "assistant"): s
 }
 
 function toolUse(block: Record<string, unknown>, field: string): ToolCall {
+  refuseInheritedNames(block, field);
   if (typeof block.id !== "string" || block.id === "") throw new RequestFieldError(`${field}.id`, "must be the tool use's id string");
   if (typeof block.name !== "string" || block.name === "") throw new RequestFieldError(`${field}.name`, "must be the tool's name");
   // A string is the arguments as the model wrote them, when they were not a JSON object (`toolInput`): the gateway's
@@ -162,6 +166,7 @@ function toolUse(block: Record<string, unknown>, field: string): ToolCall {
 
 /** A tool result as the chat door writes a `tool` message; a failed one (`is_error: true`) says so in the tag. */
 function toolResult(block: Record<string, unknown>, field: string): ChatMessage {
+  refuseInheritedNames(block, field);
   if (typeof block.tool_use_id !== "string" || block.tool_use_id === "") throw new RequestFieldError(`${field}.tool_use_id`, "must be the id of the tool_use it answers");
   const isError = block.is_error ?? false;
   if (typeof isError !== "boolean") throw new RequestFieldError(`${field}.is_error`, "must be true or false");
@@ -192,6 +197,7 @@ function parseOutputConfig(value: unknown): Record<string, unknown> | undefined 
   const format = value.format;
   if (format === undefined || format === null) return undefined;
   if (!isRecord(format) || format.type !== "json_schema") throw new RequestFieldError("output_config.format", 'must be { "type": "json_schema", "schema": {…} }');
+  refuseInheritedNames(format, "output_config.format");
   if (!isRecord(format.schema)) throw new RequestFieldError("output_config.format.schema", "must be a JSON schema object");
   return format.schema;
 }
@@ -443,6 +449,14 @@ export function anthropicErrorType(status: number): string {
   }
 }
 
+/** A check's field in this dialect: `output_config.format` for `response_format.json_schema`, a tool's `input_schema` for its parameters. */
+function checkField(field: string): string {
+  return field
+    .replace(/^response_format\.json_schema(?=\.|$)/u, "output_config.format")
+    .replace(/^(tools\[\d+\])\.function\.parameters$/u, "$1.input_schema")
+    .replace(/^(tools\[\d+\])\.function(?=\.)/u, "$1");
+}
+
 function errorBody(error: GatewayError): Record<string, unknown> {
   return {
     type: "error",
@@ -465,4 +479,5 @@ export const messagesDialect: Dialect = {
   // Anthropic's SDKs raise an `error` event of a stream as an APIError.
   errorEvent: (error) => `event: error\ndata: ${JSON.stringify(errorBody(error))}\n\n`,
   keepAlive: 'event: ping\ndata: {"type": "ping"}\n\n',
+  checkField,
 };

@@ -19,6 +19,7 @@ import { asksForReflection, checkFields, isRecord, optionalBoolean, optionalInt,
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
+import { refuseInheritedNames } from "../field-names.js";
 
 const ID_PREFIX = "resp_";
 
@@ -27,19 +28,17 @@ const usedFields = new Set(["model", "stream_options", "input", "instructions", 
 /** Fields accepted and ignored: they do not change what the model writes. */
 const ignoredFields = new Set(["service_tier", "safety_identifier", "prompt_cache_key", "prompt_cache_retention"]);
 /** Fields the gateway cannot honour, with what to do instead; accepted only when null. */
-const refusedFields: Record<string, string> = {
-  previous_response_id: "is not supported: the gateway is stateless and stores no responses; send the whole conversation in input",
-  conversation: "is not supported: the gateway is stateless and keeps no conversations; send the whole conversation in input",
-  reasoning: "is not supported by the gateway; remove it",
-  prompt: "is not supported: the gateway holds no stored prompts; send instructions and input",
-  max_tool_calls: "is not supported by the gateway; remove it",
-  context_management: "is not supported by the gateway; remove it",
-  background: "is not supported: the gateway answers in the foreground; send background: false or leave it out",
-};
+const refusedFields: ReadonlyMap<string, string> = new Map([
+  ["previous_response_id", "is not supported: the gateway is stateless and stores no responses; send the whole conversation in input"],
+  ["conversation", "is not supported: the gateway is stateless and keeps no conversations; send the whole conversation in input"],
+  ["reasoning", "is not supported by the gateway; remove it"],
+  ["prompt", "is not supported: the gateway holds no stored prompts; send instructions and input"],
+  ["max_tool_calls", "is not supported by the gateway; remove it"],
+  ["context_management", "is not supported by the gateway; remove it"],
+  ["background", "is not supported: the gateway answers in the foreground; send background: false or leave it out"],
+]);
 /** Fields with an effect the gateway cannot honour: accepted only at their neutral value. */
-const neutralFields: FieldRules["neutral"] = {
-  top_logprobs: { neutral: (v) => v === 0 },
-};
+const neutralFields: FieldRules["neutral"] = new Map([["top_logprobs", { neutral: (v: unknown) => v === 0 }]]);
 const toolFields = new Set(["type", "name", "description", "parameters", "strict"]);
 
 /** The request fields a Response object repeats, as this dialect's `parse` read them (`ChatRequest.echo`). */
@@ -87,7 +86,7 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
   if (!isRecord(body)) throw new RequestFieldError("body", "must be a JSON object");
   screenFields(body, { used: usedFields, ignored: ignoredFields, refused: refusedFields, neutral: neutralFields });
   if (body.model !== undefined && body.model !== null && typeof body.model !== "string") throw new RequestFieldError("model", "must be a string");
-  if (optionalBoolean(body, "background") === true) throw new RequestFieldError("background", refusedFields.background as string);
+  if (optionalBoolean(body, "background") === true) throw new RequestFieldError("background", refusedFields.get("background") as string);
   optionalBoolean(body, "store");
   const parallel = optionalBoolean(body, "parallel_tool_calls");
   if (body.truncation !== undefined && body.truncation !== null && body.truncation !== "disabled") {
@@ -177,6 +176,7 @@ function parseInput(value: unknown): ChatMessage[] {
   value.forEach((item, i) => {
     const at = `input[${i}]`;
     if (!isRecord(item)) throw new RequestFieldError(at, "must be an input item object");
+    refuseInheritedNames(item, at);
     const type = item.type ?? "message";
     if (type === "function_call") {
       const call = parseFunctionCall(item, at);
@@ -233,6 +233,7 @@ function partsText(value: unknown, field: string): string {
     .map((part, j) => {
       const at = `${field}[${j}]`;
       if (!isRecord(part)) throw new RequestFieldError(at, "must be a content part object");
+      refuseInheritedNames(part, at);
       if ((part.type === "input_text" || part.type === "output_text") && typeof part.text === "string") return part.text;
       if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
       throw new RequestFieldError(at, `content parts of type ${JSON.stringify(part.type)} are not supported by the gateway; send input_text or output_text parts only`);
@@ -249,6 +250,7 @@ function parseText(value: unknown): { schema?: RequestCheckSpec["schema"]; respo
   const format = value.format;
   if (format === undefined || format === null) return { echo: { type: "text" } };
   if (!isRecord(format)) throw new RequestFieldError("text.format", "must be an object with a type");
+  refuseInheritedNames(format, "text.format");
   if (format.type === "text") return { echo: { type: "text" } };
   // JSON mode: any JSON object; the upstream is asked for it, and no schema check applies.
   if (format.type === "json_object") return { responseFormat: { type: "json", schema: { type: "object" } }, echo: { type: "json_object" } };
@@ -281,6 +283,7 @@ function parseTools(value: unknown, choice: unknown): { tools: ResponsesFunction
   }
   if (tools.length === 0) throw new RequestFieldError("tool_choice", "needs tools");
   if (choice === "required") return { tools, offered: tools.map(definition), choice, toolChoiceRequired: true };
+  if (isRecord(choice)) refuseInheritedNames(choice, "tool_choice");
   const name = isRecord(choice) && choice.type === "function" ? choice.name : undefined;
   const named = tools.filter((t) => t.name === name);
   if (named.length === 0) throw new RequestFieldError("tool_choice", "must be none, auto, required or { type: \"function\", name } naming one of tools");
@@ -308,6 +311,11 @@ function parseToolList(value: unknown): ResponsesFunctionTool[] {
 
 function definition(tool: ResponsesFunctionTool): ToolDefinition {
   return { name: tool.name, ...(tool.description === null ? {} : { description: tool.description }), ...(tool.parameters === null ? {} : { parameters: tool.parameters }) };
+}
+
+/** A check's field in this dialect: `text.format` for `response_format.json_schema`, flat function tools. */
+function checkField(field: string): string {
+  return field.replace(/^response_format\.json_schema(?=\.|$)/u, "text.format").replace(/^(tools\[\d+\])\.function(?=\.)/u, "$1");
 }
 
 export interface ResponsesOutputText {
@@ -501,4 +509,5 @@ export const responsesDialect: Dialect = {
   error: errorBody,
   errorEvent: responsesErrorEvent,
   keepAlive: ": keep-alive\n\n",
+  checkField,
 };
