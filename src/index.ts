@@ -67,7 +67,7 @@ export { runEval, readEpisodes, type EvalRunOptions, type EpisodeContext } from 
 export { noopTracer, inSpan, type Tracer, type SpanHandle, type Attributes, type AttributeValue } from "./telemetry/index.js";
 export { createOtelTracer, otlpEndpointFromEnv, TelemetryExportError, sanitizeAttributes, redactSecrets, type OtelTracerOptions, type ExportFailure, type SpanRecord } from "./telemetry/index.js";
 export { openLessonStore, maxLessonChars, capLesson, type LessonStoreOptions, type Lesson, type LessonQuery, type LessonStore } from "./memory/index.js";
-export { openRequestLessonStore, openSqliteRequestLessons, defaultRequestLessonPolicy, type RequestLesson, type RequestLessonStore, type RequestLessonPolicy, type RequestLessonStoreOptions, type NewRequestLesson } from "./memory/index.js";
+export { openRequestLessonStore, openSqliteRequestLessons, defaultRequestLessonPolicy, defaultRequestLessonQuotas, type RequestLesson, type RequestLessonStore, type RequestLessonPolicy, type RequestLessonQuotas, type RequestLessonStoreOptions, type NewRequestLesson, type LessonScope, type RecordOutcome, type LessonRefusalReason, type TenantUsage } from "./memory/index.js";
 export { RequestMemory, withRequestLessons, requestMemoryLimits, type MemoryAsk, type RequestMemoryOptions, type RequestMemoryStats, type Recalled } from "./loops/request-memory.js";
 export { instructionPool, loadInstructions, type ReflectionInstruction } from "./data/instructions.js";
 export { generateReflectionData, summarizeReflectionData, sampleInstructions, callSeed, firstAnswerPrompt, instructedReflectionRequest, thoughtRequest, type GenerateReflectionDataOptions, type GenerateReflectionDataResult } from "./data/generate.js";

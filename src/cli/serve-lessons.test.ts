@@ -19,7 +19,7 @@ describe("reflect serve --memory", () => {
     const file = path.join(dir, "lessons", "gateway.sqlite");
     const body = (question: string) => ({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: question }], reflect: { regex: "^\\d+$", memory: { key: "orders" } } }) as never;
     const serve = async () => {
-      const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--port", "0", "--memory", file, "--lessons-per-key", "5", "--lesson-ttl-days", "7", "--record", path.join(dir, "record")]);
+      const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--port", "0", "--memory", file, "--lessons-per-key", "5", "--lesson-ttl-days", "7", "--tenant-lessons", "50", "--record", path.join(dir, "record")]);
       t.after(() => void (run.child.exitCode === null && run.child.kill("SIGKILL")));
       return { run, openai: new OpenAI({ baseURL: await gatewayUrlOf(run), apiKey: "unused", maxRetries: 0 }) };
     };
@@ -39,7 +39,7 @@ describe("reflect serve --memory", () => {
     second.run.child.kill("SIGTERM");
     assertExit(await second.run.done, 0);
     const config = JSON.parse(await readFile(path.join(dir, "record", "config.json"), "utf8")) as { lessons?: unknown };
-    assert.deepEqual(config.lessons, { store: "sqlite", location: file, perKey: 5, ttlDays: 7 });
+    assert.deepEqual(config.lessons, { store: "sqlite", location: file, perKey: 5, ttlDays: 7, quotas: { tenantLessons: 50, tenantBytes: 16 * 2 ** 20, storeLessons: 100_000, storeBytes: 512 * 2 ** 20 } });
     const episodes = jsonLines<{ memory?: { key: string; recalled: string[] } }>(await readFile(path.join(dir, "record", "episodes.jsonl"), "utf8"));
     assert.deepEqual(episodes.map((e) => e.memory), [{ key: "orders", recalled: [] }, { key: "orders", recalled: ["1"] }]);
   });

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { UsageError } from "../errors.js";
 import { RequestMemory } from "../loops/request-memory.js";
 import { openRequestLessonStore } from "../memory/open-request-lessons.js";
-import { defaultRequestLessonPolicy } from "../memory/request-lesson-store.js";
+import { defaultRequestLessonPolicy, defaultRequestLessonQuotas } from "../memory/request-lesson-store.js";
 import { openRecordWriter, type RecordWriter } from "../record/record-writer.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { createHttpModel } from "../models/http.js";
@@ -45,6 +45,10 @@ interface ServeFlags {
   lessonsPerKey: number;
   lessonTtlDays: number;
   keys?: string;
+  tenantLessons: number;
+  tenantLessonMib: number;
+  storeLessons: number;
+  storeLessonMib: number;
 }
 
 /** `--canary`: a percent from 0 to 100. */
@@ -91,6 +95,10 @@ export function registerServe(program: Command): void {
     .option("--store <url>", "keep request lessons in PostgreSQL (postgres://user:password@host:port/db), shared by every gateway started with it")
     .option("--lessons-per-key <n>", "request lessons kept per memory key (the ones recorded longest ago go first)", int(1), defaultRequestLessonPolicy.maxPerKey)
     .option("--lesson-ttl-days <n>", "days a request lesson lives after it was last recorded", int(1), defaultRequestLessonPolicy.ttlMs / 86_400_000)
+    .option("--tenant-lessons <n>", "request lessons one tenant keeps over all its keys; a new one past it is refused and counted", int(1), defaultRequestLessonQuotas.tenantLessons)
+    .option("--tenant-lesson-mib <n>", "MiB of lesson text and questions one tenant keeps", int(1), defaultRequestLessonQuotas.tenantBytes / 2 ** 20)
+    .option("--store-lessons <n>", "request lessons the whole store keeps, every tenant's together", int(1), defaultRequestLessonQuotas.storeLessons)
+    .option("--store-lesson-mib <n>", "MiB of lesson text and questions the whole store keeps", int(1), defaultRequestLessonQuotas.storeBytes / 2 ** 20)
     .action(async (flags: ServeFlags) => {
       await serve(flags);
     });
@@ -126,8 +134,9 @@ async function serve(flags: ServeFlags): Promise<void> {
     if (flags.memory !== undefined && flags.store !== undefined) throw new UsageError("--memory FILE and --store URL both name a lesson store — pass one");
     const lessonStore = flags.store ?? flags.memory;
     if (flags.store !== undefined && !/^postgres(?:ql)?:\/\//iu.test(flags.store)) throw new UsageError("--store takes a postgres:// URL; for a SQLite file pass --memory FILE");
+    const quotas = { tenantLessons: flags.tenantLessons, tenantBytes: flags.tenantLessonMib * 2 ** 20, storeLessons: flags.storeLessons, storeBytes: flags.storeLessonMib * 2 ** 20 };
     if (lessonStore !== undefined) {
-      const store = await openRequestLessonStore(flags.memory === undefined ? lessonStore : path.resolve(lessonStore), { maxPerKey: flags.lessonsPerKey, ttlMs: flags.lessonTtlDays * 86_400_000 });
+      const store = await openRequestLessonStore(flags.memory === undefined ? lessonStore : path.resolve(lessonStore), { maxPerKey: flags.lessonsPerKey, ttlMs: flags.lessonTtlDays * 86_400_000, quotas });
       memory = new RequestMemory({ store, onError: (error, during) => process.stderr.write(`reflect serve: the lesson store (${store.location}) failed to ${during} (${(error as Error)?.message ?? String(error)}); the request went on without it\n`) });
     }
     const engine = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
@@ -149,7 +158,7 @@ async function serve(flags: ServeFlags): Promise<void> {
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
         secretEnv: [...new Set([flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })))],
-        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays } }), reflectkit: reflectkitVersion },
+        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays, quotas } }), reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);

@@ -14,7 +14,7 @@ import type { ChatMessage } from "../models/language-model.js";
 import type { Judgement, Task } from "../tasks/task.js";
 import { LOCAL_TENANT, isTenantName } from "../core/tenant.js";
 import { UsageError } from "../errors.js";
-import { MEMORY_KEY, refusalReasons, type RefusalReason, type RequestLesson, type RequestLessonStore } from "../memory/request-lesson-store.js";
+import { MEMORY_KEY, refusalReasons, type LessonRefusalReason, type RequestLesson, type RequestLessonStore } from "../memory/request-lesson-store.js";
 import { taskQuestion } from "./feedback.js";
 import { notesBlock } from "./reflexion.js";
 import type { Episode, EpisodeMemory } from "./types.js";
@@ -36,12 +36,12 @@ export interface RequestMemoryStats {
   recallFailures: number;
   recordFailures: number;
   /** Lessons the store refused, by the quota they would have passed (never a failure of the request). */
-  refused: Record<RefusalReason, number>;
+  refused: Record<LessonRefusalReason, number>;
 }
 
 /** Stats of a memory that has done nothing yet. */
 export function emptyMemoryStats(): RequestMemoryStats {
-  return { recalls: 0, lessonsShown: 0, recorded: 0, recallFailures: 0, recordFailures: 0, refused: Object.fromEntries(refusalReasons.map((r) => [r, 0])) as Record<RefusalReason, number> };
+  return { recalls: 0, lessonsShown: 0, recorded: 0, recallFailures: 0, recordFailures: 0, refused: Object.fromEntries(refusalReasons.map((r) => [r, 0])) as Record<LessonRefusalReason, number> };
 }
 
 export interface RequestMemoryOptions {

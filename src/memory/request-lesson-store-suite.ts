@@ -214,6 +214,12 @@ export function requestLessonStoreSuite(subject: StoreUnderTest): void {
     assert.equal((await store.usage("team-a")).lessons, 5);
     assert.deepEqual(kinds([await store.record(a("flood-0"), { text: "Lesson for the flood key 0", question: "flood" })]), ["refreshed"], "a lesson already there is still counted");
     assert.deepEqual(kinds([await store.record(b("flood-0"), { text: "team b's own lesson", question: "flood" })]), ["stored"]);
+    // Team-b past its own quota, on team-a's keys: refused, and none of team-a's lessons goes.
+    const ofB: RecordOutcome[] = [];
+    for (let i = 0; i < 8; i++) ofB.push(await store.record(b(`flood-${i}`), { text: `team b flood lesson ${i}`, question: "flood" }));
+    assert.deepEqual(kinds(ofB), [...Array(4).fill("stored"), ...Array(4).fill("refused:tenant-lessons")]);
+    for (let i = 0; i < 5; i++) assert.deepEqual(texts(await store.recall(a(`flood-${i}`), "flood lesson key", 5)), [`lesson for the flood key ${i}`], `team-a's key ${i}`);
+    assert.deepEqual([(await store.usage("team-a")).lessons, (await store.usage("team-b")).lessons], [5, 5]);
   });
 
   it("refuses past the tenant's bytes, counting text and question in UTF-8", async (t) => {

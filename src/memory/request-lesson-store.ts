@@ -57,15 +57,15 @@ export interface NewRequestLesson {
 }
 
 /** Which quota refused a lesson: the tenant's lessons or bytes, or the whole store's. */
-export type RefusalReason = "tenant-lessons" | "tenant-bytes" | "store-lessons" | "store-bytes";
+export type LessonRefusalReason = "tenant-lessons" | "tenant-bytes" | "store-lessons" | "store-bytes";
 
-export const refusalReasons: readonly RefusalReason[] = Object.freeze(["tenant-lessons", "tenant-bytes", "store-lessons", "store-bytes"]);
+export const refusalReasons: readonly LessonRefusalReason[] = Object.freeze(["tenant-lessons", "tenant-bytes", "store-lessons", "store-bytes"]);
 
 /**
  * What `record` did: stored a new lesson, refreshed one already there (counted again), refused it past a quota (nothing
  * changed), or nothing for a text that is empty once normalised.
  */
-export type RecordOutcome = { kind: "stored" | "refreshed" | "empty" } | { kind: "refused"; reason: RefusalReason };
+export type RecordOutcome = { kind: "stored" | "refreshed" | "empty" } | { kind: "refused"; reason: LessonRefusalReason };
 
 /** What a tenant holds in a store: its lessons (expired ones not yet removed included) and their bytes. */
 export interface TenantUsage {
@@ -186,7 +186,7 @@ export function lessonBytes(text: string, question: string): number {
  * The quota a new lesson of `bytes` would pass, given its tenant's usage and the store's after it was written (the
  * per-key trim included), or undefined when it fits. Checked in this order, so the tenant's own quota is named first.
  */
-export function quotaPassed(tenant: TenantUsage, store: TenantUsage, quotas: RequestLessonQuotas): RefusalReason | undefined {
+export function quotaPassed(tenant: TenantUsage, store: TenantUsage, quotas: RequestLessonQuotas): LessonRefusalReason | undefined {
   if (tenant.lessons > quotas.tenantLessons) return "tenant-lessons";
   if (tenant.bytes > quotas.tenantBytes) return "tenant-bytes";
   if (store.lessons > quotas.storeLessons) return "store-lessons";

@@ -19,7 +19,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { LOCAL_TENANT } from "../core/tenant.js";
 import { InputError, UsageError } from "../errors.js";
-import { checkRecallCount, checkScope, checkTenant, quotaPassed, resolvePolicy, storedLesson, type LessonScope, type NewRequestLesson, type RecordOutcome, type RefusalReason, type RequestLesson, type RequestLessonPolicy, type RequestLessonStore, type RequestLessonStoreOptions, type TenantUsage } from "./request-lesson-store.js";
+import { checkRecallCount, checkScope, checkTenant, quotaPassed, resolvePolicy, storedLesson, type LessonScope, type NewRequestLesson, type RecordOutcome, type LessonRefusalReason, type RequestLesson, type RequestLessonPolicy, type RequestLessonStore, type RequestLessonStoreOptions, type TenantUsage } from "./request-lesson-store.js";
 import { ftsQuery } from "./sqlite-lesson-store.js";
 
 /** `PRAGMA application_id` of a request-lessons file: "RKRQ" in ASCII. */
@@ -156,7 +156,7 @@ export function openSqliteRequestLessons(file: string, options: RequestLessonSto
 
 /** Thrown inside a lesson's savepoint to roll it back when it passes a quota. */
 class Refused extends Error {
-  constructor(readonly reason: RefusalReason) {
+  constructor(readonly reason: LessonRefusalReason) {
     super(reason);
   }
 }
