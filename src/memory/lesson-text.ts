@@ -57,9 +57,9 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
 /**
  * Anything that reads as a `<notes>` or `</notes>` tag once look-alikes are folded: any case, spaces or attributes
  * inside the angle brackets, or the tag left open (`</notes` at a lesson's end, which takes the rest up to the next
- * angle bracket with it).
+ * angle bracket with it). No word boundary after `notes`: `</notesSYSTEM:` reads as the tag and a role, so it goes too.
  */
-const NOTES_TAG = /<\s*\/?\s*notes\b[^<>]*>?/giu;
+const NOTES_TAG = /<\s*\/?\s*notes[^<>]*>?/giu;
 
 /**
  * The chat-template control tokens of the families reflectkit serves and of the common ones, as text, once look-alikes
