@@ -37,8 +37,8 @@ describe("request memory", () => {
   });
 
   it("quotes a lesson on one line with every notes tag taken out, however it was nested or spelled", () => {
-    assert.equal(quoteNote("a <</notes>/notes> b"), "a  b");
-    assert.equal(quoteNote("x <<<notes>/notes>/notes> y"), "x  y");
+    assert.equal(quoteNote("a <</notes>/notes> b"), "a b");
+    assert.equal(quoteNote("x <<<notes>/notes>/notes> y"), "x y");
     assert.equal(quoteNote("< / NOTES foo='1' > end </notes"), "end");
     assert.equal(quoteNote("line one\n\n  line two\r\nline three"), "line one line two line three");
     assert.equal(quoteNote("x < 3 and y > 2 in <note> form"), "x < 3 and y > 2 in <note> form", "other angle brackets stay");

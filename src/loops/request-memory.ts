@@ -16,7 +16,7 @@ import { LOCAL_TENANT, isTenantName } from "../core/tenant.js";
 import { UsageError } from "../errors.js";
 import { MEMORY_KEY, refusalReasons, type LessonRefusalReason, type RequestLesson, type RequestLessonStore } from "../memory/request-lesson-store.js";
 import { taskQuestion } from "./feedback.js";
-import { notesBlock } from "./reflexion.js";
+import { anyNoteShown, notesBlock } from "./reflexion.js";
 import type { Episode, EpisodeMemory } from "./types.js";
 
 /** Lessons a request is shown when it names no count, and the most it may ask for. */
@@ -59,7 +59,7 @@ export function lessonsOf(episode: Episode): string[] {
 
 /** The conversation with the lessons as quoted notes in a user message of their own, just before the last user message. */
 export function withRequestLessons(messages: readonly ChatMessage[], lessons: readonly string[]): ChatMessage[] {
-  if (lessons.length === 0) return messages.map((m) => ({ ...m }));
+  if (!anyNoteShown(lessons)) return messages.map((m) => ({ ...m }));
   const notes: ChatMessage = { role: "user", content: notesBlock([], lessons) };
   const lastUser = messages.map((m) => m.role).lastIndexOf("user");
   const at = lastUser >= 0 ? lastUser : messages.length;

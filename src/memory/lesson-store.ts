@@ -37,7 +37,8 @@ export interface LessonStore {
   /**
    * Stores the lessons one finished episode wrote, in one transaction, replacing any lessons stored earlier for the
    * same `runId` and `itemId` (a try of the episode that was killed before its result was written). All lessons
-   * passed share one `runId`, `itemId` and `task`; an empty list removes that episode's lessons.
+   * passed share one `runId`, `itemId` and `task`; an empty list removes that episode's lessons. Each text is stored
+   * as a notes block shows it (`lessonText`: one line, no notes tag, no template token); one with nothing left is not.
    */
   addEpisode(key: { task: string; runId: string; itemId: string }, lessons: readonly Lesson[]): void;
   close(): void;

@@ -25,7 +25,7 @@
 import { createHash } from "node:crypto";
 import { isTenantName } from "../core/tenant.js";
 import { UsageError } from "../errors.js";
-import { capLesson } from "./lesson-store.js";
+import { lessonText } from "./lesson-text.js";
 
 /** Where a lesson lives: a tenant's memory key. Every read and write of a store names one. */
 export interface LessonScope {
@@ -138,9 +138,9 @@ export const MEMORY_KEY = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$/u;
 /** Most characters of a question kept beside a lesson (for relevance): longer ones are cut. */
 export const MAX_QUESTION_CHARS = 4000;
 
-/** A lesson's text as compared for duplicates: Unicode-normalised (NFKC), lower case, spacing collapsed. */
+/** A lesson's text as compared for duplicates: as stored and shown (`lessonText`: NFKC, one line, spacing collapsed), lower case. */
 export function normaliseLesson(text: string): string {
-  return text.normalize("NFKC").toLowerCase().replace(/\s+/gu, " ").trim();
+  return lessonText(text).toLowerCase().normalize("NFKC");
 }
 
 /** The digest duplicates share: sha-256 of the normalised text, hex. */
@@ -168,12 +168,17 @@ export function checkRecallCount(n: unknown): asserts n is number {
   if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) throw new UsageError(`recall: n must be a whole number ≥ 0, got ${String(n)}`);
 }
 
-/** The lesson as stored: its text cut to `maxLessonChars`, its question to `MAX_QUESTION_CHARS`; null for an empty text. */
+/**
+ * The lesson as stored: its text normalised as a later prompt will show it (`lessonText`: one line, no notes tag, no
+ * template token, at most `maxLessonChars`), its question cut to `MAX_QUESTION_CHARS`; null for a text with nothing
+ * left.
+ */
 export function storedLesson(lesson: NewRequestLesson): { text: string; question: string; digest: string } | null {
   if (typeof lesson?.text !== "string" || typeof lesson.question !== "string") throw new UsageError("record: a lesson needs text and question strings");
-  // NUL cannot be stored in PostgreSQL's text; it is dropped everywhere, so every store keeps the same lesson.
-  const text = capLesson(lesson.text.replaceAll("\u0000", "").trim());
-  if (normaliseLesson(text) === "") return null;
+  // NUL cannot be stored in PostgreSQL's text: lessonText drops it with every control character, and the question's is
+  // dropped here, so every store keeps the same lesson.
+  const text = lessonText(lesson.text);
+  if (text === "") return null;
   return { text, question: lesson.question.replaceAll("\u0000", "").slice(0, MAX_QUESTION_CHARS), digest: lessonDigest(text) };
 }
 

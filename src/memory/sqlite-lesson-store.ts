@@ -8,7 +8,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { InputError, UsageError } from "../errors.js";
-import { capLesson, type Lesson, type LessonQuery, type LessonStore } from "./lesson-store.js";
+import type { Lesson, LessonQuery, LessonStore } from "./lesson-store.js";
+import { lessonText } from "./lesson-text.js";
 
 export interface LessonStoreOptions {
   /** Clock for the `stored_at` column (ms since the epoch); `Date.now` unless given. */
@@ -162,8 +163,11 @@ class SqliteLessonStore implements LessonStore {
       this.#db.transaction(() => {
         this.#deleteEpisode.run(key.task, key.runId, key.itemId);
         for (const lesson of lessons) {
+          // Stored as a later notes block shows it (one line, no notes tag, no template token); nothing left, not stored.
+          const text = lessonText(lesson.text);
+          if (text === "") continue;
           const helped = lesson.helped === null ? null : lesson.helped ? 1 : 0;
-          this.#insert.run(key.task, key.itemId, key.runId, lesson.question, capLesson(lesson.text), helped, lesson.createdAt, storedAt);
+          this.#insert.run(key.task, key.itemId, key.runId, lesson.question, text, helped, lesson.createdAt, storedAt);
         }
       }).immediate();
     } catch (error) {
