@@ -15,6 +15,7 @@ import type { Judgement, Task } from "../tasks/task.js";
 import { LOCAL_TENANT, isTenantName } from "../core/tenant.js";
 import { UsageError } from "../errors.js";
 import { MEMORY_KEY, refusalReasons, type LessonRefusalReason, type RequestLesson, type RequestLessonStore } from "../memory/request-lesson-store.js";
+import { lessonText } from "../memory/lesson-text.js";
 import { taskQuestion } from "./feedback.js";
 import { anyNoteShown, notesBlock } from "./reflexion.js";
 import type { Episode, EpisodeMemory } from "./types.js";
@@ -130,7 +131,8 @@ export class RequestMemory {
 
   /** The episode as its record keeps it: what memory recalled for it, and the lessons every attempt was shown. */
   annotate<E extends Episode>(episode: E, recalled: Recalled): E {
-    const texts = recalled.lessons.map((l) => l.text);
+    // As the notes showed them: a lesson an older store holds raw is recorded normalised, as it was shown.
+    const texts = recalled.lessons.map((l) => lessonText(l.text)).filter((t) => t !== "");
     return { ...episode, memory: recalled.memory, attempts: texts.length === 0 ? episode.attempts : episode.attempts.map((a) => ({ ...a, lessons: texts })) };
   }
 
