@@ -34,7 +34,7 @@ describe("reflect distill --no-train", { timeout: 60_000 }, () => {
     // Every third request fails twice; the rest pass, on the first draft when a is even.
     await writeRecord(record, (a) => (a % 3 === 0 ? [false, false] : a % 2 === 0 ? [true] : [false, true]));
     const out = path.join(dir, "run");
-    const result = await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.3", "--seed", "4", "--no-train", "--json"]);
+    const result = await cli(["distill", "--from-record", record, "--tenant", "local", "--out", out, "--held-out", "0.3", "--seed", "4", "--no-train", "--json"]);
     assertExit(result, 0);
     const summary = JSON.parse(result.stdout) as { train: number; held_out: number; held_out_requests: number; left_out: { failed: number }; trained: boolean };
     assert.deepEqual([summary.train + summary.held_out, summary.left_out.failed, summary.trained], [13, 7, false]);
@@ -56,9 +56,9 @@ describe("reflect distill --no-train", { timeout: 60_000 }, () => {
     assert.match(card, /\| failed \| 7 \|/);
     assert.match(card, /reflect distill --from-record .* --no-train --json/);
     // The same command again: the same data, accepted.
-    assertExit(await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.3", "--seed", "4", "--no-train"]), 0);
+    assertExit(await cli(["distill", "--from-record", record, "--tenant", "local", "--out", out, "--held-out", "0.3", "--seed", "4", "--no-train"]), 0);
     // Another split into the same folder: refused, naming what changed.
-    const other = await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.5", "--seed", "4", "--no-train"]);
+    const other = await cli(["distill", "--from-record", record, "--tenant", "local", "--out", out, "--held-out", "0.5", "--seed", "4", "--no-train"]);
     assertExit(other, 2);
     assert.match(other.stderr, /held_out: 0.3 then, 0.5 now.*pass another --out/);
   });
@@ -67,10 +67,10 @@ describe("reflect distill --no-train", { timeout: 60_000 }, () => {
     const dir = await tempDir(t);
     const record = path.join(dir, "record");
     await writeRecord(record, () => [false, false]);
-    const full = await cli(["distill", "--from-record", record, "--out", path.join(dir, "a"), "--full"]);
+    const full = await cli(["distill", "--from-record", record, "--tenant", "local", "--out", path.join(dir, "a"), "--full"]);
     assertExit(full, 2);
     assert.match(full.stderr, /trains a LoRA adapter.*drop --full/);
-    const none = await cli(["distill", "--from-record", record, "--out", path.join(dir, "b"), "--offline"]);
+    const none = await cli(["distill", "--from-record", record, "--tenant", "local", "--out", path.join(dir, "b"), "--offline"]);
     assertExit(none, 2);
     assert.match(none.stderr, /no example to train on: 20 requests: 0 passed .* left out 20 failed/);
   });
