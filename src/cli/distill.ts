@@ -30,9 +30,11 @@ matches the empty reply, a schema that accepts every value), re-checked from the
 Only the tenants named are read: --tenant NAME (repeatable), or --all-tenants for every one; one of them is
 required, so one tenant's traffic never trains another's adapter unasked. An episode's tenant is the one its record
 names; a record written before tenants is local's (--tenant local). The card counts rows by tenant and by kind of
-check. Each kept request is one example: its conversation (system included)
-→ the verified answer (text, then tool calls as the embedded engine's tools prompt asks for them). The reflection
-conversation is not trained. The same conversation twice makes one example (the first in record order).
+check.
+
+Each kept request is one example: its conversation (system included) → the verified answer (text, then tool calls
+as the embedded engine's tools prompt asks for them). The reflection conversation is not trained. The same
+conversation twice makes one example (the first in record order).
 
 RUN/ holds:
   train.jsonl, held-out.jsonl      TRL conversational SFT rows, split by a hash of the conversation and --seed

@@ -189,4 +189,16 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     await writeFile(path.join(other, "notes.txt"), "mine");
     await assert.rejects(writeDistillData({ ...options, out: other }), (e: Error) => e instanceof UsageError && /holds files a distill run does not write \(notes.txt\)/.test(e.message));
   });
+
+  it("a vacuous check verifies nothing: served today (unjudged) or recorded as passed, its row is left out; beside a real check, the real one decides", async () => {
+    const source = (episodes: Episode[]): DistillSource[] => [{ file: "episodes.jsonl", episodes, summary: { dir: "record", episodes: episodes.length, reflectkit: null, openedAt: null, partialLastLine: null } }];
+    const vacuous = await served("vacuous", request("Anything?", { regex: { pattern: ".*" } }), ["whatever a tenant wrote"]);
+    assert.equal(vacuous.attempts[0]?.verdict.correct, null);
+    const old = { ...requestEpisode({ id: "old", passes: [true], outputs: ["whatever"] }), record: request("Anything else?", { schema: { schema: {} } }) };
+    const beside = await served("beside", request("What is 2 + 2?", { regex: { pattern: "" }, schema: { schema: { type: "number" } } }), ["4"]);
+    const set = distillSet(source([vacuous, old, beside]), { heldOut: 0, seed: 1, tenants: allTenants });
+    assert.deepEqual([set.counts.vacuous, set.counts.unjudged, ids(set.train)], [2, 0, ["beside"]]);
+    assert.deepEqual(set.train[0]?.checkedBy, ["schema"]);
+    assert.deepEqual(set.counts.rowsByCheck, { schema: 1 });
+  });
 });
