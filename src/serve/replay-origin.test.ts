@@ -5,7 +5,7 @@
  * refused before anything is sent, and a second server on another port receives nothing.
  */
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
@@ -83,6 +83,20 @@ describe("reflect replay sends only to its gateway", () => {
     const sent = await replayRecord({ requestsFile: file, gateway: gateway.url, apiKey: KEY, concurrency: 1, timeoutMs: 10_000 });
     assert.equal(sent.done, 1);
     assert.equal(upstream.requests.length, 1);
+    assert.deepEqual(other.seen, []);
+  });
+
+  it("refuses a resumed replay whose log of answered requests holds a bad line, naming its line and field", async (t) => {
+    const dir = await tempDir(t);
+    const other = await decoy(t);
+    const file = path.join(dir, "held-out-requests.jsonl");
+    await writeFile(file, `${JSON.stringify(line("/v1/chat/completions"))}\n`);
+    const out = path.join(dir, "replay");
+    const gateway = `http://127.0.0.1:${other.port}`;
+    await mkdir(out);
+    await writeFile(path.join(out, "config.json"), JSON.stringify({ kind: "replay", record: file, gateway, arm: null, reflect: null }));
+    await writeFile(path.join(out, "replayed.jsonl"), `${JSON.stringify({ v: 1, line: "1", of: "held-1", status: 200, ms: 3 })}\n`);
+    await assert.rejects(replayRecord({ requestsFile: file, gateway, outDir: out, concurrency: 1, timeoutMs: 1000 }), (e: unknown) => InputError.isInstance(e) && /replayed\.jsonl:1: line: expected the request's line/.test((e as Error).message));
     assert.deepEqual(other.seen, []);
   });
 

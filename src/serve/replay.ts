@@ -80,6 +80,15 @@ interface ReplayedLine {
   ms: number;
 }
 
+/** What is wrong with a line of `replayed.jsonl` (a resumed replay skips the lines it names), naming the field. */
+function replayedLineProblem(value: unknown): string | null {
+  const r = value as Partial<ReplayedLine>;
+  if (typeof r.line !== "number" || !Number.isSafeInteger(r.line) || r.line < 1) return "line: expected the request's line, a whole number from 1";
+  if (typeof r.of !== "string") return "of: expected the replayed episode's id, a string";
+  if (typeof r.status !== "number") return "status: expected the gateway's HTTP status, a number";
+  return null;
+}
+
 /** A replay that sent everything it could and some requests failed (listed in the message). */
 export class ReplayFailedError extends ReflectkitError {
   override name = "ReplayFailedError";
@@ -249,7 +258,7 @@ export async function replayRecord(options: ReplayOptions): Promise<ReplayResult
       if (before.record !== config.record || before.arm !== config.arm) throw new UsageError(`${out} holds the replay of ${before.record} to the ${before.arm ?? "canary's"} arm(s) — pass another --out to replay ${config.record}${options.arm === undefined ? "" : ` to the ${options.arm} arm`}`);
       if (JSON.stringify(before.reflect ?? null) !== JSON.stringify(config.reflect)) throw new UsageError(`${out} holds a replay with --reflect ${JSON.stringify(before.reflect ?? null)} — pass another --out to replay with ${JSON.stringify(config.reflect)}`);
     } else await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);
-    log = await openLog<ReplayedLine>(path.join(out, "replayed.jsonl"), { noun: "replayed request" });
+    log = await openLog<ReplayedLine>(path.join(out, "replayed.jsonl"), { noun: "replayed request", check: replayedLineProblem });
     for (const line of log.lines) done.add(line.line);
   }
   const dialects: Record<string, number> = {};
