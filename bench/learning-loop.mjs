@@ -336,7 +336,7 @@ async function main() {
     const distill = path.join(o.out, "distill");
     if (!existsSync(path.join(distill, "adapter.gguf"))) {
       const t0 = Date.now();
-      await run(["distill", "--from-record", path.join(o.out, "record-train"), path.join(o.out, "record-held"), "--out", distill, "--held-out", String(o.heldOut), "--seed", String(o.splitSeed), "--model", o.upstream, "--offline", "--steps", String(o.steps), "--batch-size", String(o.batchSize), "--lr", String(o.lr), "--checkpoint-every", "10", "--json"], "distill");
+      await run(["distill", "--from-record", path.join(o.out, "record-train"), path.join(o.out, "record-held"), "--all-tenants", "--out", distill, "--held-out", String(o.heldOut), "--seed", String(o.splitSeed), "--model", o.upstream, "--offline", "--steps", String(o.steps), "--batch-size", String(o.batchSize), "--lr", String(o.lr), "--checkpoint-every", "10", "--json"], "distill");
       writeFileSync(path.join(o.out, "distill-seconds.txt"), `${Math.round((Date.now() - t0) / 1000)}\n`);
     }
     // The split is the one predicted: every held-out request came from record-held, and only those.

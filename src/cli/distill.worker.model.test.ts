@@ -41,7 +41,7 @@ describe("reflect distill, trained", { timeout: 900_000 }, () => {
     }
     await writer.close();
     const out = path.join(dir, "run");
-    const run = await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.25", ...flags], worker);
+    const run = await cli(["distill", "--from-record", record, "--tenant", "local", "--out", out, "--held-out", "0.25", ...flags], worker);
     assertExit(run, 0);
     const summary = JSON.parse(run.stdout) as { train: number; held_out: number; steps: number; gguf: string; gguf_check: ExportCheck; peft: string };
     assert.equal(summary.train + summary.held_out, 5);
@@ -57,7 +57,7 @@ describe("reflect distill, trained", { timeout: 900_000 }, () => {
     assert.equal((JSON.parse(readFileSync(path.join(out, "adapter.gguf.json"), "utf8")) as { steps: number }).steps, 3);
 
     // The same command again: the data matches, training is already done, the adapter is written again.
-    const again = await cli(["distill", "--from-record", record, "--out", out, "--held-out", "0.25", ...flags, "--no-check"], worker);
+    const again = await cli(["distill", "--from-record", record, "--tenant", "local", "--out", out, "--held-out", "0.25", ...flags, "--no-check"], worker);
     assertExit(again, 0);
     assert.match(again.stderr, /resuming after step 3/);
     assert.ok(existsSync(path.join(out, "adapter.gguf")) && !existsSync(path.join(out, "adapter.gguf.partial")));

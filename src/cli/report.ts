@@ -70,6 +70,7 @@ export function registerReport(program: Command): void {
         const columns = (header: string[]) => header.map((h, i) => ({ header: h, align: i === 0 ? ("left" as const) : ("right" as const) }));
         lines.push("", `${run.label} by arm:`, ...textTable(columns(cells.header), cells.rows));
         if (cells.paired !== null) lines.push("", ...textTable(columns(cells.paired.header), cells.paired.rows));
+        if (cells.note !== null) lines.push(`(${cells.note})`);
       }
       if (result.runs.length > 0 && flags.bucket !== undefined && result.runs.every((r) => recordTimeAxis(r) === null)) lines.push(`note: --bucket ${flags.bucket}: none of these runs is a record whose episodes have start times (reflect serve --record), so there is no time axis`);
       if (result.pngs.length > 0) lines.push(`charts: ${result.pngs.length} PNGs in ${path.dirname(result.pngs[0] as string)}`);

@@ -5,7 +5,7 @@ import { writeFileWhole } from "../record/log.js";
 import type { CuratedSet, CurationReport } from "./curate.js";
 import { percent } from "./efficacy.js";
 import type { ExportSplit, TrainingSetting } from "./export.js";
-import type { DistillSet, DistillSplitOptions } from "./record-distill.js";
+import type { DistillSet, DistillSelectOptions } from "./record-distill.js";
 import type { ExportFormat } from "./formats.js";
 import { statisticsCells } from "./stats.js";
 
@@ -161,7 +161,7 @@ export function datasetCard(input: DatasetCardInput): string {
 /** What the card of a distill run (`reflect distill`, `RUN/README.md`) is made from. */
 export interface RecordDistillCardInput {
   set: DistillSet;
-  options: DistillSplitOptions;
+  options: DistillSelectOptions;
   /** The command that made the run; null when made through the library. */
   command: string | null;
 }
@@ -201,9 +201,32 @@ export function recordDistillCard(input: RecordDistillCardInput): string {
         ["passed after reflection", String(c.passedAfterReflection), "kept: the answer the loop reached, as a first answer"],
         ["failed", String(c.failed), "left out: the returned answer failed a check"],
         ["unjudged", String(c.unjudged), "left out: none of the request's own checks judged the returned answer (a judge's approval alone does not count)"],
+        ["vacuous checks", String(c.vacuous), "left out: the request's only checks cannot fail (a regex that matches the empty reply, a schema that accepts every value), so a pass verified nothing"],
         ["no answer", String(c.noAnswer), "left out: the request ended with no answer (an upstream error)"],
         ["duplicates", String(c.duplicates), "left out: the same conversation as an example kept"],
       ],
+    ),
+    "",
+    "## Tenants",
+    "",
+    `${options.tenants.kind === "all" ? "Every tenant's traffic (`--all-tenants`)." : `Only the traffic of the tenants named with \`--tenant\`: ${options.tenants.names.map((n) => `\`${n}\``).join(", ")}.`} An episode's tenant is the one its record names (a record written before tenants names none: \`local\`).${c.otherTenants === 0 ? "" : ` ${c.otherTenants} requests of other tenants were left out unread.`}`,
+    "",
+    ...markdownTable(
+      ["tenant", "requests", "rows"],
+      Object.entries(c.byTenant)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([tenant, n]) => [`\`${tenant}\``, String(n.requests), String(n.rows)]),
+    ),
+    "",
+    "## Rows by kind of check",
+    "",
+    "The kinds of check that passed each row's answer (train and held out); a row two kinds passed counts under each. A judge's approval is listed, but never made a row on its own.",
+    "",
+    ...markdownTable(
+      ["check", "rows"],
+      Object.entries(c.rowsByCheck)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([kind, n]) => [kind, String(n)]),
     ),
     "",
     `Dedupe: two requests with the same conversation (the messages and the tools prompt, byte for byte) make one example — the first in record order (records in the order given) is kept, the later ones are counted above.${shown.length === 0 ? "" : ` Left out: ${shown.map((d) => `\`${d.dropped}\` (kept \`${d.kept}\`)`).join(", ")}${set.duplicates.length > shown.length ? `, and ${set.duplicates.length - shown.length} more` : ""}.`}`,

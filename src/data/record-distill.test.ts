@@ -49,6 +49,8 @@ async function writeRecord(dir: string, recordContent = true): Promise<void> {
   await writer.close();
 }
 
+const allTenants = { kind: "all" } as const;
+
 const ids = (examples: readonly DistillExample[]) => examples.map((e) => e.id).sort();
 
 describe("reflect distill's data: one pass from a gateway record", () => {
@@ -57,8 +59,8 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     const record = path.join(dir, "record");
     await writeRecord(record);
     const out = path.join(dir, "run");
-    const { set, files } = await writeDistillData({ from: [record], out, heldOut: 0, seed: 1, replayRequest: (e) => ({ id: e.id }) });
-    assert.deepEqual(set.counts, { episodes: 7, passed: 4, passedFirstDraft: 2, passedAfterReflection: 2, failed: 1, unjudged: 1, noAnswer: 1, duplicates: 1, train: 3, heldOut: 0, heldOutRequests: 0 });
+    const { set, files } = await writeDistillData({ from: [record], out, heldOut: 0, seed: 1, tenants: allTenants, replayRequest: (e) => ({ id: e.id }) });
+    assert.deepEqual(set.counts, { episodes: 7, passed: 4, passedFirstDraft: 2, passedAfterReflection: 2, failed: 1, unjudged: 1, vacuous: 0, otherTenants: 0, noAnswer: 1, duplicates: 1, train: 3, heldOut: 0, heldOutRequests: 0, byTenant: { local: { requests: 7, rows: 3 } }, rowsByCheck: { regex: 2, tools: 1 } });
     assert.deepEqual(ids(set.train), ["first-pass", "reflected", "tools"]);
     assert.deepEqual(set.duplicates, [{ dropped: "again", kept: "first-pass" }]);
     // The rows read through the SFT trainer's own reader, each with the answer as its one trained turn.
@@ -76,7 +78,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
   it("a request with tools: the tools prompt the engine shows, and the answer's calls as the prompt asks them, read back by the engine's reader", async (t) => {
     const dir = await tempDir(t);
     await writeRecord(path.join(dir, "record"));
-    const { files } = await writeDistillData({ from: [path.join(dir, "record")], out: path.join(dir, "run"), heldOut: 0, seed: 1, replayRequest: (e) => ({ id: e.id }) });
+    const { files } = await writeDistillData({ from: [path.join(dir, "record")], out: path.join(dir, "run"), heldOut: 0, seed: 1, tenants: allTenants, replayRequest: (e) => ({ id: e.id }) });
     const rows = (await readSftData(files.train)).rows;
     const tools = rows.find((r) => r.messages.some((m) => m.content === "Weather in Paris?"));
     assert.deepEqual(tools?.messages.slice(0, 2), [{ role: "system", content: toolsSystemPrompt([weather]) }, { role: "user", content: "Weather in Paris?" }]);
@@ -89,7 +91,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
   it("a conversation with the assistant's earlier turns keeps them as context (weight 0) and trains the answer alone", async () => {
     const record: RequestRecord = { messages: [{ role: "user", content: "What is 2 + 2?" }, { role: "assistant", content: "4" }, { role: "user", content: "And doubled?" }], checks: { regex: { pattern: "^8$" } }, dialect: "chat" };
     const episode = await served("multi", record, ["8"]);
-    const set = distillSet([{ file: "episodes.jsonl", episodes: [episode], summary: { dir: "record", episodes: 1, reflectkit: null, openedAt: null, partialLastLine: null } }], { heldOut: 0, seed: 1 });
+    const set = distillSet([{ file: "episodes.jsonl", episodes: [episode], summary: { dir: "record", episodes: 1, reflectkit: null, openedAt: null, partialLastLine: null } }], { heldOut: 0, seed: 1, tenants: allTenants });
     assert.deepEqual(distillRow(set.train[0]!).messages, [
       { role: "user", content: "What is 2 + 2?" },
       { role: "assistant", content: "4", weight: 0 },
@@ -116,7 +118,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     const options = { max_tokens: 128, temperature: 0, seed: 5, reflect: { max_turns: 3, feedback: "detailed", budget: { tokens: 4000 }, reflection_max_tokens: 96, on_failure: "return" as const, memory: { key: "totals", lessons: 2 } } };
     const record = { ...request("What is 4 + 4?", { regex: { pattern: "^8$" } }), options };
     const episode = await served("failed", record, ["7", "I added wrongly.", "9"]);
-    const set = distillSet([{ file: "episodes.jsonl", episodes: [episode], summary: { dir: "record", episodes: 1, reflectkit: null, openedAt: null, partialLastLine: null } }], { heldOut: 0.999999, seed: 1 });
+    const set = distillSet([{ file: "episodes.jsonl", episodes: [episode], summary: { dir: "record", episodes: 1, reflectkit: null, openedAt: null, partialLastLine: null } }], { heldOut: 0.999999, seed: 1, tenants: allTenants });
     assert.deepEqual(set.heldOutRequests.map((r) => [r.id, r.outcome, r.record.options]), [["failed", "failed", options]]);
     const body = replayRequest("failed", set.heldOutRequests[0]!.record, { model: "m", maxTokens: 512 }).body;
     assert.deepEqual([body.max_tokens, body.temperature, body.seed, (body.reflect as { memory?: unknown }).memory], [128, 0, 5, { key: "totals", lessons: 2 }]);
@@ -127,9 +129,9 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     // The first conversation again, with another answer: a duplicate, never on the other side.
     episodes.push(requestEpisode({ id: "r0-again", passes: [false, true], outputs: ["x", "0"], record: request("What is 0 + 0?", { regex: { pattern: "^\\d+$" } }) }));
     const sources: DistillSource[] = [{ file: "episodes.jsonl", episodes, summary: { dir: "record", episodes: episodes.length, reflectkit: null, openedAt: null, partialLastLine: null } }];
-    const a = distillSet(sources, { heldOut: 0.25, seed: 1 });
-    const b = distillSet(sources, { heldOut: 0.25, seed: 1 });
-    const c = distillSet(sources, { heldOut: 0.25, seed: 2 });
+    const a = distillSet(sources, { heldOut: 0.25, seed: 1, tenants: allTenants });
+    const b = distillSet(sources, { heldOut: 0.25, seed: 1, tenants: allTenants });
+    const c = distillSet(sources, { heldOut: 0.25, seed: 2, tenants: allTenants });
     assert.deepEqual([ids(a.train), ids(a.heldOut)], [ids(b.train), ids(b.heldOut)]);
     assert.notDeepEqual(ids(a.heldOut), ids(c.heldOut));
     assert.ok(a.heldOut.length > 25 && a.heldOut.length < 75, `about a quarter held out: ${a.heldOut.length} of 200`);
@@ -140,7 +142,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     // The held-out requests are every request on that side, the failed ones too — the traffic as it came, not only
     // what the base already got right — one per conversation.
     const failing = Array.from({ length: 40 }, (_, i) => requestEpisode({ id: `f${i}`, passes: [false, false], outputs: ["x", "y"], record: request(`What is ${i} + 1000?`, { regex: { pattern: "^\\d+$" } }) }));
-    const mixed = distillSet([{ ...sources[0]!, episodes: [...episodes, ...failing] }], { heldOut: 0.25, seed: 1 });
+    const mixed = distillSet([{ ...sources[0]!, episodes: [...episodes, ...failing] }], { heldOut: 0.25, seed: 1, tenants: allTenants });
     const heldFailed = mixed.heldOutRequests.filter((r) => r.outcome === "failed").map((r) => r.id);
     assert.ok(heldFailed.length > 2 && heldFailed.length < 25, `about a quarter of the failed requests held out: ${heldFailed.length} of 40`);
     assert.deepEqual(mixed.heldOutRequests.filter((r) => r.outcome === "passed").map((r) => r.id).sort(), ids(a.heldOut));
@@ -148,16 +150,16 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     assert.deepEqual(mixed.heldOutRequests.filter((r) => trainKeys.has(r.key)), []);
     assert.ok(!mixed.heldOutRequests.some((r) => r.id === "r0-again"));
     // A record that grows keeps every earlier request on its side.
-    const grown = distillSet([{ ...sources[0]!, episodes: [...episodes, requestEpisode({ id: "new", passes: [true], record: request("What is 999 + 1?", {}) })] }], { heldOut: 0.25, seed: 1 });
+    const grown = distillSet([{ ...sources[0]!, episodes: [...episodes, requestEpisode({ id: "new", passes: [true], record: request("What is 999 + 1?", {}) })] }], { heldOut: 0.25, seed: 1, tenants: allTenants });
     assert.deepEqual(ids(grown.heldOut).filter((id) => id !== "new"), ids(a.heldOut));
-    assert.throws(() => distillSet(sources, { heldOut: 1, seed: 1 }), (e: Error) => e instanceof UsageError && /--held-out 1/.test(e.message));
+    assert.throws(() => distillSet(sources, { heldOut: 1, seed: 1, tenants: allTenants }), (e: Error) => e instanceof UsageError && /--held-out 1/.test(e.message));
   });
 
   it("refuses a record made without content, a folder that is not a record, naming the folder and what to do", async (t) => {
     const dir = await tempDir(t);
     const bare = path.join(dir, "bare");
     await writeRecord(bare, false);
-    const write = (from: string) => writeDistillData({ from: [from], out: path.join(dir, "run"), heldOut: 0.2, seed: 1, replayRequest: () => ({}) });
+    const write = (from: string) => writeDistillData({ from: [from], out: path.join(dir, "run"), heldOut: 0.2, seed: 1, tenants: allTenants, replayRequest: () => ({}) });
     await assert.rejects(write(bare), (e: Error) => e instanceof UsageError && e.message.startsWith(bare) && /without request and reply text.*--record-content/.test(e.message));
     const evalRun = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "src/report/fixtures/runs/reflect-retry");
     await assert.rejects(write(evalRun), (e: Error) => e instanceof UsageError && e.message.startsWith(evalRun) && /is not a gateway record \(config.json has no record_format\)/.test(e.message));
@@ -165,7 +167,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     await mkdir(empty);
     await assert.rejects(write(empty), (e: Error) => e instanceof UsageError && e.message.startsWith(empty) && /is not a gateway record \(no episodes.jsonl\).*--record-content/.test(e.message));
     await assert.rejects(write(path.join(dir, "absent")), (e: Error) => e instanceof UsageError && e.message.startsWith(`${path.join(dir, "absent")} is not a folder`));
-    await assert.rejects(writeDistillData({ from: [], out: path.join(dir, "run"), heldOut: 0.2, seed: 1, replayRequest: () => ({}) }), /--from-record/);
+    await assert.rejects(writeDistillData({ from: [], out: path.join(dir, "run"), heldOut: 0.2, seed: 1, tenants: allTenants, replayRequest: () => ({}) }), /--from-record/);
   });
 
   it("a rerun on the same folder rewrites the same bytes; a record that grew, or a folder of other files, is refused", async (t) => {
@@ -173,7 +175,7 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     const record = path.join(dir, "record");
     await writeRecord(record);
     const out = path.join(dir, "run");
-    const options = { from: [record], out, heldOut: 0.5, seed: 3, replayRequest: (e: { id: string }) => ({ id: e.id }), clock: () => new Date("2026-11-28T12:00:00Z") };
+    const options = { from: [record], out, heldOut: 0.5, seed: 3, tenants: allTenants, replayRequest: (e: { id: string }) => ({ id: e.id }), clock: () => new Date("2026-11-28T12:00:00Z") };
     const first = await writeDistillData(options);
     const before = await Promise.all(Object.values(first.files).map((f) => readFile(f, "utf8")));
     await writeDistillData(options);
@@ -186,5 +188,17 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     await mkdir(other);
     await writeFile(path.join(other, "notes.txt"), "mine");
     await assert.rejects(writeDistillData({ ...options, out: other }), (e: Error) => e instanceof UsageError && /holds files a distill run does not write \(notes.txt\)/.test(e.message));
+  });
+
+  it("a vacuous check verifies nothing: served today (unjudged) or recorded as passed, its row is left out; beside a real check, the real one decides", async () => {
+    const source = (episodes: Episode[]): DistillSource[] => [{ file: "episodes.jsonl", episodes, summary: { dir: "record", episodes: episodes.length, reflectkit: null, openedAt: null, partialLastLine: null } }];
+    const vacuous = await served("vacuous", request("Anything?", { regex: { pattern: ".*" } }), ["whatever a tenant wrote"]);
+    assert.equal(vacuous.attempts[0]?.verdict.correct, null);
+    const old = { ...requestEpisode({ id: "old", passes: [true], outputs: ["whatever"] }), record: request("Anything else?", { schema: { schema: {} } }) };
+    const beside = await served("beside", request("What is 2 + 2?", { regex: { pattern: "" }, schema: { schema: { type: "number" } } }), ["4"]);
+    const set = distillSet(source([vacuous, old, beside]), { heldOut: 0, seed: 1, tenants: allTenants });
+    assert.deepEqual([set.counts.vacuous, set.counts.unjudged, ids(set.train)], [2, 0, ["beside"]]);
+    assert.deepEqual(set.train[0]?.checkedBy, ["schema"]);
+    assert.deepEqual(set.counts.rowsByCheck, { schema: 1 });
   });
 });

@@ -2,14 +2,17 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
-import { InputError, UsageError } from "../errors.js";
-import { requestTask, type RequestRecord } from "../critics/request/request-task.js";
+import { specVacuity } from "../critics/request/build.js";
+import type { RequestRecord } from "../critics/request/request-task.js";
+import { LOCAL_TENANT } from "../core/tenant.js";
+import { InputError, RequestFieldError, UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { promptedReplyText, withToolsPrompt } from "../models/prompted-tools.js";
 import { checkFingerprint } from "../record/durable-run.js";
 import { findLog, writeFileWhole } from "../record/log.js";
 import { isRedacted } from "../record/redact-episode.js";
+import { readRequestEpisode } from "../record/request-episode.js";
 import { hash32 } from "../util/hash.js";
 import { recordDistillCard, shellCommand } from "./card.js";
 import { jsonlText, type WeightedMessage } from "./export.js";
@@ -27,8 +30,21 @@ import { readRunFolder } from "./run-folder.js";
  * loop's.
  */
 
-/** Why a recorded request gave no example. */
-export type LeftOutReason = "failed" | "unjudged" | "no-answer" | "duplicate";
+/**
+ * Why a recorded request gave no example. `vacuous`: its only checks cannot fail (a regex matching the empty reply, a
+ * schema accepting every value), so its "pass" verified nothing — decided again from the recorded checks, so a record
+ * written before the gateway called such a request unjudged is read the same.
+ */
+export type LeftOutReason = "failed" | "unjudged" | "vacuous" | "no-answer" | "duplicate";
+
+/**
+ * Whose traffic a distillation trains on: the tenants the operator names, or every tenant, said outright. An
+ * episode's tenant is `episode.tenant`; a record written before tenants names none, and is `local`'s.
+ */
+export type TenantSelection = { kind: "named"; names: readonly string[] } | { kind: "all" };
+
+/** The tenant an episode was recorded for: its `tenant`, or `local` for a record written before tenants. */
+export const tenantOf = (episode: Pick<Episode, "tenant">): string => episode.tenant ?? LOCAL_TENANT;
 
 /** One request as a training example. */
 export interface DistillExample {
@@ -42,6 +58,10 @@ export interface DistillExample {
   answer: string;
   /** The answer was the first draft (no reflection was needed). */
   firstDraft: boolean;
+  /** The tenant whose request it was (`tenantOf`). */
+  tenant: string;
+  /** The kinds of check that passed the answer (`schema`, `tools`, `regex`, `task`, `tests`, `judge`, …), vacuous ones left out. */
+  checkedBy: string[];
   /** The request as recorded: its conversation, checks and dialect (for `held-out-requests.jsonl`). */
   record: RequestRecord;
   /** The model that wrote the answer. */
@@ -60,7 +80,7 @@ export interface HeldOutRequest {
   record: RequestRecord;
   model: string;
   /** What the recorded answer was: the pass rate of the held-out traffic at recording. */
-  outcome: "passed" | "failed" | "unjudged" | "no-answer";
+  outcome: "passed" | "failed" | "unjudged" | "vacuous" | "no-answer";
   /** The dedupe and split key (the conversation's sha256, as an example's). */
   key: string;
 }
@@ -85,6 +105,10 @@ export interface DistillCounts {
   failed: number;
   /** None of the request's own checks judged the returned answer (`cannot judge`, or none applied); a judge's pass alone is not a verdict. */
   unjudged: number;
+  /** The request's only checks cannot fail (`LeftOutReason` `vacuous`), whatever the record says of the answer. */
+  vacuous: number;
+  /** Episodes of tenants the operator did not name (`TenantSelection`), left out before anything else; not in `episodes`. */
+  otherTenants: number;
   /** The episode returned no answer (an upstream error before any attempt). */
   noAnswer: number;
   /** A passing request whose conversation an earlier kept example already had. */
@@ -93,6 +117,10 @@ export interface DistillCounts {
   heldOut: number;
   /** Requests on the held-out side, any outcome, deduplicated by conversation (`held-out-requests.jsonl`). */
   heldOutRequests: number;
+  /** Per tenant read: its requests and the rows (train and held out) its traffic gave. */
+  byTenant: Record<string, { requests: number; rows: number }>;
+  /** Rows (train and held out) by the kind of check that passed them; a row checked by two kinds counts under each. */
+  rowsByCheck: Record<string, number>;
 }
 
 export interface DistillSet {
@@ -111,6 +139,11 @@ export interface DistillSplitOptions {
   heldOut: number;
   /** Seed of the split's hash. */
   seed: number;
+}
+
+export interface DistillSelectOptions extends DistillSplitOptions {
+  /** Whose requests are read; the others are counted (`otherTenants`) and never seen again. */
+  tenants: TenantSelection;
 }
 
 /** A record folder read for distillation: its episodes and the file they came from (for errors naming a line). */
@@ -154,6 +187,8 @@ export async function readDistillSources(dirs: readonly string[]): Promise<Disti
 export function selectEpisode(episode: Episode, source: string, record: RequestRecord): DistillExample | Exclude<LeftOutReason, "duplicate"> {
   const attempt = episode.selected === null ? undefined : episode.attempts[episode.selected - 1];
   if (attempt === undefined) return "no-answer";
+  const { judging, vacuous } = specVacuity(record.checks);
+  if (judging.length === 0 && vacuous.length > 0) return "vacuous";
   const checks = attempt.checks;
   // Passed: the request's own checks passed it (the verdict) and no check the loop ran on it (a judge included) failed it.
   // A judge is not ground truth: an answer only a judge approved is unjudged.
@@ -165,6 +200,8 @@ export function selectEpisode(episode: Episode, source: string, record: RequestR
       prompt,
       answer: promptedReplyText(attempt.call.output, attempt.call.toolCalls),
       firstDraft: episode.selected === 1,
+      tenant: tenantOf(episode),
+      checkedBy: [...new Set(checks.filter((c) => c.pass === true && !vacuous.includes(c.source)).map((c) => c.source))],
       record,
       model: attempt.call.model,
       key: keyOf(prompt),
@@ -188,35 +225,44 @@ const keyOf = (prompt: readonly ChatMessage[]): string => createHash("sha256").u
  * order given) and counts the rest; the split hashes the conversation with the seed, so a conversation is never on both
  * sides and a request keeps its side as the record grows.
  */
-export function distillSet(sources: readonly DistillSource[], options: DistillSplitOptions): DistillSet {
+export function distillSet(sources: readonly DistillSource[], options: DistillSelectOptions): DistillSet {
   checkSplit(options);
-  const counts: DistillCounts = { episodes: 0, passed: 0, passedFirstDraft: 0, passedAfterReflection: 0, failed: 0, unjudged: 0, noAnswer: 0, duplicates: 0, train: 0, heldOut: 0, heldOutRequests: 0 };
+  const counts: DistillCounts = { episodes: 0, passed: 0, passedFirstDraft: 0, passedAfterReflection: 0, failed: 0, unjudged: 0, vacuous: 0, otherTenants: 0, noAnswer: 0, duplicates: 0, train: 0, heldOut: 0, heldOutRequests: 0, byTenant: {}, rowsByCheck: {} };
+  const chosen = options.tenants;
+  const named = (tenant: string): boolean => chosen.kind === "all" || chosen.names.includes(tenant);
+  if (chosen.kind === "named") for (const name of chosen.names) counts.byTenant[name] = { requests: 0, rows: 0 };
   const kept = new Map<string, DistillExample>();
   const heldOutRequests = new Map<string, HeldOutRequest>();
   const duplicates: DistillSet["duplicates"] = [];
   for (const source of sources) {
-    const base = requestTask([]);
-    source.episodes.forEach((episode, index) => {
-      counts.episodes++;
-      let record: RequestRecord;
-      try {
-        // The dialect and the request's options come along, so a held-out request replays as it was sent.
-        const raw = episode.record as { dialect?: unknown; options?: unknown };
-        record = {
-          ...base.parseRecord(episode.record),
-          ...(typeof raw?.dialect === "string" ? { dialect: raw.dialect } : {}),
-          ...(typeof raw?.options === "object" && raw.options !== null ? { options: raw.options as RequestRecord["options"] } : {}),
-        };
-      } catch (error) {
-        throw new InputError(`episode "${episode.id}": not a request record (${(error as Error).message})`, source.file, index + 1);
+    source.episodes.forEach((raw, index) => {
+      const where = { file: source.file, line: index + 1 };
+      // Every field read below is checked first: a bad line is refused naming its file, line and field.
+      const episode = readRequestEpisode(raw, where);
+      const tenant = tenantOf(episode);
+      if (!named(tenant)) {
+        counts.otherTenants++;
+        return;
       }
-      const outcome = selectEpisode(episode, source.summary.dir, record);
+      counts.episodes++;
+      const perTenant = (counts.byTenant[tenant] ??= { requests: 0, rows: 0 });
+      perTenant.requests++;
+      // The dialect and the request's options come along, so a held-out request replays as it was sent.
+      const record = episode.record;
+      let outcome: ReturnType<typeof selectEpisode>;
+      try {
+        outcome = selectEpisode(episode, source.summary.dir, record);
+      } catch (error) {
+        if (!RequestFieldError.isInstance(error)) throw error;
+        throw new InputError(`episode "${episode.id}": record.checks: ${error.message} — the recorded check does not compile`, where.file, where.line);
+      }
       const key = typeof outcome === "string" ? keyOf(promptOf(record)) : outcome.key;
       if (isHeldOut(key, options) && !heldOutRequests.has(key)) {
         heldOutRequests.set(key, { id: episode.id, source: source.summary.dir, record, model: typeof outcome === "string" ? episode.model : outcome.model, outcome: typeof outcome === "string" ? outcome : "passed", key });
       }
       if (outcome === "failed") counts.failed++;
       else if (outcome === "unjudged") counts.unjudged++;
+      else if (outcome === "vacuous") counts.vacuous++;
       else if (outcome === "no-answer") counts.noAnswer++;
       else {
         counts.passed++;
@@ -233,7 +279,11 @@ export function distillSet(sources: readonly DistillSource[], options: DistillSp
   }
   const train: DistillExample[] = [];
   const heldOut: DistillExample[] = [];
-  for (const example of kept.values()) (isHeldOut(example.key, options) ? heldOut : train).push(example);
+  for (const example of kept.values()) {
+    (isHeldOut(example.key, options) ? heldOut : train).push(example);
+    (counts.byTenant[example.tenant] as { rows: number }).rows++;
+    for (const kind of example.checkedBy) counts.rowsByCheck[kind] = (counts.rowsByCheck[kind] ?? 0) + 1;
+  }
   counts.train = train.length;
   counts.heldOut = heldOut.length;
   counts.heldOutRequests = heldOutRequests.size;
@@ -261,7 +311,7 @@ export function distillRow(example: DistillExample): { messages: WeightedMessage
   return { messages: [...context, { role: "assistant", content: example.answer, weight: 1 }] };
 }
 
-export interface WriteDistillDataOptions extends DistillSplitOptions {
+export interface WriteDistillDataOptions extends DistillSelectOptions {
   /** Record folders, read in this order. */
   from: readonly string[];
   /** The run folder. */
@@ -309,6 +359,7 @@ export async function writeDistillData(options: WriteDistillDataOptions): Promis
     sources: sources.map((s) => s.summary.dir),
     held_out: options.heldOut,
     seed: options.seed,
+    tenants: options.tenants.kind === "all" ? "all" : [...options.tenants.names].sort(),
     examples: { train: set.train.length, held_out: set.heldOut.length, held_out_requests: set.heldOutRequests.length },
     train_sha256: digest(trainText),
     held_out_sha256: digest(heldOutText),
@@ -333,7 +384,7 @@ export async function writeDistillData(options: WriteDistillDataOptions): Promis
   await writeFileWhole(files.train, trainText);
   await writeFileWhole(files.heldOut, heldOutText);
   await writeFileWhole(files.heldOutRequests, jsonlText(set.heldOutRequests.map(options.replayRequest)));
-  await writeFileWhole(files.card, recordDistillCard({ set, options: { heldOut: options.heldOut, seed: options.seed }, command }));
+  await writeFileWhole(files.card, recordDistillCard({ set, options: { heldOut: options.heldOut, seed: options.seed, tenants: options.tenants }, command }));
   return { set, files };
 }
 

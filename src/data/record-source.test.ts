@@ -68,7 +68,7 @@ describe("recordSource → generateReflectionData", () => {
     await writer.append(requestEpisode({ id: "ok", passes: [true] }));
     await writer.append({ ...requestEpisode({ id: "not-a-request", passes: [false, true] }), record: { question: "What is 2 + 2?" } });
     await writer.close();
-    await assert.rejects(recordSource(odd, buildChecks), (e: Error) => e.message.startsWith(`${path.join(odd, "episodes.jsonl")}:2: episode "not-a-request": not a request record`));
+    await assert.rejects(recordSource(odd, buildChecks), (e: Error) => e.message.startsWith(`${path.join(odd, "episodes.jsonl")}:2: episode "not-a-request": record.messages: missing`));
     await assert.rejects(recordSource(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "src/report/fixtures/runs/reflect-retry"), buildChecks), /is not a gateway record/);
   });
 });

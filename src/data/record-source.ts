@@ -6,6 +6,7 @@ import { isRedacted } from "../record/redact-episode.js";
 import type { CallSampling } from "../loops/episode-run.js";
 import type { ModelCall } from "../loops/types.js";
 import { findLog } from "../record/log.js";
+import { readRequestEpisode } from "../record/request-episode.js";
 import { readRunFolder } from "./run-folder.js";
 import type { Task, TaskItem, Verdict } from "../tasks/task.js";
 
@@ -44,7 +45,9 @@ export async function recordSource(dir: string, buildChecks: BuildChecks): Promi
   const firsts = new Map<string, ModelCall>();
   // Each item's checks, built once here (a record that no longer builds is an error now, not a verdict later).
   const tasks = new WeakMap<RequestRecord, Task<RequestRecord, Promise<Verdict>>>();
-  run.episodes.forEach((episode, index) => {
+  run.episodes.forEach((raw, index) => {
+    // Every field read below is checked first: a bad line is refused naming its file, line and field.
+    const episode = readRequestEpisode(raw, { file, line: index + 1 });
     const first = episode.attempts[0];
     if (first?.verdict.correct !== false) return;
     let record: RequestRecord;

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
+import { isTenantName } from "../core/tenant.js";
 import { InputError } from "../errors.js";
 import { summarize, type Summary } from "../eval/metrics.js";
 import { instructionEfficacy, type InstructionEfficacy } from "./efficacy.js";
@@ -152,5 +153,11 @@ export function checkEpisode(value: unknown): string | null {
   }
   if (typeof e.usage?.promptTokens !== "number" || typeof e.usage.completionTokens !== "number" || typeof e.usage.calls !== "number") return `episode "${e.id}": no \`usage\` with token and call counts`;
   if (typeof e.ms !== "number") return `episode "${e.id}": no \`ms\``;
+  // What the arm report pairs and sums by: each a field of the type it is read as, when present.
+  if (e.arm !== undefined && e.arm !== "base" && e.arm !== "adapter") return `episode "${e.id}": arm: expected base or adapter, got ${JSON.stringify(e.arm)}`;
+  if (e.replayOf !== undefined && typeof e.replayOf !== "string") return `episode "${e.id}": replayOf: expected the replayed episode's id, a string`;
+  if (e.tenant !== undefined && !isTenantName(e.tenant)) return `episode "${e.id}": tenant: expected a tenant's name, got ${JSON.stringify(e.tenant)}`;
+  const reflection = (e.usageByRole as Record<string, unknown> | undefined)?.reflection as { calls?: unknown } | undefined;
+  if (reflection !== undefined && typeof reflection?.calls !== "number") return `episode "${e.id}": usageByRole.reflection.calls: expected a number`;
   return null;
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { assertExit, cli, tempDir } from "../cli/cli-harness.js";
@@ -87,5 +87,58 @@ describe("the report by arm", () => {
     const html = await readFile(path.join(out, "report.html"), "utf8");
     assert.match(html, /<h2 id="arms">By arm<\/h2>/);
     assert.match(html, /adapter − base, paired/);
+  });
+});
+
+/** `on`, for a tenant: absent is a record written before tenants (read as local's). */
+const of = (tenant: string | undefined, e: Episode): Episode => (tenant === undefined ? e : { ...e, tenant });
+
+describe("the report by arm, with several tenants", () => {
+  // Tenant team-a's originals o1, o2 on the base arm; team-b replays both on the adapter, naming team-a's ids, and
+  // replays its own original o3; team-a replays o2 itself; an old record's (local) original and its local replay.
+  const episodes: Episode[] = [
+    of("team-a", on("base", "o1", [false, true], 100)),
+    of("team-a", on("base", "o2", [false, false], 100)),
+    of("team-b", on("base", "o3", [true], 100)),
+    of("team-b", on("adapter", "b1", [true], 50, "o1")),
+    of("team-b", on("adapter", "b2", [true], 50, "o2")),
+    of("team-b", on("adapter", "b3", [true], 50, "o3")),
+    of("team-a", on("adapter", "a2", [true], 50, "o2")),
+    of(undefined, on("base", "o4", [false, true], 100)),
+    of("local", on("adapter", "l4", [true], 50, "o4")),
+  ];
+
+  it("pairs a replay with an original of its own tenant only, and counts those naming another tenant's episode as unpaired", () => {
+    const report = armReport(episodes);
+    assert.ok(report !== null);
+    // Pairs: team-b's o3, team-a's o2 (its own replay), and o4 with the local replay (absent tenant = local).
+    assert.equal(report.paired?.pairs, 3);
+    assert.equal(report.unpairedOtherTenant, 2);
+    // Every episode still counts on its arm.
+    assert.deepEqual(report.rows.map((r) => [r.arm, r.requests]), [["base", 4], ["adapter", 5]]);
+    assert.match(armCells(report).note ?? "", /^2 replays named another tenant's episode \(x-reflect-replay-of\) and were left unpaired$/);
+    // One tenant alone: nothing unpaired, no note.
+    const alone = armReport(episodes.filter((e) => e.tenant === "team-b"));
+    assert.deepEqual([alone?.paired?.pairs, alone?.unpairedOtherTenant, alone === null ? "" : armCells(alone).note], [1, 0, null]);
+  });
+
+  it("says so in `reflect report`, and refuses an episode whose tenant or arm is not of its type, naming file, line and field", async (t) => {
+    const dir = await tempDir(t);
+    const record = path.join(dir, "record");
+    const writer = await openRecordWriter({ dir: record, recordContent: true, config: { kind: "gateway", upstream: "embedded:fixture" } });
+    for (const e of episodes) await writer.append(e);
+    await writer.close();
+    const run = await cli(["report", record, "--out", path.join(dir, "report"), "--no-png"]);
+    assertExit(run, 0);
+    assert.match(run.stdout, /\(2 replays named another tenant's episode \(x-reflect-replay-of\) and were left unpaired\)/);
+    assert.match(await readFile(path.join(dir, "report", "report.html"), "utf8"), /2 replays named another tenant&#39;s episode|2 replays named another tenant's episode/);
+    for (const [field, value, line] of [["tenant", 7, 10], ["arm", "sideways", 10], ["replayOf", ["o1"], 10]] as const) {
+      await appendFile(path.join(record, "episodes.jsonl"), `${JSON.stringify({ v: 1, ...on("base", `bad-${field}`, [true], 10), [field]: value })}\n`);
+      const bad = await cli(["report", record, "--out", path.join(dir, `report-${field}`), "--no-png"]);
+      assertExit(bad, 2);
+      assert.match(bad.stderr, new RegExp(`episodes\\.jsonl:${line}: episode "bad-${field}": ${field}: expected`));
+      assert.doesNotMatch(bad.stderr, /^\s+at /m);
+      await writeFile(path.join(record, "episodes.jsonl"), (await readFile(path.join(record, "episodes.jsonl"), "utf8")).split("\n").slice(0, 9).join("\n") + "\n");
+    }
   });
 });

@@ -11,6 +11,7 @@ import { pairedDifference } from "../eval/paired-bootstrap.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { Episode } from "../loops/types.js";
 import type { RunFolder } from "../data/run-folder.js";
+import { LOCAL_TENANT } from "../core/tenant.js";
 
 export type ArmLabel = "base" | "adapter";
 const ARMS: readonly ArmLabel[] = ["base", "adapter"];
@@ -44,6 +45,11 @@ export interface ArmPairs {
 export interface ArmReport {
   rows: ArmRow[];
   paired: ArmPairs | null;
+  /**
+   * Replays whose `replayOf` names an episode of this record recorded for another tenant: never paired (a pairing is
+   * looked up under the tenant and the id), counted so the report says so. Their rows still count on their arm.
+   */
+  unpairedOtherTenant: number;
 }
 
 interface Figures {
@@ -92,9 +98,26 @@ export function medianInterval(values: readonly number[]): { median: number; ci9
 /** Which arm an episode ran on; `base` for a gateway episode that names none (a gateway without arms runs only the base). */
 const armOf = (e: Episode): ArmLabel => (e.arm === "adapter" ? "adapter" : "base");
 
+/** The tenant an episode was recorded for; `local` for one written before tenants. */
+const tenantOf = (e: Episode): string => e.tenant ?? LOCAL_TENANT;
+
 /**
- * The record's episodes by arm; null when no episode names an arm. Episodes pair by the request they answer: a
- * replay's `replayOf`, else its own id (an original a replay repeats); the first episode of each arm per request counts.
+ * The key an episode pairs under: its tenant and the request it answers — a replay's `replayOf`, else its own id (an
+ * original a replay repeats). Null for a replay whose `replayOf` names an episode recorded here for another tenant
+ * only: `x-reflect-replay-of` is honoured for the sender's own episodes, so it pairs with nothing.
+ */
+function pairKey(e: Episode, tenantsById: ReadonlyMap<string, ReadonlySet<string>>): string | null {
+  const tenant = tenantOf(e);
+  if (e.replayOf !== undefined) {
+    const owners = tenantsById.get(e.replayOf);
+    if (owners !== undefined && !owners.has(tenant)) return null;
+  }
+  return JSON.stringify([tenant, e.replayOf ?? e.id]);
+}
+
+/**
+ * The record's episodes by arm; null when no episode names an arm. Episodes pair by tenant and the request they answer
+ * (`pairKey`); the first episode of each arm per request counts.
  */
 export function armReport(episodes: readonly Episode[]): ArmReport | null {
   if (!episodes.some((e) => e.arm !== undefined)) return null;
@@ -116,18 +139,25 @@ export function armReport(episodes: readonly Episode[]): ArmReport | null {
       p50Ci95: latency.ci95,
     });
   }
+  const tenantsById = new Map<string, Set<string>>();
+  for (const e of episodes) tenantsById.set(e.id, (tenantsById.get(e.id) ?? new Set()).add(tenantOf(e)));
   const byRequest = new Map<string, Partial<Record<ArmLabel, Figures>>>();
+  let unpairedOtherTenant = 0;
   for (const e of episodes) {
-    const key = e.replayOf ?? e.id;
+    const key = pairKey(e, tenantsById);
+    if (key === null) {
+      unpairedOtherTenant++;
+      continue;
+    }
     const entry = byRequest.get(key) ?? {};
     entry[armOf(e)] ??= figures(e);
     byRequest.set(key, entry);
   }
   const both = [...byRequest].filter(([, v]) => v.base !== undefined && v.adapter !== undefined) as Array<[string, Record<ArmLabel, Figures>]>;
-  if (both.length === 0) return { rows, paired: null };
+  if (both.length === 0) return { rows, paired: null, unpairedOtherTenant };
   const side = (arm: ArmLabel, field: keyof Omit<Figures, "attempted">) => new Map(both.map(([k, v]) => [k, v[arm][field]]));
   const diff = (field: keyof Omit<Figures, "attempted">) => pairedDifference(side("adapter", field), side("base", field)) as Estimate;
-  return { rows, paired: { pairs: both.length, firstPass: diff("first"), finalPass: diff("final"), reflections: diff("reflections"), calls: diff("calls"), tokens: diff("tokens"), ms: diff("ms") } };
+  return { rows, paired: { pairs: both.length, firstPass: diff("first"), finalPass: diff("final"), reflections: diff("reflections"), calls: diff("calls"), tokens: diff("tokens"), ms: diff("ms") }, unpairedOtherTenant };
 }
 
 /** A record's arm report; null for `reflect eval` and data runs, and for records whose episodes name no arm. */
@@ -141,9 +171,16 @@ const meanCell = (m: MeanEstimate, digits: number) => `${num(m.value, digits)}${
 const signed = (v: number, digits: number) => `${v >= 0 ? "+" : ""}${v.toFixed(digits)}`;
 const diffCell = (d: Estimate, scale: number, digits: number) => `${signed(scale * d.mean, digits)} [${signed(scale * d.lo, digits)}, ${signed(scale * d.hi, digits)}]`;
 
+/** The sentence under the arm tables when replays named another tenant's episodes; null when none did. */
+export function unpairedNote(report: ArmReport): string | null {
+  const n = report.unpairedOtherTenant;
+  return n === 0 ? null : `${n} replay${n === 1 ? "" : "s"} named another tenant's episode (x-reflect-replay-of) and ${n === 1 ? "was" : "were"} left unpaired`;
+}
+
 /** The cells of the arm table and of the paired table, shared by the printed report and the HTML one. */
-export function armCells(report: ArmReport): { header: string[]; rows: string[][]; paired: { header: string[]; rows: string[][] } | null } {
+export function armCells(report: ArmReport): { header: string[]; rows: string[][]; paired: { header: string[]; rows: string[][] } | null; note: string | null } {
   return {
+    note: unpairedNote(report),
     header: ["arm", "requests", "first draft pass [95% CI]", "final pass [95% CI]", "reflections / request", "calls / request", "tokens / request", "p50 latency ms [95% CI]"],
     rows: report.rows.map((r) => [
       r.arm,

@@ -80,7 +80,7 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
   for (const { run, arms } of armed) {
     if (arms === null) continue;
     const cells = armCells(arms);
-    sections.push(`<h3>${esc(run.label)}</h3>`, table(cells.header, cells.rows), cells.paired === null ? `<p class="note">No request ran on both arms: replay the record to each arm (reflect replay --arm base, then --arm adapter) for paired differences.</p>` : table(cells.paired.header, cells.paired.rows));
+    sections.push(`<h3>${esc(run.label)}</h3>`, table(cells.header, cells.rows), cells.paired === null ? `<p class="note">No request ran on both arms: replay the record to each arm (reflect replay --arm base, then --arm adapter) for paired differences.</p>` : table(cells.paired.header, cells.paired.rows), ...(cells.note === null ? [] : [`<p class="note">${esc(cells.note)}.</p>`]));
   }
 
   if (evalRuns.length > 0) {

@@ -139,7 +139,7 @@ describe("reflect replay", () => {
     const replayed = await episodesOf(path.join(dir, "second"));
     assert.deepEqual(replayed.map((e) => [e.replayOf, e.arm]), original.map((e) => [e.id, "base"]));
     await writeFile(file, `${JSON.stringify({ v: 1, id: "x", dialect: "chat", route: "/v1/chat/completions", body: { model: "m", messages: [] } })}\n`);
-    await assert.rejects(replayRecord({ requestsFile: file, gateway: second.url, concurrency: 1, timeoutMs: 1000 }), /held-out-requests\.jsonl:1: its body has no reflect object/);
+    await assert.rejects(replayRecord({ requestsFile: file, gateway: second.url, concurrency: 1, timeoutMs: 1000 }), /held-out-requests\.jsonl:1: body\.reflect: its body has no reflect object/);
     await assert.rejects(replayRecord({ gateway: second.url, concurrency: 1, timeoutMs: 1000 }), /give one of --record DIR .* and --requests FILE/);
   });
 
@@ -219,6 +219,6 @@ describe("reflect replay", () => {
 
   it("refuses an episode that is not a gateway request, naming its line", () => {
     const episode = { id: "e1", model: "m", record: { question: "2+2" } } as unknown as Episode;
-    assert.throws(() => replayOfEpisode(episode, { file: "rec/episodes.jsonl", line: 4 }), /rec\/episodes\.jsonl:4: not a gateway request/);
+    assert.throws(() => replayOfEpisode(episode, { file: "rec/episodes.jsonl", line: 4 }), /rec\/episodes\.jsonl:4: episode "e1": record\.messages: missing — not a gateway request/);
   });
 });

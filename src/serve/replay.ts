@@ -13,13 +13,13 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { RequestRecord } from "../critics/request/request-task.js";
 import { InputError, ReflectkitError, UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
 import { openLog, readLog, readLogIn } from "../record/log.js";
 import { isRedacted } from "../record/redact-episode.js";
 import type { ArmName } from "./arms.js";
-import { dialectNames, type DialectName } from "./dialects/index.js";
+import { readRequestEpisode } from "../record/request-episode.js";
+import { dialectNamed, dialectNames, type DialectName } from "./dialects/index.js";
 import { replayRequest, type ReplayRequest } from "./replay-request.js";
 import { gatewayCaps } from "./server.js";
 
@@ -78,6 +78,15 @@ interface ReplayedLine {
   of: string;
   status: number;
   ms: number;
+}
+
+/** What is wrong with a line of `replayed.jsonl` (a resumed replay skips the lines it names), naming the field. */
+function replayedLineProblem(value: unknown): string | null {
+  const r = value as Partial<ReplayedLine>;
+  if (typeof r.line !== "number" || !Number.isSafeInteger(r.line) || r.line < 1) return "line: expected the request's line, a whole number from 1";
+  if (typeof r.of !== "string") return "of: expected the replayed episode's id, a string";
+  if (typeof r.status !== "number") return "status: expected the gateway's HTTP status, a number";
+  return null;
 }
 
 /** A replay that sent everything it could and some requests failed (listed in the message). */
@@ -139,32 +148,43 @@ const answered = (status: number): boolean => status === 200 || status === 422;
  * request with its content.
  */
 export function replayOfEpisode(episode: Episode, where: { file: string; line: number }): ReplayRequest {
-  const record = episode.record as Partial<RequestRecord> | undefined;
-  if (isRedacted(episode)) throw new InputError("this episode was recorded without its text — replay needs a record made with reflect serve --record DIR --record-content", where.file, where.line);
-  if (record === undefined || !Array.isArray(record.messages) || typeof record.checks !== "object" || record.checks === null) {
-    throw new InputError("not a gateway request: its record has no messages and checks (replay reads records of reflect serve --record)", where.file, where.line);
-  }
+  if (typeof episode === "object" && episode !== null && isRedacted(episode)) throw new InputError("this episode was recorded without its text — replay needs a record made with reflect serve --record DIR --record-content", where.file, where.line);
+  const checked = readRequestEpisode(episode, where);
   // A replay of a replay names the original, so every replay of one request pairs with it.
-  return replayRequest(episode.replayOf ?? episode.id, record as RequestRecord, { model: episode.model, maxTokens: gatewayCaps.attemptMaxTokens });
+  return replayRequest(checked.replayOf ?? checked.id, checked.record, { model: checked.model, maxTokens: gatewayCaps.attemptMaxTokens });
+}
+
+/**
+ * What is wrong with a line of `held-out-requests.jsonl`, naming the field; null when it is a request `reflect replay`
+ * may send. Its `route` must be its dialect's own (`/v1/chat/completions`, `/v1/responses`, `/v1/messages`), exactly:
+ * the route is appended to the gateway's address, so a route such as `:8080/…`, `@host/…`, `//host/…`, `..`, or one
+ * with `\\`, `?` or `#` could send the request — and the client key with it — somewhere else.
+ */
+export function requestLineProblem(value: unknown): string | null {
+  const r = value as Partial<ReplayRequest>;
+  if (typeof r.id !== "string" || r.id === "") return "id: expected the recorded episode's id, a non-empty string";
+  if (typeof r.dialect !== "string" || !dialectNames.includes(r.dialect)) return `dialect: expected ${dialectNames.join(", ")}, got ${JSON.stringify(r.dialect) ?? "nothing"}`;
+  const route = dialectNamed(r.dialect).route;
+  if (r.route !== route) return `route: expected ${route} (the ${r.dialect} door's route), got ${JSON.stringify(r.route) ?? "nothing"} — a replay sends only to the gateway it is given`;
+  if (typeof r.body !== "object" || r.body === null || Array.isArray(r.body)) return "body: expected the request's JSON object";
+  const reflect = r.body.reflect;
+  if (typeof reflect !== "object" || reflect === null || Array.isArray(reflect)) return "body.reflect: its body has no reflect object: only reflected requests are replayed";
+  return null;
 }
 
 /** Reads `held-out-requests.jsonl` (`reflect distill`): one `ReplayRequest` a line, each checked. */
-async function readRequests(file: string): Promise<ReplayRequest[]> {
+async function readRequests(file: string): Promise<Array<{ line: number; request: ReplayRequest }>> {
   const resolved = path.resolve(file);
-  const log = await readLog<ReplayRequest>(resolved, { noun: "request" });
-  return log.values.map((r, i) => {
-    const line = i + 1;
-    if (typeof r.id !== "string" || !dialectNames.includes(r.dialect) || typeof r.route !== "string" || typeof r.body !== "object" || r.body === null) {
-      throw new InputError("not a gateway request: want { id, dialect (chat, responses or messages), route, body } as reflect distill writes held-out-requests.jsonl", resolved, line);
-    }
-    const reflect = r.body.reflect;
-    if (typeof reflect !== "object" || reflect === null || Array.isArray(reflect)) throw new InputError("its body has no reflect object: only reflected requests are replayed", resolved, line);
-    return r;
-  });
+  const check = (value: unknown) => {
+    const found = requestLineProblem(value);
+    return found === null ? null : `${found} (a line of held-out-requests.jsonl is { v, id, dialect, route, body }, as reflect distill writes it)`;
+  };
+  const log = await readLog<ReplayRequest>(resolved, { noun: "request", check });
+  return log.values.map((request, i) => ({ line: log.lineNumbers[i] as number, request }));
 }
 
 /** Reads a record's episodes, refusing a record kept without content before anything is sent. */
-async function readRecord(dir: string): Promise<{ episodes: Episode[]; file: string }> {
+async function readRecord(dir: string): Promise<{ episodes: Array<{ episode: Episode; line: number }>; file: string }> {
   const resolved = path.resolve(dir);
   const configPath = path.join(resolved, "config.json");
   if (!existsSync(configPath)) throw new InputError("not a gateway record (no config.json) — pass the folder of reflect serve --record DIR --record-content", resolved);
@@ -177,11 +197,11 @@ async function readRecord(dir: string): Promise<{ episodes: Episode[]; file: str
   if (config.record_format === undefined) throw new InputError("not a gateway record (a reflect eval run?) — pass the folder of reflect serve --record DIR --record-content", configPath);
   if (config.record_content !== true) throw new UsageError(`the record in ${resolved} was made without --record-content: it keeps no request text to send again — record with reflect serve --record DIR --record-content`);
   const log = await readLogIn<Episode>(resolved, "episodes", { noun: "episode" });
-  return { episodes: log.values, file: path.join(resolved, "episodes.jsonl") };
+  return { episodes: log.values.map((episode, i) => ({ episode, line: log.lineNumbers[i] as number })), file: log.file };
 }
 
-/** The gateway's root URL from its URL given with or without `/v1`; a route (`/v1/…`) is appended to it. */
-function gatewayRoot(gateway: string): string {
+/** The gateway's root URL from its URL given with or without `/v1`, and its origin; a route (`/v1/…`) is appended to the root. */
+function gatewayRoot(gateway: string): { root: string; origin: string } {
   let url: URL;
   try {
     url = new URL(gateway);
@@ -189,7 +209,23 @@ function gatewayRoot(gateway: string): string {
     throw new UsageError(`--gateway ${gateway} is not a URL — give the gateway's address, e.g. http://127.0.0.1:8787`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--gateway ${gateway}: use an http(s) URL`);
-  return `${url.origin}${url.pathname.replace(/\/+$/u, "").replace(/\/v1$/u, "")}`;
+  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") throw new UsageError(`--gateway ${gateway}: give the gateway's address without a query, a fragment or credentials (the client key is read from --key-env)`);
+  return { root: `${url.origin}${url.pathname.replace(/\/+$/u, "").replace(/\/v1$/u, "")}`, origin: url.origin };
+}
+
+/**
+ * The URL a request is sent to: the gateway's root and the request's route (a dialect's own, `requestLineProblem`),
+ * asserted to lie at the gateway's origin and path — the last guard between a line of a file and where the client
+ * key goes.
+ */
+export function replayUrl(gateway: { root: string; origin: string }, route: string): string {
+  const routes = dialectNames.map((d) => dialectNamed(d).route);
+  if (!routes.includes(route)) throw new ReflectkitError(`refusing to send to the route ${JSON.stringify(route)}: a replay sends only to ${routes.join(", ")}`);
+  const url = new URL(`${gateway.root}${route}`);
+  if (url.origin !== gateway.origin || url.href !== `${gateway.root}${route}` || url.search !== "" || url.hash !== "") {
+    throw new ReflectkitError(`refusing to send to ${url.origin}${url.pathname}: a replay sends only to the gateway it is given (${gateway.origin})`);
+  }
+  return url.href;
 }
 
 /**
@@ -204,12 +240,12 @@ export async function replayRecord(options: ReplayOptions): Promise<ReplayResult
   const root = gatewayRoot(options.gateway);
   const source = options.recordDir ?? (options.requestsFile as string);
   // Every body is built first, so a source that cannot be replayed is refused before anything is sent.
-  let built: ReplayRequest[];
+  let built: Array<{ line: number; request: ReplayRequest }>;
   if (options.recordDir !== undefined) {
     const { episodes, file } = await readRecord(options.recordDir);
-    built = episodes.map((episode, i) => replayOfEpisode(episode, { file, line: i + 1 }));
+    built = episodes.map(({ episode, line }) => ({ line, request: replayOfEpisode(episode, { file, line }) }));
   } else built = await readRequests(options.requestsFile as string);
-  const requests = built.map((r, i) => ({ line: i + 1, of: r.id, dialect: r.dialect as DialectName, url: `${root}${r.route}`, body: JSON.stringify(adjusted(r.body, options.arm, options.reflect)) }));
+  const requests = built.map(({ line, request: r }) => ({ line, of: r.id, dialect: r.dialect as DialectName, url: replayUrl(root, r.route), body: JSON.stringify(adjusted(r.body, options.arm, options.reflect)) }));
   const done = new Set<number>();
   let log: Awaited<ReturnType<typeof openLog<ReplayedLine>>> | undefined;
   if (options.outDir !== undefined) {
@@ -222,7 +258,7 @@ export async function replayRecord(options: ReplayOptions): Promise<ReplayResult
       if (before.record !== config.record || before.arm !== config.arm) throw new UsageError(`${out} holds the replay of ${before.record} to the ${before.arm ?? "canary's"} arm(s) — pass another --out to replay ${config.record}${options.arm === undefined ? "" : ` to the ${options.arm} arm`}`);
       if (JSON.stringify(before.reflect ?? null) !== JSON.stringify(config.reflect)) throw new UsageError(`${out} holds a replay with --reflect ${JSON.stringify(before.reflect ?? null)} — pass another --out to replay with ${JSON.stringify(config.reflect)}`);
     } else await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);
-    log = await openLog<ReplayedLine>(path.join(out, "replayed.jsonl"), { noun: "replayed request" });
+    log = await openLog<ReplayedLine>(path.join(out, "replayed.jsonl"), { noun: "replayed request", check: replayedLineProblem });
     for (const line of log.lines) done.add(line.line);
   }
   const dialects: Record<string, number> = {};

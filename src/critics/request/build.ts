@@ -1,3 +1,4 @@
+import type { CheckSource } from "../../core/types.js";
 import { RequestFieldError } from "../../errors.js";
 import type { CodeJudgeOptions } from "../../tasks/code/index.js";
 import { jsonSchemaCheck } from "./json-schema.js";
@@ -48,4 +49,25 @@ export function buildRequestChecks(spec: RequestCheckSpec, options: BuildRequest
   }
   if (spec.tests !== undefined) checks.push(pythonTestsCheck(spec.tests, options.code));
   return checks;
+}
+
+/**
+ * Which of a spec's checks judge a reply and which cannot fail (`RequestCheck.vacuous`), by source — the same decision
+ * the gateway makes when it compiles them, for a reader of records made before it did (`reflect distill` drops a row
+ * whose only checks are vacuous). Only the schema and the regex can be vacuous; the tools, a task and tests always
+ * judge, and are not built. Throws RequestFieldError for a schema or regex that does not compile.
+ */
+export function specVacuity(spec: RequestCheckSpec): { judging: CheckSource[]; vacuous: CheckSource[] } {
+  const judging: CheckSource[] = [];
+  const vacuous: CheckSource[] = [];
+  const sort = (source: CheckSource, check: RequestCheck | undefined) => (check?.vacuous === undefined ? judging : vacuous).push(source);
+  if (spec.schema !== undefined) sort("schema", jsonSchemaCheck(spec.schema.schema, spec.schema.name));
+  if (spec.tools !== undefined && spec.tools.length > 0) judging.push("tools");
+  if (spec.regex !== undefined) {
+    const regex: unknown = spec.regex;
+    sort("regex", typeof regex === "string" ? regexCheck(regex) : regexCheck(spec.regex.pattern, spec.regex.flags ?? ""));
+  }
+  if (spec.task !== undefined) judging.push("task");
+  if (spec.tests !== undefined) judging.push("tests");
+  return { judging, vacuous };
 }

@@ -21,12 +21,12 @@ export interface CheckJob {
 
 /**
  * What a worker answers: `{ id, compiled: true }` once a job's part is compiled (its run deadline starts then), then
- * one of: `{ id, ms, check? }` (`check` when a reply was given), `{ id, ms, result }` (a job of another kind, e.g. a
+ * one of: `{ id, ms, check?, vacuous? }` (`check` when a reply was given; `vacuous` when the part cannot fail), `{ id, ms, result }` (a job of another kind, e.g. a
  * gateway's body screen), `{ id, ms, field, detail }` for a RequestFieldError, `{ id, ms, failure }` for anything else.
  */
 export type JobAnswer =
   | { id: number; compiled: true }
-  | { id: number; ms: number; check?: Check }
+  | { id: number; ms: number; check?: Check; vacuous?: string }
   | { id: number; ms: number; result: unknown }
   | { id: number; ms: number; field: string; detail: string }
   | { id: number; ms: number; failure: string };
@@ -43,7 +43,7 @@ export function handleCheckJob(job: CheckJob, post: (answer: JobAnswer) => void)
     const [check] = buildRequestChecks(spec, { toolChoiceRequired: job.toolChoiceRequired, toolCallsChecked: job.toolCallsChecked });
     post({ id: job.id, compiled: true });
     if (job.reply === undefined || check === undefined) {
-      post({ id: job.id, ms: ms() });
+      post({ id: job.id, ms: ms(), ...(check?.vacuous === undefined ? {} : { vacuous: check.vacuous }) });
       return;
     }
     const result = check.run(job.reply);

@@ -70,7 +70,7 @@ export interface JobContext {
 
 /** How a job ended: its answer, or which limit stopped it (`limit` as a client reads it, e.g. `checks.runMs`). */
 export type JobOutcome =
-  | { kind: "done"; check?: Check; result?: unknown }
+  | { kind: "done"; check?: Check; result?: unknown; /** The compiled part cannot fail (`RequestCheck.vacuous`). */ vacuous?: string }
   | { kind: "invalid"; field: string; detail: string }
   | { kind: "stopped"; phase: "compile" | "run"; limit: string; limitValue: number; unit: "ms" | "MB" }
   | { kind: "failed"; message: string };
@@ -243,7 +243,7 @@ export class CheckPool {
           ? { kind: "failed", message: answer.failure }
           : "result" in answer
             ? { kind: "done", result: answer.result }
-            : { kind: "done", ...(answer.check === undefined ? {} : { check: answer.check }) };
+            : { kind: "done", ...(answer.check === undefined ? {} : { check: answer.check }), ...(answer.vacuous === undefined ? {} : { vacuous: answer.vacuous }) };
     this.#finish(slot, running.pending, outcome, answer.ms, false);
   }
 

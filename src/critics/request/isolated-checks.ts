@@ -101,9 +101,11 @@ export async function compileRequestChecks(plan: RequestCheckPlan, options: Omit
   // Compile every part now (in parallel, within the client's share), so a bad one fails the request before any call.
   const compiled = await Promise.all(plan.jobs.map(({ part, json, key }) => options.pool.submit(job(part, json), key, context)));
   for (const [i, outcome] of compiled.entries()) refuseUncompiled((plan.jobs[i] as { part: IsolatedPart }).part, outcome);
-  const isolated = plan.jobs.map(({ part, json, key }): RequestCheck => ({
+  const isolated = plan.jobs.map(({ part, json, key }, i): RequestCheck => ({
     source: part === "task" ? "task" : part,
     name: part === "task" ? `task:${plan.taskName ?? "unknown"}` : NAMES[part],
+    // A part that cannot fail (a regex matching the empty reply, a schema accepting every value), as its worker found.
+    ...vacuity(compiled[i]),
     async run(reply: Reply): Promise<Check> {
       let outcome: JobOutcome;
       try {
@@ -118,6 +120,10 @@ export async function compileRequestChecks(plan: RequestCheckPlan, options: Omit
   const inline = buildRequestChecks(plan.inline, options.code === undefined ? {} : { code: options.code });
   // Cheapest first, as buildRequestChecks orders them: schema, tools, regex, task, tests.
   return [...isolated, ...inline.filter((c) => c.source === "task"), ...inline.filter((c) => c.source !== "task")];
+}
+
+function vacuity(outcome: JobOutcome | undefined): { vacuous?: string } {
+  return outcome?.kind === "done" && outcome.vacuous !== undefined ? { vacuous: outcome.vacuous } : {};
 }
 
 /** Throws what a part that did not compile means for the request. */

@@ -97,3 +97,14 @@ describe("jsonSchemaCheck", () => {
     refuses({ $ref: "#/definitions/missing" }, /can't resolve reference|does not compile/);
   });
 });
+
+describe("jsonSchemaCheck's vacuity", () => {
+  it("marks a schema that accepts every value (true, {}, annotations only) as vacuous, and one keyword that constrains as not", () => {
+    for (const schema of [true, {}, { title: "t", description: "d" }, { $schema: "https://json-schema.org/draft/2020-12/schema", $defs: { a: { type: "string" } }, default: 1 }]) {
+      assert.match(jsonSchemaCheck(schema).vacuous ?? "", /constrains nothing/, JSON.stringify(schema));
+    }
+    for (const schema of [{ type: "object" }, { properties: { a: { type: "string" } } }, { not: {} }, { format: "email" }, { enum: [1] }, false]) {
+      assert.equal(jsonSchemaCheck(schema).vacuous, undefined, JSON.stringify(schema));
+    }
+  });
+});

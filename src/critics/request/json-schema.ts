@@ -19,9 +19,11 @@ export function jsonSchemaCheck(schema: unknown, name?: string): RequestCheck {
   const validate = compileRequestSchema(schema, FIELD);
   const named = typeof name !== "string" || name === "" ? "the schema" : `the schema ${JSON.stringify(name.slice(0, 64))}`;
   const result = (pass: boolean | null, feedback: string): Check => ({ source: "schema", pass, score: pass === true ? 1 : 0, feedback });
+  const vacuous = acceptsEverything(schema) ? `${named} constrains nothing (${JSON.stringify(schema).slice(0, 80)}), so any JSON passes it` : undefined;
   return {
     source: "schema",
     name: "schema",
+    ...(vacuous === undefined ? {} : { vacuous }),
     run(reply): Check {
       let where = "the reply";
       let parsed = parseJson(reply.text.trim());
@@ -39,6 +41,23 @@ export function jsonSchemaCheck(schema: unknown, name?: string): RequestCheck {
       return result(false, `The JSON in ${where} does not match ${named} (${count}):\n${outcome.violations}`);
     },
   };
+}
+
+/**
+ * Keywords that describe a schema without constraining a value (JSON Schema's annotations, identifiers and
+ * containers of definitions): a schema made only of these accepts every value.
+ */
+const ANNOTATIONS = new Set(["$schema", "$id", "id", "$comment", "$anchor", "$dynamicAnchor", "$vocabulary", "$defs", "definitions", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding"]);
+
+/**
+ * Whether a (compiled, so well-formed) schema accepts every value: `true`, `{}`, or an object of annotation keywords
+ * only. Decided on the keywords, not by probing values: a schema with any other keyword (`type`, `properties`,
+ * `format`, `not`, `$ref`, …) is taken as one that can fail.
+ */
+export function acceptsEverything(schema: unknown): boolean {
+  if (schema === true) return true;
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return false;
+  return Object.keys(schema).every((keyword) => ANNOTATIONS.has(keyword));
 }
 
 function describeProblem(problem: JsonProblem): string {

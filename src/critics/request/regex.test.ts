@@ -61,3 +61,11 @@ describe("regexCheck", () => {
     refuses(() => regexCheck("a", null as unknown as string), /flags must be a string/);
   });
 });
+
+describe("regexCheck's vacuity", () => {
+  it("marks a pattern that matches the empty reply as vacuous, naming it, and leaves one that does not unmarked", () => {
+    for (const pattern of ["^", "", ".*", "\\d*", "x?", "a|", "^$", "(?:)"]) assert.match(regexCheck(pattern).vacuous ?? "", /matches the empty reply/, pattern);
+    for (const pattern of ["^\\d+$", ".", "x", "[^]"]) assert.equal(regexCheck(pattern).vacuous, undefined, pattern);
+    assert.equal(regexCheck("^A$", "i").vacuous, undefined);
+  });
+});

@@ -44,9 +44,11 @@ export function regexCheck(pattern: string, flags = "", limits: Partial<RegexLim
     throw new RequestFieldError(FIELD, `the pattern does not compile: ${(error as Error).message}`);
   }
   const shown = `/${clip(pattern, 200)}/${flags}`;
+  const vacuous = matchesEmpty(regex, timeoutMs) ? `the pattern ${shown} matches the empty reply, so passing it says nothing of an answer` : undefined;
   return {
     source: "regex",
     name: "regex",
+    ...(vacuous === undefined ? {} : { vacuous }),
     run(reply): Check {
       const text = reply.text;
       if (text.length > maxReplyChars) {
@@ -66,6 +68,17 @@ export function regexCheck(pattern: string, flags = "", limits: Partial<RegexLim
         : { source: "regex", pass: false, score: 0, feedback: `The reply does not match the required pattern ${shown}. Write the reply so that it matches.` };
     },
   };
+}
+
+/**
+ * Whether the pattern matches the empty reply (`^`, `.*`, `x?`, `a|`). Such a pattern is met by a reply with nothing in
+ * it — most of them (every unanchored one) by any reply at all — so its pass tells an answer from no answer no better
+ * than no check would, and the check is vacuous. The match runs under the watchdog too; a pattern that cannot even settle the empty string in time is
+ * left to judge (each reply's match is stopped the same way, as "cannot judge").
+ */
+function matchesEmpty(regex: RegExp, timeoutMs: number): boolean {
+  const outcome = runWithin(() => regex.test(""), timeoutMs);
+  return outcome.done && outcome.value;
 }
 
 function describeType(value: unknown): string {

@@ -16,5 +16,11 @@ export interface RequestCheck {
   readonly source: CheckSource;
   /** Short and stable, for records and metrics: `schema`, `tools`, `regex`, `task:gsm8k`, `tests`, or a caller's name. */
   readonly name: string;
+  /**
+   * Set when the check cannot fail — a regex that matches the empty reply, a schema that accepts every value — with
+   * the reason. Such a check verifies nothing, so `requestTask` leaves it out of the verdict: a request whose only
+   * checks are vacuous is unjudged, never verified (else any text a client sends "passes" and becomes training data).
+   */
+  readonly vacuous?: string;
   run(reply: Reply, signal?: AbortSignal): Check | Promise<Check>;
 }

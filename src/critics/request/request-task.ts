@@ -64,16 +64,21 @@ export interface RecordedRequestOptions {
  * A request's checks as a task, so the loops of `reflect eval` run a live request unchanged: the prompt is the
  * request's own conversation, and the verdict is the request's deterministic checks, run cheapest first up to the
  * first that does not pass (`Verdict.checks` lists the ones run). Without any check the verdict is "cannot judge"
- * (a judge critic alone decides). A check that throws counts as "cannot judge", with the reason.
+ * (a judge critic alone decides). A check that throws counts as "cannot judge", with the reason. A vacuous check
+ * (`RequestCheck.vacuous`: it cannot fail) is left out — it verifies nothing — so a request whose checks are all
+ * vacuous is "cannot judge", its feedback naming why, and never verified.
  */
 export function requestTask(checks: readonly RequestCheck[], name = "gateway"): Task<RequestRecord, Promise<Verdict>> {
+  const judging = checks.filter((c) => c.vacuous === undefined);
+  const vacuous = checks.flatMap((c) => (c.vacuous === undefined ? [] : [`the ${c.name} check judges nothing: ${c.vacuous}`]));
   return {
     name,
     prompt: (record) => record.messages.map((m) => ({ ...m })),
     async verify(_record, output, parts?: ReplyParts): Promise<Verdict> {
       const reply: Reply = { text: output, ...(parts?.toolCalls === undefined ? {} : { toolCalls: parts.toolCalls }) };
       const run: Check[] = [];
-      for (const check of checks) {
+      if (judging.length === 0 && vacuous.length > 0) return { ...composeVerdict(run, answerOf(reply)), feedback: `Cannot judge: ${vacuous.join("; ")}.` };
+      for (const check of judging) {
         let result: Check;
         try {
           result = await check.run(reply);
