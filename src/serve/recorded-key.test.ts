@@ -91,7 +91,7 @@ describe("the upstream key in the record and in distilled data", () => {
     assertNoKey(await readFile(path.join(record, "config.json"), "utf8"), "the record's config");
 
     const out = path.join(dir, "distilled");
-    const { set, files } = await writeDistillData({ from: [record], out, heldOut: 0.4, seed: 3, replayRequest: (r) => replayRequest(r.id, r.record, { model: r.model, maxTokens: 512 }) });
+    const { set, files } = await writeDistillData({ from: [record], out, heldOut: 0.4, seed: 3, tenants: { kind: "all" }, replayRequest: (r) => replayRequest(r.id, r.record, { model: r.model, maxTokens: 512 }) });
     assert.ok(set.train.length > 0 && set.heldOutRequests.length > 0, JSON.stringify(set.counts));
     assert.ok(set.train.some((example) => example.answer.includes("[REDACTED]")), "the examples carry the scrubbed answers");
     for (const file of Object.values(files)) assertNoKey(await readFile(file, "utf8"), path.basename(file));
