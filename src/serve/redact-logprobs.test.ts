@@ -201,6 +201,67 @@ describe("log-probability tokens in relayed bodies", () => {
   }
 });
 
+describe("log-probability tokens, hostile", () => {
+  it("a JSON answer whose tokens write the key with \\u escapes, or whose bytes alone spell it, loses it", () => {
+    const tokens = splitAt(4);
+    const escaped = JSON.stringify(chatJson(tokens)).replaceAll(`"${KEY.slice(0, 4)}"`, `"\\u0073${KEY.slice(1, 4)}"`);
+    assert.ok(escaped.includes("\\u0073"));
+    assertNoKeyIn(sequencesOf("chat", JSON.parse(redactJsonBody(Buffer.from(escaped), secret).toString("utf8"))), "escaped");
+    // An upstream whose token strings say one thing and whose bytes another: the bytes are what a client decodes.
+    const lying = chatJson(["before ", "a", "b", " after"]) as Record<string, any>;
+    const content = lying.choices[0].logprobs.content as Array<Record<string, any>>;
+    content[1]!.bytes = [...Buffer.from(KEY.slice(0, 9))];
+    content[2]!.bytes = [...Buffer.from(KEY.slice(9))];
+    const out = sequencesOf("chat", JSON.parse(redactJsonBody(Buffer.from(JSON.stringify(lying)), secret).toString("utf8")));
+    assert.equal(Buffer.from(out.flatMap((e) => e.bytes)).toString("utf8"), WANT);
+    assert.deepEqual(out.map((e) => e.token), ["before ", redactionMark, "", " after"]);
+  });
+
+  it("two choices of one stream, interleaved, each with the key split over its tokens, lose it each", () => {
+    const chunk = (index: number, t: string): string => sse(undefined, { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index, delta: { content: t }, logprobs: { content: [entry(t)] }, finish_reason: null }] });
+    const [a, b] = [splitAt(3), ["before ", ...KEY, " after"]];
+    const body: string[] = [];
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      if (a[i] !== undefined) body.push(chunk(0, a[i]!));
+      if (b[i] !== undefined) body.push(chunk(1, b[i]!));
+    }
+    body.push(sse(undefined, { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: "stop" }, { index: 1, delta: {}, logprobs: null, finish_reason: "stop" }] }), "data: [DONE]\n\n");
+    const out = redactSse(body.join(""), "chat", 13);
+    const by: Array<Record<string, any>[]> = [[], []];
+    for (const { data } of parseSse(out)) {
+      if (data.startsWith("[DONE]")) continue;
+      for (const choice of JSON.parse(data).choices) by[choice.index]!.push(...(choice.logprobs?.content ?? []));
+    }
+    assertNoKeyIn(by[0]!, "choice 0");
+    assertNoKeyIn(by[1]!, "choice 1");
+  });
+
+  it("a stream the upstream ends without a finish or [DONE] still gives back its held tokens, redacted", () => {
+    for (const dialect of ["chat", "responses"] as const) {
+      const all = streamsOf[dialect](splitAt(20));
+      const cut = dialect === "chat" ? all.slice(0, -2) : all.filter((e) => e.includes(".delta") || e.includes(".added"));
+      const decoded = decodeLogprobs(dialect, redactSse(cut.join(""), dialect, 1 << 20));
+      assert.equal(decoded.text, WANT, dialect);
+      assertNoKeyIn(decoded.streamed, dialect);
+    }
+  });
+
+  it("entries that are no token entries are dropped from a stream, and bytes that are no byte values are read as the token", () => {
+    const chunk = (logprobs: unknown[], t: string): string => sse(undefined, { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: t }, logprobs: { content: logprobs }, finish_reason: null }] });
+    const body = [
+      chunk([entry("before ")], "before "),
+      chunk([7, null, { logprob: -1, bytes: [...Buffer.from(KEY)] }, { token: KEY.slice(0, 6), logprob: -1, bytes: ["x", 300] }], KEY.slice(0, 6)),
+      chunk([entry(KEY.slice(6))], KEY.slice(6)),
+      chunk([entry(" after")], " after"),
+      "data: [DONE]\n\n",
+    ].join("");
+    const decoded = decodeLogprobs("chat", redactSse(body, "chat", 5));
+    assert.deepEqual(decoded.streamed.map((e) => e.token), ["before ", redactionMark, "", " after"]);
+    assert.ok(decoded.raw.every((d) => !d.includes(KEY)));
+    assert.ok(!Buffer.from(decoded.streamed.flatMap((e) => (Array.isArray(e.bytes) ? e.bytes : []))).toString("latin1").includes(KEY));
+  });
+});
+
 /** Every string as its length and every number as a number: what a body shows but what its text says. */
 function structure(value: unknown): unknown {
   if (typeof value === "string") return value.length;
@@ -291,6 +352,19 @@ describe("log-probability tokens through the gateway", () => {
       const text = await response.text();
       assert.ok(!text.includes(KEY), dialect);
       assertNoKeyIn(sequencesOf(dialect, JSON.parse(text)), `${dialect} JSON through the gateway`);
+    }
+  });
+
+  it("gives a start of the key of every length the same streamed structure as another text of that length", async (t) => {
+    const { url, next } = await setup(t);
+    for (const dialect of ["chat", "responses"] as const) {
+      const shapeOf = async (text: string): Promise<unknown[]> => {
+        next.behaviour = events(streamsOf[dialect](["echo: ", ...text.match(/.{1,4}/gu)!, " and more text after it"]));
+        const body = dialect === "chat" ? { model: UPSTREAM_MODEL, messages: [{ role: "user", content: "x" }], stream: true, logprobs: true } : { model: UPSTREAM_MODEL, input: "x", stream: true };
+        const response = await fetch(`${url}${dialect === "chat" ? "/v1/chat/completions" : "/v1/responses"}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        return sseStructure(await response.text());
+      };
+      for (let n = 1; n < KEY.length; n++) assert.deepEqual(await shapeOf(KEY.slice(0, n)), await shapeOf(`${KEY.slice(0, n - 1)}#`), `${dialect}: a start of ${n} characters`);
     }
   });
 });
