@@ -5,7 +5,9 @@
  * content encodings. So an SSE body is redacted per event on its decoded JSON strings, with a fixed hold-back window per
  * concatenated string (the streams of each dialect's events: src/serve/sse-streams.ts); a JSON body is redacted on its
  * parsed strings when its bytes could hide the key; every content encoding is undone first; and header values are
- * redacted percent-decoded too.
+ * redacted percent-decoded too. Log-probability tokens are a fourth way (the key spans tokens a client joins, and each
+ * token's `bytes` spell it): every sequence of them is redacted on what it joins to (src/serve/redact-logprobs.ts), and
+ * a stream's entries are held back like its text, by a fixed window.
  *
  * What a client sees must tell it nothing about how close a guess of the key came: the only output that depends on the
  * key is `[redacted]` where the whole key stood. So a stream holds back the same window whatever its text, and an event
@@ -16,7 +18,8 @@
 import type { Transform } from "node:stream";
 import zlib from "node:zlib";
 import type { DialectName } from "./dialects/index.js";
-import { sseStreamsOf, type HeldText, type SseStreams } from "./sse-streams.js";
+import { heldEntryCount, isTokenSequence, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
+import { sseStreamsOf, type HeldText, type HeldTokens, type SseStreams } from "./sse-streams.js";
 
 /** What stands in for the key wherever it was. */
 export const redactionMark = "[redacted]";
@@ -36,6 +39,8 @@ const LF = 0x0a;
 const CR = 0x0d;
 const backslashU = Buffer.from("\\u", "utf8");
 const backslashSlash = Buffer.from("\\/", "utf8");
+/** Log-probability entries name their token so (a `\u`-escaped name is parsed anyway): the key may span tokens there. */
+const tokenField = Buffer.from('"token"', "utf8");
 
 /** The key in the forms the redactors search for, worked out once per request. */
 export class Secret {
@@ -52,12 +57,15 @@ export class Secret {
    * to a multiple of `holdBackQuantum`, so a held end can hold a whole key and its size says nothing about the text.
    */
   readonly window: number;
+  /** The bytes a stream's held log-probability tokens must spell at least: the key's UTF-8 length, rounded up likewise. */
+  readonly byteWindow: number;
 
   constructor(readonly text: string) {
     this.bytes = Buffer.from(text, "utf8");
     this.awkward = /["\\\u0000-\u001f]/u.test(text);
     this.slash = text.includes("/");
     this.window = roundUp(text.length);
+    this.byteWindow = roundUp(this.bytes.length);
   }
 }
 
@@ -90,10 +98,11 @@ export function bodyRedactor(contentType: string | undefined, status: number, se
  * ways only by escapes: `\"`, `\\` and the control escapes decode to characters an unawkward key lacks, so only a
  * `\u` escape (or `\/`, for a key with `/`) could hide a key character. Without those, each key character a decoded
  * string holds is the same character in the bytes, with no escape between, so the key stands in the bytes as is.
- * The `\u` test is coarse (an escaped backslash before `u` counts too), which costs a parse, never a miss.
+ * The `\u` test is coarse (an escaped backslash before `u` counts too), which costs a parse, never a miss. A body that
+ * names a `"token"` may carry log-probability tokens, whose joined text no byte search sees: it is parsed too.
  */
 export function bytesShowKey(json: Buffer, secret: Secret): boolean {
-  if (secret.awkward || json.indexOf(backslashU) >= 0) return false;
+  if (secret.awkward || json.indexOf(backslashU) >= 0 || json.indexOf(tokenField) >= 0) return false;
   return !(secret.slash && json.indexOf(backslashSlash) >= 0);
 }
 
@@ -113,7 +122,7 @@ export function redactJsonBody(body: Buffer, secret: Secret): Buffer {
   } catch {
     return replaceBytes(body, secret.bytes);
   }
-  const redacted = redactValue(value, secret.text);
+  const redacted = redactValue(value, secret);
   const out = redacted === value ? body : Buffer.from(JSON.stringify(redacted), "utf8");
   // The key may stand outside any decoded string (a repeated object key's shadowed value): blanked in the bytes too.
   return replaceBytes(out, secret.bytes);
@@ -144,20 +153,22 @@ const empty = Buffer.alloc(0);
  * in a string, escaped or not. What holds no secret is returned as the same object: an unchanged value costs no copy.
  */
 export function redactJsonValue<T>(value: T, secret: string | undefined): T {
-  return secret === undefined || secret === "" ? value : (redactValue(value, secret) as T);
+  return secret === undefined || secret === "" ? value : (redactValue(value, new Secret(secret)) as T);
 }
 
-function redactValue(value: unknown, secret: string): unknown {
-  if (typeof value === "string") return value.includes(secret) ? value.replaceAll(secret, redactionMark) : value;
+/** `value` with the key blanked in every string and object key, and in what every sequence of log-probability tokens joins to. */
+function redactValue(value: unknown, secret: Secret): unknown {
+  if (typeof value === "string") return value.includes(secret.text) ? value.replaceAll(secret.text, redactionMark) : value;
   if (typeof value !== "object" || value === null) return value;
   // What JSON.stringify would write for it (a Date, say), not its own fields.
   const toJson = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJson === "function") return redactValue(toJson.call(value), secret);
   if (Array.isArray(value)) {
-    let copy: unknown[] | undefined;
-    value.forEach((item, i) => {
+    const items: readonly unknown[] = isTokenSequence(value) ? redactTokenSequence(value, secret) : value;
+    let copy: unknown[] | undefined = items === value ? undefined : items.slice();
+    items.forEach((item, i) => {
       const redacted = redactValue(item, secret);
-      if (redacted !== item) (copy ??= value.slice())[i] = redacted;
+      if (redacted !== item) (copy ??= items.slice())[i] = redacted;
     });
     return copy ?? value;
   }
@@ -278,7 +289,10 @@ const dataField = Buffer.from("data", "utf8");
  * stream ends (the dialect says which events end it: a choice's finish, the matching `.done` event, a block's stop,
  * the stream's last event), at `data: [DONE]`, and at the body's end: appended to that event's own string of the
  * stream, or else in a delta event of the stream added just before it. Comments and data that is not a JSON object are
- * redacted as bytes.
+ * redacted as bytes. A stream's log-probability entries (a Chat choice's `logprobs`, a Responses delta's) are a
+ * stream of entries, held back alike — the fewest last entries whose tokens hold the window, by their lengths alone
+ * (src/serve/redact-logprobs.ts) — and given back with its text; an entry that is not an object with a string `token`
+ * is dropped, since nothing says what it spells.
  */
 export class SseRedactor implements BodyRedactor {
   /** The bytes of the event under way (and any line end not yet known to be whole). */
@@ -288,6 +302,8 @@ export class SseRedactor implements BodyRedactor {
   private sawCr = false;
   /** Each stream's held end, by stream id, in the order the streams began. */
   private readonly held = new Map<string, HeldText>();
+  /** Each stream's held log-probability entries, by stream id. */
+  private readonly heldTokens = new Map<string, HeldTokens>();
   private readonly streams: SseStreams;
 
   constructor(
@@ -308,7 +324,7 @@ export class SseRedactor implements BodyRedactor {
     const out = [this.events(true)];
     // An unterminated last event: clients drop it, but what it holds is still redacted, and held text goes before it.
     if (this.pending.length > 0) out.push(this.event(this.pending, true));
-    else out.push(this.giveBack([...this.held.values()]));
+    else out.push(this.giveBack([...this.held.values()], [...this.heldTokens.values()]));
     this.pending = empty;
     return Buffer.concat(out);
   }
@@ -366,16 +382,22 @@ export class SseRedactor implements BodyRedactor {
     }
     if (!isRecord(parsed)) {
       // Not an event object (no data, `[DONE]`, other JSON, not JSON): blanked whole, and held text goes out before the end.
-      const redacted = parsed === undefined ? undefined : redactValue(parsed, this.secret.text);
+      const redacted = parsed === undefined ? undefined : redactValue(parsed, this.secret);
       const body = redacted === parsed ? replaceBytes(raw, this.secret.bytes) : this.written(lines, redacted, last);
-      return done || last ? Buffer.concat([this.giveBack([...this.held.values()]), body]) : body;
+      return done || last ? Buffer.concat([this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]) : body;
     }
-    const value = redactValue(parsed, this.secret.text) as Record<string, unknown>;
+    const value = redactValue(parsed, this.secret) as Record<string, unknown>;
     const slots = this.streams.slots(value);
     const own = new Map<string, (typeof slots)[number]>();
     for (const slot of slots) {
       this.holdBack(slot.id, slot.parent, slot.key, slot.template);
       own.set(slot.id, slot);
+    }
+    const tokenSlots = this.streams.tokenSlots(value);
+    const ownTokens = new Map<string, (typeof tokenSlots)[number]>();
+    for (const slot of tokenSlots) {
+      this.holdBackTokens(slot.id, slot.parent, slot.key, slot.template);
+      ownTokens.set(slot.id, slot);
     }
     const ended: HeldText[] = [];
     for (const held of this.held.values()) {
@@ -387,8 +409,32 @@ export class SseRedactor implements BodyRedactor {
         slot.parent[slot.key] = `${slot.parent[slot.key] as string}${held.text}`;
       }
     }
-    const body = slots.length > 0 || value !== parsed ? this.written(lines, value, last) : replaceBytes(raw, this.secret.bytes);
-    return ended.length === 0 ? body : Buffer.concat([this.giveBack(ended), body]);
+    const endedTokens: HeldTokens[] = [];
+    for (const held of this.heldTokens.values()) {
+      if (!last && !this.streams.ends(value, held)) continue;
+      const slot = ownTokens.get(held.id);
+      if (slot === undefined) endedTokens.push(held);
+      else {
+        this.heldTokens.delete(held.id);
+        slot.parent[slot.key] = [...(slot.parent[slot.key] as unknown[]), ...held.entries];
+      }
+    }
+    const body = slots.length > 0 || tokenSlots.length > 0 || value !== parsed ? this.written(lines, value, last) : replaceBytes(raw, this.secret.bytes);
+    return ended.length === 0 && endedTokens.length === 0 ? body : Buffer.concat([this.giveBack(ended, endedTokens), body]);
+  }
+
+  /**
+   * Redacts a stream's log-probability entries with the stream's held entries before them (src/serve/redact-logprobs.ts),
+   * sends all but the last entries that hold the windows and holds those (all while there are fewer).
+   */
+  private holdBackTokens(id: string, parent: Record<string, unknown>, key: string, template: Record<string, unknown>): void {
+    const fresh = (parent[key] as unknown[]).filter((e): e is TokenEntry => isRecord(e) && typeof e.token === "string");
+    const joined = [...((this.heldTokens.get(id)?.entries ?? []) as TokenEntry[]), ...fresh];
+    const entries = joined.length === 0 ? joined : redactTokenSequence(joined, this.secret);
+    const cut = entries.length - heldEntryCount(entries, this.secret);
+    if (cut === entries.length) this.heldTokens.delete(id);
+    else this.heldTokens.set(id, { id, entries: entries.slice(cut), template });
+    parent[key] = entries.slice(0, cut);
   }
 
   /**
@@ -406,10 +452,11 @@ export class SseRedactor implements BodyRedactor {
   }
 
   /** Events giving `held` back (none when it is empty), which no longer counts as held. */
-  private giveBack(held: HeldText[]): Buffer {
-    if (held.length === 0) return empty;
+  private giveBack(held: HeldText[], tokens: HeldTokens[] = []): Buffer {
+    if (held.length === 0 && tokens.length === 0) return empty;
     for (const h of held) this.held.delete(h.id);
-    return Buffer.from(this.streams.giveBack(held), "utf8");
+    for (const t of tokens) this.heldTokens.delete(t.id);
+    return Buffer.from(this.streams.giveBack(held, tokens), "utf8");
   }
 
   /** An event written anew: its other lines (redacted as text) in place, its data as one `data:` line of `value`. */

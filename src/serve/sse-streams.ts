@@ -2,7 +2,9 @@
  * Which strings of a dialect's server-sent events a client concatenates, by the events' structure alone: the streams a
  * redactor must hold back on (src/serve/redact-stream.ts, `SseRedactor`). For each dialect: the concatenated strings
  * of an event and the stream each belongs to, which events end a stream (its held text must go out before them), and
- * the event that gives held text back, shaped as the stream's own deltas so the client's decoder appends it. Pure:
+ * the event that gives held text back, shaped as the stream's own deltas so the client's decoder appends it. The
+ * log-probability tokens of a stream (Chat `choices[].logprobs.content|refusal`, a Responses delta's `logprobs`) are a
+ * stream of their own, of entries rather than characters, held and given back the same way. Pure:
  * nothing here looks at what a string says, so what is held never depends on the text.
  */
 import type { DialectName } from "./dialects/index.js";
@@ -24,13 +26,25 @@ export interface HeldText {
   template: Record<string, unknown>;
 }
 
+/** The log-probability entries of a stream not yet sent, and the template of its last delta. */
+export interface HeldTokens {
+  id: string;
+  entries: Array<Record<string, unknown>>;
+  template: Record<string, unknown>;
+}
+
 export interface SseStreams {
   /** The concatenated strings of one parsed event (the `data:` JSON object). */
   slots(event: Record<string, unknown>): StreamSlot[];
-  /** Whether `event` ends the held stream: its text must reach the client no later than this event. */
-  ends(event: Record<string, unknown>, held: HeldText): boolean;
-  /** Whole SSE events (blank line included) that give `held` back as the streams' own deltas, in order. */
-  giveBack(held: readonly HeldText[]): string;
+  /**
+   * The arrays of log-probability entries in one parsed event that a client appends to those of earlier events:
+   * `parent[key]` is the array; `id` and `template` as a text slot's (a stream's text and tokens share its id).
+   */
+  tokenSlots(event: Record<string, unknown>): StreamSlot[];
+  /** Whether `event` ends the held stream: its text (and tokens) must reach the client no later than this event. */
+  ends(event: Record<string, unknown>, held: { id: string; template: Record<string, unknown> }): boolean;
+  /** Whole SSE events (blank line included) that give `held` text and `tokens` back as the streams' own deltas, in order. */
+  giveBack(held: readonly HeldText[], tokens?: readonly HeldTokens[]): string;
 }
 
 /** The streams of a dialect's events. */
@@ -49,6 +63,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 const replacedFields = new Set(["role", "id", "type", "name"]);
 /** Choice fields that are no text of the choice's. */
 const choiceMeta = new Set(["index", "finish_reason", "logprobs"]);
+/** The arrays of log-probability entries a choice's `logprobs` streams. */
+const chatTokenFields = ["content", "refusal"] as const;
 /** Top-level chunk fields copied onto a chunk that gives held text back. */
 const chunkIdentity = ["id", "object", "created", "model", "system_fingerprint", "service_tier"];
 
@@ -67,20 +83,38 @@ const chatStreams: SseStreams = {
     });
     return out;
   },
+  tokenSlots(event) {
+    const out: StreamSlot[] = [];
+    if (!Array.isArray(event.choices)) return out;
+    const identity = Object.fromEntries(chunkIdentity.filter((k) => k in event).map((k) => [k, event[k]]));
+    event.choices.forEach((choice: unknown, i) => {
+      if (!isRecord(choice) || !isRecord(choice.logprobs)) return;
+      const index = typeof choice.index === "number" ? choice.index : i;
+      for (const field of chatTokenFields) {
+        if (Array.isArray(choice.logprobs[field])) out.push({ parent: choice.logprobs, key: field, id: JSON.stringify([index, "logprobs", field]), template: { choice: index, field, identity } });
+      }
+    });
+    return out;
+  },
   ends(event, held) {
     if (!Array.isArray(event.choices)) return false;
     return event.choices.some((choice: unknown, i) => isRecord(choice) && choice.finish_reason !== null && choice.finish_reason !== undefined && (typeof choice.index === "number" ? choice.index : i) === held.template.choice);
   },
-  giveBack(held) {
-    if (held.length === 0) return "";
+  giveBack(held, tokens = []) {
+    if (held.length === 0 && tokens.length === 0) return "";
     const choices = new Map<number, Record<string, unknown>>();
-    for (const h of held) {
-      const index = h.template.choice as number;
-      const choice = choices.get(index) ?? { index };
+    const choiceOf = (index: number): Record<string, unknown> => {
+      const choice = choices.get(index) ?? { index, delta: {} };
       choices.set(index, choice);
-      place(choice, h.template.path as Step[], h.text);
+      return choice;
+    };
+    for (const h of held) place(choiceOf(h.template.choice as number), h.template.path as Step[], h.text);
+    for (const t of tokens) {
+      const choice = choiceOf(t.template.choice as number);
+      const logprobs = (choice.logprobs ??= {}) as Record<string, unknown>;
+      logprobs[t.template.field as string] = t.entries;
     }
-    const identity = (held.at(-1) as HeldText).template.identity as Record<string, unknown>;
+    const identity = ([...held, ...tokens].at(-1) as HeldText | HeldTokens).template.identity as Record<string, unknown>;
     const chunk = { ...identity, object: identity.object ?? "chat.completion.chunk", choices: [...choices.values()].map((c) => ({ ...c, finish_reason: null })) };
     return `data: ${JSON.stringify(chunk)}\n\n`;
   },
@@ -142,14 +176,28 @@ const responsesStreams: SseStreams = {
     if (Array.isArray(event.logprobs)) template.logprobs = [];
     return [{ parent: event, key: "delta", id: responsesId(kind, event), template }];
   },
+  tokenSlots(event) {
+    if (typeof event.type !== "string" || !DELTA.test(event.type) || !Array.isArray(event.logprobs)) return [];
+    const template: Record<string, unknown> = { type: event.type };
+    for (const k of ["sequence_number", ...responsesPosition]) if (k in event) template[k] = event[k];
+    return [{ parent: event, key: "logprobs", id: responsesId(event.type.slice(0, -".delta".length), event), template }];
+  },
   ends(event, held) {
     if (typeof event.type !== "string") return false;
     if (responsesEnds.has(event.type)) return true;
     if (!event.type.endsWith(".done")) return false;
     return responsesId(event.type.slice(0, -".done".length), event) === held.id;
   },
-  giveBack(held) {
-    return held.map((h) => `event: ${h.template.type as string}\ndata: ${JSON.stringify({ ...h.template, delta: h.text })}\n\n`).join("");
+  giveBack(held, tokens = []) {
+    // A stream's held text and tokens go out in one delta; a stream with only one of them held gets an empty other.
+    const streams = new Map<string, { template: Record<string, unknown>; delta: string; logprobs?: unknown[] }>();
+    for (const h of held) streams.set(h.id, { template: h.template, delta: h.text, ...(Array.isArray(h.template.logprobs) ? { logprobs: [] } : {}) });
+    for (const t of tokens) {
+      const stream = streams.get(t.id);
+      if (stream === undefined) streams.set(t.id, { template: t.template, delta: "", logprobs: t.entries });
+      else stream.logprobs = t.entries;
+    }
+    return [...streams.values()].map((s) => `event: ${s.template.type as string}\ndata: ${JSON.stringify({ ...s.template, delta: s.delta, ...(s.logprobs === undefined ? {} : { logprobs: s.logprobs }) })}\n\n`).join("");
   },
 };
 
@@ -176,6 +224,8 @@ const messagesStreams: SseStreams = {
     }
     return out;
   },
+  // Messages has no log-probabilities.
+  tokenSlots: () => [],
   ends(event, held) {
     if (typeof event.type !== "string") return false;
     return messagesEnds.has(event.type) || (event.type === "content_block_stop" && event.index === held.template.index);
