@@ -11,7 +11,7 @@ import { createHttpModel, type RetryPolicy } from "../models/http.js";
 import type { DialectName } from "./dialects/index.js";
 import { heldEntryCount, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
 import { redactionMark, redactJsonBody, Secret, SseRedactor } from "./redact-stream.js";
-import { parseSse } from "./redaction-harness.js";
+import { events, parseSse } from "./redaction-harness.js";
 import { client, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour } from "./serve-harness.js";
 
 const KEY = "sk-planted-DO-NOT-LEAK-7f3a9c21";
@@ -304,21 +304,6 @@ async function setup(t: TestContext): Promise<{ url: string; next: { behaviour: 
     upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: KEY_ENV, speaks: ["chat", "responses"] },
   });
   return { url: gateway.url, next };
-}
-
-/** An SSE body of `list`, one write each, a turn of the event loop apart. */
-function events(list: readonly string[]): Behaviour {
-  return (res) => {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    let i = 0;
-    const next = (): void => {
-      if (res.destroyed) return;
-      if (i === list.length) return void res.end();
-      res.write(list[i++]);
-      setImmediate(next);
-    };
-    next();
-  };
 }
 
 describe("log-probability tokens through the gateway", () => {

@@ -12,7 +12,7 @@ import { describe, it, type TestContext } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { createHttpModel, type RetryPolicy } from "../models/http.js";
 import type { DialectName } from "./dialects/index.js";
-import { charByChar, decodeStream, eventShape, splitEverywhere, upstreamEvents, type StreamPlan } from "./redaction-harness.js";
+import { charByChar, decodeStream, events, eventShape, splitEverywhere, upstreamEvents, type StreamPlan } from "./redaction-harness.js";
 import { client, completion, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour } from "./serve-harness.js";
 import type { RunningGateway } from "./server.js";
 
@@ -95,21 +95,6 @@ function json(status: number, text: string): Behaviour {
   return (res) => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(text);
-  };
-}
-
-/** An SSE body of `events`, one write each. */
-function events(list: readonly string[]): Behaviour {
-  return (res) => {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    let i = 0;
-    const next = (): void => {
-      if (res.destroyed) return;
-      if (i === list.length) return void res.end();
-      res.write(list[i++]);
-      setImmediate(next);
-    };
-    next();
   };
 }
 

@@ -4,6 +4,7 @@
  * stream's deltas concatenated as the dialect's SDKs concatenate them. Not a test file itself.
  */
 import type { DialectName } from "./dialects/index.js";
+import type { Behaviour } from "./serve-harness.js";
 
 /** What an upstream streams: the text's deltas and one tool call's argument deltas, and (Messages, Responses) reasoning. */
 export interface StreamPlan {
@@ -194,4 +195,19 @@ export function splitEverywhere(key: string): string[] {
 /** `key` one character a delta, between two words. */
 export function charByChar(key: string): string[] {
   return ["before ", ...key, " after"];
+}
+
+/** An upstream's SSE body of `list`, one write each, a turn of the event loop apart. */
+export function events(list: readonly string[]): Behaviour {
+  return (res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let i = 0;
+    const next = (): void => {
+      if (res.destroyed) return;
+      if (i === list.length) return void res.end();
+      res.write(list[i++]);
+      setImmediate(next);
+    };
+    next();
+  };
 }
