@@ -24,6 +24,8 @@ const ANSWER_WITHIN_MS = 200;
 const STALL_MS = 1000;
 const HOSTILE_KEY = "hostile-client-key";
 const PROBE_KEY = "probe-client-key";
+/** The operator's key of `/metrics`: on a gateway with client keys, no client key reads it. */
+const METRICS_KEY = "operator-metrics-key";
 const UPSTREAM_KEY = "sk-upstream-DO-NOT-LEAK-93c1f0aa";
 const CONCURRENT = 16;
 
@@ -35,7 +37,7 @@ interface Gateway {
 
 async function startGatewayProcess(t: TestContext, upstream: FakeUpstream): Promise<Gateway> {
   const run = await startCli(["serve", "--upstream", `${upstream.baseUrl}#${UPSTREAM_MODEL}`, "--port", "0", "--upstream-key-env", "HOSTILE_TEST_UPSTREAM_KEY"], {
-    env: { REFLECT_GATEWAY_KEY: `${HOSTILE_KEY},${PROBE_KEY}`, HOSTILE_TEST_UPSTREAM_KEY: UPSTREAM_KEY },
+    env: { REFLECT_GATEWAY_KEY: `hostile:${HOSTILE_KEY},probe:${PROBE_KEY}`, REFLECT_METRICS_KEY: METRICS_KEY, HOSTILE_TEST_UPSTREAM_KEY: UPSTREAM_KEY },
     limitMs: 300_000,
   });
   t.after(async () => {
@@ -234,15 +236,17 @@ describe("reflect serve under hostile requests", { timeout: 600_000 }, () => {
     const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string", pattern: "^(a+)+$" } }, required: ["q"] } } }];
     const bodies = [
       ...Array.from({ length: CONCURRENT - 2 }, () => JSON.stringify({ model: UPSTREAM_MODEL, messages: message("tools"), tools, reflect: { max_turns: 1 } })),
-      // The same backtracking as a reflect.regex, on a long reply.
-      ...Array.from({ length: 2 }, () => JSON.stringify({ model: UPSTREAM_MODEL, messages: message("tools regex"), max_tokens: 2000, reflect: { max_turns: 1, regex: "^(\\w+\\s?)*$" } })),
+      // The same backtracking as a reflect.regex, on a long reply (`+`, not `*`: a pattern that matches the empty reply
+      // checks nothing and is not run).
+      ...Array.from({ length: 2 }, () => JSON.stringify({ model: UPSTREAM_MODEL, messages: message("tools regex"), max_tokens: 2000, reflect: { max_turns: 1, regex: "^(\\w+\\s?)+$" } })),
     ];
     const { value, watch } = await watchWhile(gateway, () => Promise.all(bodies.map((body) => ask(gateway, body))));
     assertHeld(watch, t);
     for (const answer of value.slice(0, CONCURRENT - 2)) assert.ok(cannotJudgeNaming(answer, /checks\.runMs limit \(1000 ms\)/), JSON.stringify(answer.body).slice(0, 400));
     for (const answer of value.slice(CONCURRENT - 2)) assert.ok(cannotJudgeNaming(answer, /took longer than 100 ms and was stopped/), JSON.stringify(answer.body).slice(0, 400));
     // Each overrun stopped its worker and started another; an operator sees it in the metrics.
-    const metrics = await (await fetch(`${gateway.base}/metrics`, { headers: { authorization: `Bearer ${PROBE_KEY}` } })).text();
+    assert.equal((await fetch(`${gateway.base}/metrics`, { headers: { authorization: `Bearer ${PROBE_KEY}` } })).status, 401, "a client key reads no metrics");
+    const metrics = await (await fetch(`${gateway.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } })).text();
     const replaced = Number(/^reflect_gateway_check_workers_replaced_total (\d+)/mu.exec(metrics)?.[1] ?? "0");
     assert.ok(replaced >= CONCURRENT - 2, `${replaced} check workers replaced`);
     assert.match(metrics, /^reflect_gateway_check_jobs\{state="queued"\} 0$/mu);
