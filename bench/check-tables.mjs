@@ -343,6 +343,9 @@ const MEASURED = [
   ["A real workload through the embedded model", "a live run of bench/gateway-workload.mjs"],
   ["The gateway under hostile requests", "timings of bench/gateway-hostile.mjs"],
   ["Pass-through after the hardening", "timings of bench/gateway.mjs"],
+  ["Tenants and the key that never leaks", "timings of bench/gateway.mjs"],
+  ["Redaction per streamed MB, by dialect", "timings of bench/redaction.mjs"],
+  ["Lesson recall with 10,000 lessons across 100 tenants", "timings of bench/lesson-recall.mjs"],
   ["What `reflectionMiddleware` adds to a call", "timings of bench/ai-sdk-middleware.mjs"],
   ["Adapters that survive quantisation", "shipped as", "export checks of bench/lora-export.sh (GGUF files not committed)"],
 ];
