@@ -94,8 +94,9 @@ export function openLessonStore(file: string, options: LessonStoreOptions = {}):
     throw new InputError(`cannot open the lesson store (${messageOf(error)}) — pass a path to a file in a writable folder`, file, undefined, { cause: error });
   }
   try {
-    // Read before writing anything: a foreign database must be left exactly as it was.
-    checkFormat(db, file);
+    // Read before writing anything: a foreign database must be left exactly as it was. In one read transaction, so
+    // its reads see one state of the file, not another process's schema half-made.
+    db.transaction(() => checkFormat(db, file)).deferred();
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     // IMMEDIATE takes the write lock first, so two processes creating the same new file do it one after the other.

@@ -139,7 +139,9 @@ export function openSqliteRequestLessons(file: string, options: RequestLessonSto
     throw new InputError(`cannot open the lesson store (${(error as Error).message}) — pass a path to a file in a writable folder`, file, undefined, { cause: error });
   }
   try {
-    checkFormat(db, file);
+    // In one read transaction: its three reads see one state of the file, not another process's schema half-made
+    // (its tables after its application_id was read, which would read as another kind of file).
+    db.transaction(() => checkFormat(db, file)).deferred();
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.transaction(() => {
