@@ -156,8 +156,9 @@ describe("SQLite request lessons", () => {
 
 describe("SQLite request lessons opened by several processes at once", () => {
   it("never mistakes a file another process is creating for a file of another kind", async () => {
-    // The format check's reads are one read transaction: before, three processes opening one new file at once failed
-    // about one time in sixty ("not a reflectkit request-lessons file (application_id 0)").
+    // Before, three processes opening one new file at once failed about one time in sixty: the format check's reads
+    // saw another process's schema half-made ("not a reflectkit request-lessons file (application_id 0)"), or the
+    // switch to WAL met its lock ("database is locked"). The check now reads in one transaction, the switch waits.
     const module = new URL("./open-request-lessons.js", import.meta.url).href;
     const code = `const { openRequestLessonStore } = await import(${JSON.stringify(module)}); const s = await openRequestLessonStore(process.argv[1]); await s.close();`;
     const open = (file: string): Promise<string | null> => new Promise((resolve) => execFile(process.execPath, ["--input-type=module", "-e", code, file], (error, _out, stderr) => resolve(error === null ? null : stderr)));

@@ -142,7 +142,7 @@ export function openSqliteRequestLessons(file: string, options: RequestLessonSto
     // In one read transaction: its three reads see one state of the file, not another process's schema half-made
     // (its tables after its application_id was read, which would read as another kind of file).
     db.transaction(() => checkFormat(db, file)).deferred();
-    db.pragma("journal_mode = WAL");
+    toWal(db);
     db.pragma("synchronous = NORMAL");
     db.transaction(() => {
       const format = checkFormat(db, file);
@@ -153,6 +153,23 @@ export function openSqliteRequestLessons(file: string, options: RequestLessonSto
   } catch (error) {
     db.close();
     throw explain(error, file);
+  }
+}
+
+/**
+ * WAL mode, waiting up to `LOCK_WAIT_MS` for it: switching a new file's journal needs it to itself, and SQLite answers
+ * SQLITE_BUSY at once, without its busy handler, while another process opening the same new file holds a lock.
+ */
+export function toWal(db: Database.Database): void {
+  const until = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (!(error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY")) || Date.now() > until) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
   }
 }
 
