@@ -10,6 +10,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { openRequestLessonStore } from "../dist/memory/open-request-lessons.js";
 import { postgresMissing, startPostgres } from "../dist/memory/postgres-harness.js";
+import { mulberry32 as random } from "../dist/util/random.js";
 
 const { values } = parseArgs({
   options: {
@@ -28,17 +29,6 @@ for (const [name, n] of Object.entries({ lessons, tenants, keys, recalls })) {
   if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} takes a whole number ≥ 1`);
 }
 
-/** A seeded generator (mulberry32), so every store sees the same lessons and the same recalls. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const vocabulary = Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`);
 const words = (next, n) => Array.from({ length: n }, () => vocabulary[Math.floor(next() * vocabulary.length)]).join(" ");
