@@ -1,6 +1,6 @@
 import type { LanguageModel, SamplingParams } from "../models/language-model.js";
 import type { Check } from "../core/types.js";
-import type { Critic, CritiqueInput } from "./critic.js";
+import type { Critic, CritiqueContext, CritiqueInput } from "./critic.js";
 
 /**
  * Failure categories of the rubric, after ReflectEvo's error taxonomy: calculation, algorithm, logic and coherence,
@@ -52,14 +52,21 @@ export function rubricJudge<R>(model: LanguageModel, options: RubricJudgeOptions
     specificationVersion: "v1",
     name: `judge:${model.modelId}`,
     model,
-    async doCritique(input: CritiqueInput<R>, context) {
-      const call = await context.call(model, judgeMessages(input), { ...sampling, responseFormat: { type: "json", schema: judgeSchema as unknown as Record<string, unknown> } });
-      return { ...parseJudgement(call.output, call.finishReason === "length"), call };
-    },
+    doCritique: (input: CritiqueInput<R>, context) => judgeCheck(model, input, context, { sampling }),
   };
 }
 
-function judgeMessages<R>(input: CritiqueInput<R>) {
+/**
+ * One judgement of a reply by `model` with the rubric: the judge reads the task's prompt and the reply, nothing else
+ * (no verdict of the task's verifier), so it can serve as a critic and as a feedback signal apart from the scorer.
+ */
+export async function judgeCheck(model: LanguageModel, input: Pick<CritiqueInput<unknown>, "prompt" | "output">, context: CritiqueContext, options: RubricJudgeOptions = {}): Promise<Check> {
+  const sampling = options.sampling ?? defaultJudgeSampling;
+  const call = await context.call(model, judgeMessages(input), { ...sampling, responseFormat: { type: "json", schema: judgeSchema as unknown as Record<string, unknown> } });
+  return { ...parseJudgement(call.output, call.finishReason === "length"), call };
+}
+
+function judgeMessages(input: Pick<CritiqueInput<unknown>, "prompt" | "output">) {
   const task = input.prompt.map((m) => m.content).join("\n\n");
   const rubric = failureCategories.map((c) => `- ${c}: ${categoryHelp[c]}`).join("\n");
   return [

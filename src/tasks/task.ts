@@ -64,6 +64,13 @@ export interface Task<Record = unknown, Result extends Judgement = Verdict> {
    * judge: correctness is `verify`'s alone.
    */
   reference?(record: Record): string | null;
+  /**
+   * The part of the checking a model may be shown apart from the scorer: only the tests the prompt itself shows
+   * (MBPP's first test, HumanEval's docstring examples), never the hidden ones — a feedback signal
+   * (`shownTestsSignal`) for runs whose loop must not read the scorer. null when the item shows none. Absent on tasks
+   * whose prompt shows no test.
+   */
+  shownCheck?(record: Record, output: string): Result | null;
   /** Validates an untyped record (from a JSON line) into this task's record, or throws an Error with a reason. */
   parseRecord(value: unknown): Record;
 }

@@ -15,6 +15,8 @@ export function mbppTask(options: MbppVerifyOptions = {}): Task<MbppRecord, Prom
     name: "mbpp",
     prompt: mbppPrompt,
     verify: (record, output) => verifyMbpp(record, output, options),
+    // The first test, the one the prompt shows; the others stay hidden, for scoring.
+    shownCheck: (record, output) => (record.tests.length === 0 ? null : verifyMbpp(record, output, { ...options, shownOnly: true })),
     // The reference solution (`code`), which passes the asserts, when the release has it; else null. Not the asserts
     // themselves (lm-eval's target for MBPP): they judge an answer rather than give one, and they are in the record.
     reference: (record) => record.code ?? null,

@@ -7,6 +7,8 @@ import type { MbppRecord } from "./record.js";
 export interface MbppVerifyOptions extends CodeJudgeOptions {
   /** Also run the full release's `challenge_test_list` (11 tasks have one; harnesses normally skip them). */
   challengeTests?: boolean;
+  /** Run only the test the prompt shows (the first): the shown-tests feedback signal, never the score. */
+  shownOnly?: boolean;
 }
 
 /**
@@ -18,7 +20,8 @@ export interface MbppVerifyOptions extends CodeJudgeOptions {
 export function verifyMbpp(record: MbppRecord, output: string, options: MbppVerifyOptions = {}): Promise<Verdict> {
   const extracted = extractCode(output);
   if (!extracted.found) return Promise.resolve(noCodeVerdict());
-  return judgeCode(mbppSpec(record, extracted.code, options.challengeTests ?? false), extracted.code, options);
+  const spec = mbppSpec(record, extracted.code, options.challengeTests ?? false);
+  return judgeCode(options.shownOnly === true ? { ...spec, tests: spec.tests.filter((test) => test.shown) } : spec, extracted.code, options);
 }
 
 export function mbppSpec(record: MbppRecord, code: string, challengeTests: boolean): CodeTestSpec {
