@@ -1,7 +1,9 @@
 import os from "node:os";
 import path from "node:path";
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import type { Critic } from "../critics/critic.js";
+import { feedbackSources, judgeSignal, shownTestsSignal, type FeedbackSignal } from "../critics/feedback-signal.js";
+import { runProtocol } from "../eval/protocol.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { verifierCritic } from "../critics/verifier-critic.js";
 import { UsageError } from "../errors.js";
@@ -44,6 +46,7 @@ export interface EvalFlags extends TaskRunFlags {
   stopWhen?: string;
   feedback?: FeedbackMode;
   reflection?: ReflectionMode;
+  feedbackFrom: string;
   temperature: number;
   topP?: number;
   maxTokens?: number;
@@ -89,6 +92,7 @@ export function registerEval(program: Command): void {
     .option("--candidate-temperature <t>", `alternatives: the candidates' sampling temperature (default ${defaultCandidateTemperature})`, nonNegativeNumber)
     .option("--stop-when <list>", `stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn (default ${shown.stopWhen})`)
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]))
+    .option("--feedback-from <signal>", "what tells the loop an attempt failed: oracle (the scorer itself; labelled so in every table), shown-tests (only the tests the prompt shows: mbpp, humaneval), self-check (the generator judges its own answer) or judge:SPEC (another model judges); with any but oracle, the loop stops and keeps an answer on that signal and the scorer measures every attempt after the fact", parseFeedbackFrom, "oracle")
     .option("--reflection <mode>", "what stands between a failed attempt and the retry — model (the model reflects, default), none (no reflection: reflect-retry and cascade retry after the feedback, reflexion adds no lesson, self-refine shows no critique), placebo (a fixed generic reflection or lesson, no model call; self-refine: a generic critique of the critic's length): the controls that tell the reflection's content from a second try", choice(reflectionModes));
   modelFlags(command, "episodes")
     .option("--lora <file>", "a GGUF LoRA adapter applied on top of --model (an embedded GGUF; `reflect train export --lora` writes one)")
@@ -145,6 +149,7 @@ export function registerEval(program: Command): void {
         ...(flags.loraOn === "all" ? {} : { lora_on: flags.loraOn }),
         turns,
         feedback,
+        ...(flags.feedbackFrom === "oracle" ? {} : { feedback_from: flags.feedbackFrom }),
         attempt,
         reflection,
         ...(flags.shots === 0 ? {} : { shots: flags.shots }),
@@ -188,6 +193,8 @@ export function registerEval(program: Command): void {
         }
         const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: resolved.judgeMaxTokens } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
+        const feedbackSignal = await openFeedbackSignal(flags.feedbackFrom, { task: task as Task<unknown, Judgement>, generator: model, open, sampling: { ...reflection, maxTokens: resolved.judgeMaxTokens } });
+        const protocol = runProtocol({ strategy: flags.strategy, ...(feedbackSignal === undefined ? {} : { feedbackFrom: feedbackSignal.name }), critics: critics.map((c) => c.name), stop: resolved.stop, ...(findTaskFamily(flags.task).scorer === undefined ? {} : { scorer: findTaskFamily(flags.task).scorer as string }) });
         const agents: LanguageModel[] = [];
         for (const spec of flags.agent) agents.push(await open(spec));
         const config = {
@@ -200,6 +207,7 @@ export function registerEval(program: Command): void {
           ...(flags.strategy === "debate" || flags.strategy === "alternatives" ? {} : { reflection_mode: reflectionMode }),
           critic: critics.map((c) => c.name),
           stop_when: stopText,
+          protocol,
           run_budget: runBudget,
           concurrency,
           threads: flags.threads ?? os.availableParallelism(),
@@ -224,6 +232,7 @@ export function registerEval(program: Command): void {
             critics,
             agents,
             runId,
+            ...(feedbackSignal === undefined ? {} : { feedbackSignal }),
             lessonsPerItem: flags.lessons,
             relatedLessons: flags.relatedLessons,
             ...(refiner === undefined ? {} : { refiner }),
@@ -241,6 +250,7 @@ export function registerEval(program: Command): void {
           config,
           fingerprint,
           ...(Object.keys(runBudget).length === 0 ? {} : { budget: runBudget }),
+          protocol,
           signal: interrupt.signal,
           onEpisode: (e, fromDisk) => bar?.tick(e.correct, fromDisk),
         });
@@ -281,6 +291,7 @@ const flagOf: Record<StrategyOption | "strategy", string> = {
   critic: "--critic",
   refiner: "--refiner-model",
   memory: "--memory",
+  feedbackSignal: "--feedback-from",
   agents: "--agent",
   rounds: "--rounds",
   candidates: "--candidates",
@@ -305,6 +316,7 @@ export function resolveEvalStrategy(flags: Partial<EvalFlags> & { strategy: Stra
     ...(critic === undefined ? {} : { critic }),
     ...(flags.refinerModel === undefined ? {} : { refiner: true }),
     ...(flags.memory === undefined ? {} : { memory: true }),
+    ...(flags.feedbackFrom === undefined || flags.feedbackFrom === "oracle" ? {} : { feedbackSignal: true }),
     ...((flags.agent ?? []).length === 0 && flags.strategy !== "debate" ? {} : { agents: (flags.agent ?? []).length }),
     ...(flags.rounds === undefined ? {} : { rounds: flags.rounds }),
     ...(flags.candidates === undefined ? {} : { candidates: flags.candidates }),
@@ -316,6 +328,28 @@ export function resolveEvalStrategy(flags: Partial<EvalFlags> & { strategy: Stra
     if (!(error instanceof StrategyOptionError)) throw error;
     throw new UsageError(`${flagOf[error.option as StrategyOption] ?? error.option}: ${error.detail}`);
   }
+}
+
+/** `--feedback-from`: oracle, shown-tests, self-check or judge:SPEC. */
+export function parseFeedbackFrom(value: string): string {
+  const text = value.trim();
+  if ((feedbackSources as readonly string[]).includes(text) && text !== "judge") return text;
+  if (text.startsWith("judge:") && text.length > "judge:".length) return text;
+  throw new InvalidArgumentError(`one of oracle, shown-tests, self-check or judge:SPEC (another model, e.g. judge:qwen2.5-coder-1.5b), got ${JSON.stringify(value)}`);
+}
+
+/** The feedback signal `--feedback-from` names, opened; undefined for the oracle. */
+async function openFeedbackSignal(
+  from: string,
+  how: { task: Task<unknown, Judgement>; generator: LanguageModel; open: (spec: string) => Promise<LanguageModel>; sampling: { maxTokens: number; temperature?: number; topP?: number } },
+): Promise<FeedbackSignal<unknown> | undefined> {
+  if (from === "oracle") return undefined;
+  if (from === "shown-tests") {
+    if (how.task.shownCheck === undefined) throw new UsageError(`--feedback-from shown-tests: task ${how.task.name} shows no tests in its prompt (mbpp and humaneval do); use self-check, judge:SPEC or oracle`);
+    return shownTestsSignal(how.task);
+  }
+  if (from === "self-check") return judgeSignal(how.generator, { self: true, sampling: how.sampling });
+  return judgeSignal(await how.open(from.slice("judge:".length)), { self: false, sampling: how.sampling });
 }
 
 /** --lora-on says which calls an adapter serves: it needs --lora, and a strategy whose first attempt is one call. */

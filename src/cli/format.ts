@@ -1,3 +1,4 @@
+import { protocolLine } from "../eval/protocol.js";
 import type { Summary } from "../eval/metrics.js";
 import { describeStopReason, parseStopReason } from "../loops/stop-reason.js";
 import { formatMeasuredTheatre } from "./format-theatre.js";
@@ -27,6 +28,7 @@ export function formatSummary(summary: Summary, heading: string): string {
   const sign = summary.delta >= 0 ? "+" : "";
   const lines = [
     heading,
+    ...(summary.protocol === undefined ? [] : [protocolLine(summary.protocol)]),
     "",
     ...accuracy,
     "Acc@t: right with the answer held after t attempts. Flips: attempt t−1 → t, over the episodes that made attempt t.",

@@ -1,3 +1,4 @@
+import type { RunProtocol } from "./protocol.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import type { AttemptRecord, Episode } from "../loops/types.js";
 import { theatreMetrics, type TheatreMetrics } from "./theatre.js";
@@ -43,6 +44,8 @@ export interface CriticAgreement {
 }
 
 export interface Summary extends TheatreMetrics {
+  /** What the loop read and what scored it (protocol.ts); absent in summaries written before runs stated it. */
+  protocol?: RunProtocol;
   n: number;
   turns: number;
   /**

@@ -7,6 +7,7 @@ import type { TaskItem } from "../tasks/task.js";
 import { durableRun } from "../record/durable-run.js";
 import { findLog, readLog, writeFileWhole } from "../record/log.js";
 import { summarize, type Summary } from "./metrics.js";
+import type { RunProtocol } from "./protocol.js";
 
 export { checkFingerprint } from "../record/durable-run.js";
 
@@ -35,6 +36,8 @@ export interface EvalRunOptions<R> {
    * concurrency and threads may change between a killed run and its continuation.
    */
   fingerprint: Record<string, unknown>;
+  /** What the loop read and what scores it, stated in `summary.json`. */
+  protocol?: RunProtocol;
   onEpisode?: (episode: Episode<R>, resumed: boolean) => void;
   signal?: AbortSignal;
 }
@@ -97,6 +100,7 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
   });
 
   const summary: Summary = {
+    ...(options.protocol === undefined ? {} : { protocol: options.protocol }),
     ...summarize(episodes, options.turns),
     wall_seconds: (performance.now() - started) / 1000,
     resumed_episodes: resumed,

@@ -1,9 +1,11 @@
+import type { FeedbackSignal } from "../critics/feedback-signal.js";
 import { ModelCallError, ReflectkitError } from "../errors.js";
 import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams, ToolDefinition } from "../models/language-model.js";
 import { capReply } from "../models/reply-cap.js";
 import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
+import { checkFromVerdict } from "../critics/verifier-critic.js";
 import { attemptConfidence, keepLogprobs } from "./answer-confidence.js";
 import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
 import { attemptScore, firstStop, isAttemptCount, type StopCondition } from "./stop.js";
@@ -18,6 +20,12 @@ export interface LoopOptions<R> {
   /** The task: its prompt and its verifier (the ground truth every attempt is measured by). */
   task: Task<R, Judgement>;
   item: TaskItem<R>;
+  /**
+   * What tells the loop an attempt failed, apart from the scorer (src/critics/feedback-signal.ts): the loop's checks,
+   * its stop and its choice of attempt read the signal's check, never the verdict, and `task.verify` scores every
+   * attempt for the record only. Absent: the scorer is the feedback (the oracle), as in most papers' runs.
+   */
+  feedbackSignal?: FeedbackSignal<R>;
   /** Most attempts (a bound that always applies). Default 2. */
   turns?: number;
   /**
@@ -159,6 +167,29 @@ export class EpisodeRun<R> {
   }
 
   /**
+   * The checks the loop acts on for an attempt: the feedback signal's, when the run has one (an empty list when the
+   * signal has nothing to judge the item by), else the verdict's own (the oracle: a verdict composed of several
+   * checks, a gateway request's, lists them; any other is one verifier check).
+   */
+  async loopChecks(input: { output: string; parts?: ReplyParts; prompt: readonly ChatMessage[] }, verdict: Verdict): Promise<Check[]> {
+    const signal = this.options.feedbackSignal;
+    if (signal === undefined) return verdict.checks ?? [checkFromVerdict(verdict)];
+    const span = this.tracer.startSpan("critique", { "reflect.check.source": "signal", "reflect.signal": signal.name }, this.attemptSpan ?? this.episodeSpan);
+    try {
+      const check = await signal.doCheck(
+        { record: this.item.record, prompt: input.prompt, output: input.output, ...(input.parts === undefined ? {} : { parts: input.parts }) },
+        { call: (model, messages, sampling) => this.call({ model, role: "critique", messages, sampling, conversation: `signal:${signal.name}`, spanName: "critique.generate" }) },
+      );
+      span.setAttributes(check === null ? { "reflect.check.pass": "none" } : { "reflect.check.pass": check.pass === null ? "unjudged" : String(check.pass), "reflect.check.score": check.score });
+      span.end();
+      return check === null ? [] : [check];
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
+  }
+
+  /**
    * Records an attempt, selects the best attempt so far and evaluates the stop conditions. Returns the label of the
    * condition that holds, or null to go on.
    * The tie rule: the highest score wins, and on a tie the earlier attempt — a retry must score higher to replace what
@@ -222,6 +253,7 @@ export class EpisodeRun<R> {
       solvedAt: solved?.turn ?? null,
       stoppedBy,
       ...(error === undefined ? {} : { error: episodeError(error) }),
+      ...(this.options.feedbackSignal === undefined ? {} : { feedbackFrom: this.options.feedbackSignal.name }),
       usage: {
         promptTokens: sum(this.calls, (c) => c.usage.promptTokens),
         evaluatedPromptTokens: sum(this.calls, (c) => c.usage.evaluatedPromptTokens),

@@ -1,5 +1,4 @@
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
-import { checkFromVerdict } from "../critics/verifier-critic.js";
 import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./conversation.js";
@@ -70,9 +69,10 @@ export async function retryLoop<R>(run: EpisodeRun<R>, loop: RetryLoop<R>): Prom
   for (let turn = 1; ; turn++) {
     run.beginAttempt(turn);
     const call = await run.call({ model: turn === 1 ? (firstAttemptModel ?? model) : model, role: "attempt", messages: conversation, sampling: run.options.attempt ?? defaultAttemptSampling, conversation: "main", spanName: turn === 1 ? "generate" : "refine" });
-    const verdict = await run.verify(call.output, call.toolCalls === undefined ? undefined : { toolCalls: call.toolCalls });
-    // A verdict composed of several checks (a gateway request's) lists them; any other is one verifier check.
-    const checks: Check[] = verdict.checks ?? [checkFromVerdict(verdict)];
+    const parts = call.toolCalls === undefined ? undefined : { toolCalls: call.toolCalls };
+    // The scorer's verdict, recorded; what the loop acts on is `checks`: the verdict's own, or the feedback signal's.
+    const verdict = await run.verify(call.output, parts);
+    const checks: Check[] = await run.loopChecks({ output: call.output, prompt: taskPrompt, ...(parts === undefined ? {} : { parts }) }, verdict);
     for (const critic of critics) {
       if (checks.length > 0 && checks.at(-1)?.pass !== true) break;
       checks.push(await critique(run, critic, { record: item.record, prompt: taskPrompt, output: replyText(call), verdict }));

@@ -1,4 +1,3 @@
-import { checkFromVerdict } from "../critics/verifier-critic.js";
 import { capLesson, type Lesson, type LessonStore } from "../memory/lesson-store.js";
 import { lessonText } from "../memory/lesson-text.js";
 import type { ChatMessage } from "../models/language-model.js";
@@ -66,11 +65,15 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
         const messages = withLessons(taskPrompt, lessons, others);
         const call = await run.call({ model, role: "attempt", messages, sampling: options.attempt ?? defaultAttemptSampling, conversation: `trial${turn}`, spanName: turn === 1 ? "generate" : "refine" });
         const verdict = await run.verify(call.output);
+        // What the loop acts on: the verdict's check (the oracle), or the feedback signal's.
+        const checks = await run.loopChecks({ output: call.output, prompt: taskPrompt }, verdict);
+        const check = checks[0];
         const previous = written.at(-1);
-        if (previous !== undefined) previous.helped = verdict.correct;
-        const check = checkFromVerdict(verdict);
-        const stop = run.settle({ turn, call, verdict, checks: [check], ...(shown.length === 0 ? {} : { lessons: shown }) });
+        // Whether the lesson helped, as the loop can know it: by the check it acts on, never by a scorer kept out of it.
+        if (previous !== undefined) previous.helped = check?.pass ?? null;
+        const stop = run.settle({ turn, call, verdict, checks, ...(shown.length === 0 ? {} : { lessons: shown }) });
         if (stop !== null) return stop;
+        if (check === undefined) return { kind: "unchecked" };
 
         if (mode === "none") continue;
         const feedbackShown = feedbackMessage(check, options.feedback ?? "binary");

@@ -42,9 +42,12 @@ export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>
       const writer = turn === 1 ? model : refiner;
       const call = await run.call({ model: writer, role: "attempt", messages: conversation, sampling: options.attempt ?? defaultAttemptSampling, conversation: turn === 1 || writer === model ? "main" : "refiner", spanName: turn === 1 ? "generate" : "refine" });
       const verdict = await run.verify(call.output);
-      const check = await critique(run, critic, { record: item.record, prompt: taskPrompt, output: call.output, verdict });
-      const stop = run.settle({ turn, call, verdict, checks: [check] });
+      // With a feedback signal, the signal is the critic: the loop never sees the verdict.
+      const checks = options.feedbackSignal === undefined ? [await critique(run, critic, { record: item.record, prompt: taskPrompt, output: call.output, verdict })] : await run.loopChecks({ output: call.output, prompt: taskPrompt }, verdict);
+      const stop = run.settle({ turn, call, verdict, checks });
       if (stop !== null) return stop;
+      const check = checks[0];
+      if (check === undefined) return { kind: "unchecked" };
       conversation = afterFailure(conversation, call, check.feedback, refineStep(run, { turn, check, taskPrompt, mode }));
     }
   }), mode);

@@ -45,6 +45,8 @@ export interface StrategyChoices {
   refiner?: boolean;
   /** Whether a lesson memory is given (reflexion). */
   memory?: boolean;
+  /** Whether a feedback signal apart from the scorer is given (the strategies that reflect). */
+  feedbackSignal?: boolean;
   /** How many agents besides the generator (debate). */
   agents?: number;
   rounds?: number;
@@ -146,6 +148,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
     defaults: reflecting,
     validate: (choices) => {
       refuseOthers("self-refine", choices, ["memory"]);
+      if (choices.feedbackSignal === true && choices.critic !== undefined) throw new StrategyOptionError("critic", "self-refine's feedback signal is its critic; give one or the other");
       if (choices.feedback !== undefined) throw new StrategyOptionError("feedback", "self-refine shows the critic's own words; choose what it shows with the reflection control instead");
     },
     run: (resolved, parts) =>
@@ -264,6 +267,7 @@ function refuseOthers(strategy: StrategyName, choices: StrategyChoices, refused:
 /** Debate and alternatives: fixed shapes that check nothing on the way and write no reflections. */
 function refuseFixedShape(strategy: "debate" | "alternatives", choices: StrategyChoices): void {
   for (const option of ["critic", "refiner", "memory"] as const) if (choices[option] !== undefined && choices[option] !== false) throw new StrategyOptionError(option, `does not apply to ${strategy}`);
+  if (choices.feedbackSignal === true) throw new StrategyOptionError("feedbackSignal", `${strategy} tells the model nothing about its answers, so it takes no feedback signal`);
   if (strategy === "alternatives" && choices.agents !== undefined && choices.agents > 0) throw new StrategyOptionError("agents", "applies to debate only, not alternatives");
   if (strategy === "alternatives" && choices.rounds !== undefined) throw new StrategyOptionError("rounds", "applies to debate only, not alternatives");
   if (strategy === "debate" && choices.candidates !== undefined) throw new StrategyOptionError("candidates", "applies to alternatives only, not debate");

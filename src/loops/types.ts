@@ -160,6 +160,11 @@ export interface Episode<R = unknown> {
   startedAt?: string;
   /** What stood between a failed attempt and the retry (reflect-retry, cascade, reflexion, self-refine). Absent: `model` (or a strategy without the control). */
   reflectionMode?: ReflectionMode;
+  /**
+   * The feedback signal the loop acted on (`shown-tests`, `self-check`, `judge:<modelId>`): its checks are the
+   * attempts' `checks`, and `verdict` scored them out of the loop. Absent: the scorer was the feedback (the oracle).
+   */
+  feedbackFrom?: string;
   /** The gateway's arm the episode ran on (`base`, or `adapter`: the base with a LoRA adapter); absent outside the gateway. */
   arm?: "base" | "adapter";
   /** The id of the recorded episode this one replays (`reflect replay`), which pairs the arms' answers to one request. */

@@ -44,6 +44,8 @@ export interface TaskFamily {
    * deadlines.
    */
   verifier?: "sandbox";
+  /** What the verifier scores by, in a few words for a run's header. Default: `the reference answer`. */
+  scorer?: string;
 }
 
 /** Demonstrations come from their own seed, so they do not depend on the run's --seed. */

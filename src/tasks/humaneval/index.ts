@@ -31,6 +31,7 @@ export function loadHumaneval(file: string) {
 
 export const humanevalFamily: TaskFamily = {
   verifier: "sandbox",
+  scorer: "the hidden tests (check(entry_point))",
   name: "humaneval",
   description: "HumanEval (164 Python functions to complete from a signature and docstring), graded by the hidden check() in a bubblewrap sandbox",
   create: () => humanevalTask() as Task<unknown, Promise<Verdict>>,

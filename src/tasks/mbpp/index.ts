@@ -31,6 +31,7 @@ export function loadMbpp(file: string) {
 
 export const mbppFamily: TaskFamily = {
   verifier: "sandbox",
+  scorer: "every test of the item, the hidden ones included",
   name: "mbpp",
   description: "MBPP Python problems (ReflectEvo's 500-item test split, task ids 11–510, by default); the prompt shows one test, grading runs every assert in a bubblewrap sandbox",
   create: () => mbppTask() as Task<unknown, Promise<Verdict>>,
