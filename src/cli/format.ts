@@ -35,12 +35,14 @@ export function formatSummary(summary: Summary, heading: string): string {
     "",
     `n = ${summary.n}   Δ (Acc@t${summary.turns} − Acc@t1) = ${sign}${(100 * summary.delta).toFixed(1)} points   solved at any turn ${pct(summary.solved_any)}   answer-change rate ${summary.answer_change_rate === null ? "n/a" : pct(summary.answer_change_rate)}`,
   ];
-  const stops = Object.entries(summary.stopped_by ?? {}).map(([reason, count]) => `${stopReasonText(reason)} ${count}`);
+  // A run whose loop read a feedback signal stopped on the signal's pass, not on the scorer's: say which.
+  const signal = summary.protocol !== undefined && !summary.protocol.oracleFeedback ? summary.protocol.feedback : undefined;
+  const stops = Object.entries(summary.stopped_by ?? {}).map(([reason, count]) => `${reason === "verified" && signal !== undefined ? `passed the feedback (${signal})` : stopReasonText(reason)} ${count}`);
   if (stops.length > 0) lines.push(`stopped: ${stops.join(" · ")}${summary.rollbacks > 0 ? `   rolled back to an earlier attempt: ${summary.rollbacks}` : ""}`);
   if (summary.unjudged_attempts > 0) lines.push(`attempts the verifier could not judge: ${summary.unjudged_attempts}`);
   for (const critic of summary.critics ?? []) {
     const rate = (x: number | null) => (x === null ? "n/a" : pct(x));
-    lines.push(`${critic.critic} against the verifier (n = ${critic.n}): precision ${rate(critic.precision)}, recall ${rate(critic.recall)}, agreement ${rate(critic.agreement)}${critic.unreadable > 0 ? `, unreadable replies ${critic.unreadable}` : ""}`);
+    lines.push(`${critic.critic} against the scorer, over attempts (n = ${critic.n}): precision ${rate(critic.precision)}, recall ${rate(critic.recall)}, agreement ${rate(critic.agreement)}${critic.unreadable > 0 ? `, unreadable replies ${critic.unreadable}` : ""}`);
   }
   if ((summary.errors?.episodes ?? 0) > 0) lines.push(`episodes ended by a model failure: ${summary.errors.episodes} (${summary.errors.examples[0] ?? ""})`);
   lines.push("", ...formatMeasuredTheatre(summary), "", ...formatCost(summary));

@@ -28,7 +28,11 @@ export interface Flips {
   answer_changed: number;
 }
 
-/** How well an LLM judge's verdicts agree with the task's verifier, where both judged. "Positive" = flagged wrong. */
+/**
+ * How well an LLM judge's verdicts, or a run's feedback signal (`Episode.feedbackFrom`: the shown tests, a
+ * self-check), agree with the task's verifier, where both judged. "Positive" = flagged wrong; recall below 1 is the
+ * signal's false passes — answers it let through that the scorer fails: the verifier's strength as a measured variable.
+ */
 export interface CriticAgreement {
   critic: string;
   /** Attempts both judged. */
@@ -170,8 +174,10 @@ function criticAgreement(episodes: readonly Episode[]): CriticAgreement[] {
   for (const episode of episodes) {
     for (const attempt of episode.attempts) {
       for (const check of attempt.checks ?? []) {
-        if (check.source !== "judge") continue;
-        const name = check.call?.model === undefined ? "judge" : `judge:${check.call.model}`;
+        // A judge critic, or the run's feedback signal (the shown tests, a self-check): each against the scorer.
+        const signal = episode.feedbackFrom !== undefined && (check.source === "tests" || check.source === "judge") ? episode.feedbackFrom : undefined;
+        if (check.source !== "judge" && signal === undefined) continue;
+        const name = signal ?? (check.call?.model === undefined ? "judge" : `judge:${check.call.model}`);
         const c = byCritic.get(name) ?? { tp: 0, fp: 0, fn: 0, tn: 0, unreadable: 0 };
         byCritic.set(name, c);
         if (check.pass === null) c.unreadable++;

@@ -1,3 +1,4 @@
+import { protocolOfConfig } from "../eval/protocol.js";
 /**
  * A run folder as an Inspect AI eval log: the `.json` log format `inspect_ai.log.read_eval_log` reads (`EvalLog`,
  * log schema version 2). One sample per episode (epoch 1); the sample's messages are the conversation of the attempt
@@ -75,7 +76,7 @@ export function toInspectLog(run: EvalRun, options: InspectExportOptions): Recor
       model_args: {},
       config: { epochs: 1, log_samples: true },
       packages: { reflectkit: reflectkitVersion },
-      metadata: { reflect: { source: run.config.kind === "gateway" ? "gateway record" : "reflect eval", strategy: run.strategy, turns: run.turns, config: run.config } },
+      metadata: { reflect: { source: run.config.kind === "gateway" ? "gateway record" : "reflect eval", strategy: run.strategy, turns: run.turns, config: run.config, ...(run.config.kind === "gateway" ? {} : { protocol: protocolOfConfig(run.config) }) } },
     },
     plan: { name: "plan", steps: [{ solver: run.strategy, params: { turns: run.turns } }], config: {} },
     results: {

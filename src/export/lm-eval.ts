@@ -1,3 +1,4 @@
+import { protocolOfConfig } from "../eval/protocol.js";
 /**
  * A run folder as lm-evaluation-harness results: the aggregated `results_<date>.json` (`EvalResults` in lm-eval's
  * `result_schema.py`) and the per-sample `samples_<task>_<date>.jsonl` (`SampleResult`) its `EvaluationTracker`
@@ -109,7 +110,7 @@ export function toLmEval(run: EvalRun, options: LmEvalExportOptions): LmEvalExpo
         output_type: "generate_until",
         num_fewshot: 0,
         metric_list: names.map((metric) => ({ metric, aggregation: "mean", higher_is_better: true })),
-        metadata: { reflect: { strategy: run.strategy, turns: run.turns, source: run.config.kind === "gateway" ? "gateway record" : "reflect eval", config: run.config } },
+        metadata: { reflect: { strategy: run.strategy, turns: run.turns, source: run.config.kind === "gateway" ? "gateway record" : "reflect eval", config: run.config, ...(run.config.kind === "gateway" ? {} : { protocol: protocolOfConfig(run.config) }) } },
       },
     },
     versions: { [task]: 0 },

@@ -1,3 +1,4 @@
+import { oracleInLoop, protocolOfConfig } from "../eval/protocol.js";
 import { statisticsCells } from "../data/stats.js";
 import { costLift, pairedOutcomes, perTask, totalFlips } from "./breakdowns.js";
 import { accuracyChart, costLiftChart, efficacyChart, flipChart, pairedChart, perTaskChart, type Chart } from "./charts.js";
@@ -30,6 +31,16 @@ function table(header: readonly string[], rows: readonly (readonly string[])[], 
 }
 
 /** A run's count of finished episodes, and whether it stopped short of the items it was started on. */
+/**
+ * What a reflect eval run's loop read and what scored it (protocol.ts): `ORACLE IN THE LOOP` when the scorer told the
+ * model or chose its answer, else the feedback signal. Gateway records and data runs have no such loop of their own.
+ */
+function protocolCell(run: { kind: string; config: Record<string, unknown> }): string {
+  if (run.kind !== "eval" || run.config.record_format !== undefined) return "—";
+  const protocol = protocolOfConfig(run.config);
+  return oracleInLoop(protocol) ? `ORACLE IN THE LOOP (feedback: ${protocol.feedback})` : `feedback: ${protocol.feedback} · scored after the fact by ${protocol.scorer}`;
+}
+
 function progressCell(run: RunFolder): string {
   const short = unfinished(run);
   if (short !== null) return `unfinished: ${short.done} of ${short.planned}`;
@@ -57,8 +68,8 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
   sections.push(
     `<h2 id="runs">Runs</h2>`,
     table(
-      ["#", "run", "kind", "task", "model", "strategy", "turns", "episodes / items", "folder"],
-      runs.map((r, i) => [String(i), r.label, r.kind === "data" ? "data generate" : r.config.record_format !== undefined ? `record (${String(r.config.kind ?? "gateway")})` : "reflect eval", r.task, r.model, r.kind === "eval" ? r.strategy : "—", r.kind === "eval" ? String(r.turns) : "—", progressCell(r), r.dir]),
+      ["#", "run", "kind", "task", "model", "strategy", "turns", "feedback · scorer", "episodes / items", "folder"],
+      runs.map((r, i) => [String(i), r.label, r.kind === "data" ? "data generate" : r.config.record_format !== undefined ? `record (${String(r.config.kind ?? "gateway")})` : "reflect eval", r.task, r.model, r.kind === "eval" ? r.strategy : "—", r.kind === "eval" ? String(r.turns) : "—", protocolCell(r), progressCell(r), r.dir]),
     ),
   );
   for (const { run } of evalRuns) {
