@@ -84,9 +84,9 @@ export function protocolLine(protocol: RunProtocol): string {
     `feedback: ${protocol.feedback === "none" ? "none" : what(protocol.feedback)}`,
     `stops on: ${protocol.stop === "feedback" ? (protocol.oracleStop ? "the scorer (oracle)" : "the feedback") : "the turn limit only"}`,
     `keeps: ${protocol.selection === "best by feedback" ? (protocol.oracleSelection ? "the best attempt by the scorer (oracle)" : "the best attempt by the feedback") : protocol.selection === "vote" ? "the vote" : "the last attempt"}`,
-    `scored after the fact by: ${protocol.scorer}`,
+    `${oracleInLoop(protocol) ? "scored by" : "scored after the fact by"}: ${protocol.scorer}`,
   ];
-  const warning = oracleInLoop(protocol) ? "\nORACLE IN THE LOOP: the scorer told the model it was wrong and chose the answer kept, so Acc@t after turn 1 is what the model does with the truth, not self-correction (pass --feedback-from to keep the scorer out)" : "";
+  const warning = oracleInLoop(protocol) ? "\nORACLE IN THE LOOP: Acc@t after turn 1 is what the model does with the truth, not self-correction (--feedback-from keeps the scorer out)" : "";
   return `protocol · ${parts.join(" · ")}${warning}`;
 }
 
