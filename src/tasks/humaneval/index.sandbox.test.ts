@@ -119,3 +119,25 @@ describe("humanevalFamily and loadHumaneval", () => {
     });
   });
 });
+
+describe("humanevalTask shownCheck (the docstring's examples)", () => {
+  before(async () => {
+    await defaultSandbox().ready(); // no bubblewrap: these fail with the install instructions
+  });
+
+  it("passes the canonical solution and fails a wrong answer with feedback naming the example and the value", async () => {
+    const task = humanevalTask(fast);
+    const right = await task.shownCheck?.(record, raw.canonical_solution);
+    assert.equal(right?.correct, true, right?.feedback);
+    // Right on every hidden test but wrong on the shown example: the shown check alone catches it.
+    const wrong = await task.shownCheck?.(record, "```python\ndef count_odd(numbers):\n    return 0 if numbers == [1, 2, 3] else sum(1 for n in numbers if n % 2)\n```");
+    assert.equal(wrong?.correct, false);
+    assert.equal(wrong?.feedback, "The shown test failed: `assert count_odd([1, 2, 3]) == 2` — your code gave 0.");
+    assert.equal((await task.verify(record, "```python\ndef count_odd(numbers):\n    return 0 if numbers == [1, 2, 3] else sum(1 for n in numbers if n % 2)\n```")).correct, true, "the hidden check does not see it");
+  });
+
+  it("is null for an item whose docstring shows no example it can read", () => {
+    const bare = { ...record, prompt: record.prompt.replace(/    >>>[^]*?(?=    """)/u, "") };
+    assert.equal(humanevalTask(fast).shownCheck?.(bare, raw.canonical_solution), null);
+  });
+});
