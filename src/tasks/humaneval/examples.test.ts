@@ -6,7 +6,7 @@ import type { HumanevalRecord } from "./record.js";
 /** A record whose prompt is `def NAME(PARAMS):` with the docstring `doc`. */
 function record(doc: string, name = "f", params = "x"): HumanevalRecord {
   const body = doc.split("\n").map((line) => (line === "" ? "" : `    ${line}`)).join("\n");
-  return { taskId: "t/0", prompt: `def helper(y):\n    """helper(1) == 2"""\n    return y\n\n\ndef ${name}(${params}):\n    """\n${body}\n    """\n`, entryPoint: name, test: "def check(candidate):\n    pass\n" };
+  return { taskId: "t/0", prompt: `def twice(y):\n    """f(1) == 2"""\n    return y\n\n\ndef ${name}(${params}):\n    """\n${body}\n    """\n`, entryPoint: name, test: "def check(candidate):\n    pass\n" };
 }
 
 describe("humanevalExamples", () => {
@@ -35,7 +35,7 @@ describe("humanevalExamples", () => {
   });
 
   it("leaves out unbalanced brackets, another function's name, and text that merely mentions the name", () => {
-    const doc = ["f([1, 2) == 3", "f(1)) == 1", ">>> f([1, 2)", "[1]", "g(1) == 2", "helper(1) == 2", "ff(1) == 2", "Write a function f(x) that returns 1", "the call f(1) == 2 shows", ">>> round(f(1), 2)", "1.0"].join("\n");
+    const doc = ["f([1, 2) == 3", "f(1)) == 1", ">>> f([1, 2)", "[1]", "g(1) == 2", "twice(1) == 2", "ff(1) == 2", "Write a function f(x) that returns 1", "the call f(1) == 2 shows", ">>> round(f(1), 2)", "1.0"].join("\n");
     assert.deepEqual(humanevalExamples(record(doc)), []);
   });
 
