@@ -35,7 +35,7 @@ import { WIRE_SOURCE } from "./wire-source.js";
  *   {"event": "setup-error", "stage": "before" | "after", ...error}
  *   {"event": "start", "stage": "program" | "test", "index"?}
  *   {"event": "fail", "index", ...error, "testLine"}     the first failing test only; later tests still run
- *   {"event": "value", "index", "value"}                 for a shown `assert X == Y` that failed: repr of X
+ *   {"event": "value", "index", "value"}                 for a shown `assert X == Y` (or `abs(X - Y) < tol`) that failed: repr of X
  *   {"event": "result", "index", "status": "pass" | "fail" | "unsplit", "reason"?}   one per test, in order
  *   {"event": "lost"}                                    the candidate's process ended or closed the link
  *   {"event": "done", "passed", "total"}
@@ -236,9 +236,14 @@ def _main():
             if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
                 return None
             test = tree.body[0].test
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
                 return None
-            value = eval(compile(ast.Expression(test.left), "<value>", "eval"), namespace)
+            left = test.left
+            if isinstance(test.ops[0], ast.Lt) and isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "abs" and len(left.args) == 1 and not left.keywords and isinstance(left.args[0], ast.BinOp) and isinstance(left.args[0].op, ast.Sub):
+                left = left.args[0].left  # a tolerance, abs(X - Y) < tol: X
+            elif not isinstance(test.ops[0], ast.Eq):
+                return None
+            value = eval(compile(ast.Expression(left), "<value>", "eval"), namespace)
             shown = reprlib.Repr()
             shown.maxstring = shown.maxother = 200
             shown.maxlist = shown.maxtuple = shown.maxset = shown.maxdict = 20

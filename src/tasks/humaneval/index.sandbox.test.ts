@@ -119,3 +119,33 @@ describe("humanevalFamily and loadHumaneval", () => {
     });
   });
 });
+
+describe("humanevalTask shownCheck (the docstring's examples)", () => {
+  before(async () => {
+    await defaultSandbox().ready(); // no bubblewrap: these fail with the install instructions
+  });
+
+  it("passes the canonical solution and fails a wrong answer with feedback naming the example and the value", async () => {
+    const task = humanevalTask(fast);
+    const right = await task.shownCheck?.(record, raw.canonical_solution);
+    assert.equal(right?.correct, true, right?.feedback);
+    // Right on every hidden test but wrong on the shown example: the shown check alone catches it.
+    const wrong = await task.shownCheck?.(record, "```python\ndef count_odd(numbers):\n    return 0 if numbers == [1, 2, 3] else sum(1 for n in numbers if n % 2)\n```");
+    assert.equal(wrong?.correct, false);
+    assert.equal(wrong?.feedback, "The shown test failed: `assert count_odd([1, 2, 3]) == 2` — your code gave 0.");
+    assert.equal((await task.verify(record, "```python\ndef count_odd(numbers):\n    return 0 if numbers == [1, 2, 3] else sum(1 for n in numbers if n % 2)\n```")).correct, true, "the hidden check does not see it");
+  });
+
+  it("compares a float example within a tolerance and names the value a wrong answer gave", async () => {
+    const halves = parseHumanevalRecord({ ...raw, prompt: 'def half(x: float) -> float:\n    """ Half of x.\n    >>> half(0.3)\n    0.15\n    """\n', entry_point: "half", canonical_solution: "    return x / 2\n" });
+    const task = humanevalTask(fast);
+    assert.equal((await task.shownCheck?.(halves, "    return x * 0.5\n"))?.correct, true);
+    const wrong = await task.shownCheck?.(halves, "    return x / 3\n");
+    assert.equal(wrong?.feedback, "The shown test failed: `assert abs(half(0.3) - 0.15) < 1e-6` — your code gave 0.09999999999999999.");
+  });
+
+  it("is null for an item whose docstring shows no example it can read", () => {
+    const bare = { ...record, prompt: record.prompt.replace(/    >>>[^]*?(?=    """)/u, "") };
+    assert.equal(humanevalTask(fast).shownCheck?.(bare, raw.canonical_solution), null);
+  });
+});

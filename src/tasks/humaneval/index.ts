@@ -4,12 +4,13 @@ import { loadRecords } from "../records.js";
 import type { Task, Verdict } from "../task.js";
 import { humanevalPrompt } from "./prompt.js";
 import { parseHumanevalRecord, type HumanevalRecord } from "./record.js";
-import { verifyHumaneval } from "./verify.js";
+import { shownHumanevalCheck, verifyHumaneval } from "./verify.js";
 
 export { definesEntryPoint, humanevalProgram, type CompletionMode, type HumanevalProgram } from "./program.js";
 export { humanevalPrompt } from "./prompt.js";
 export { parseHumanevalRecord, type HumanevalRecord } from "./record.js";
-export { humanevalSpec, verifyHumaneval } from "./verify.js";
+export { humanevalExamples } from "./examples.js";
+export { humanevalSpec, shownHumanevalCheck, verifyHumaneval } from "./verify.js";
 
 /** HumanEval as a Task: complete a function; graded by its `check` in the sandbox. */
 export function humanevalTask(options: CodeJudgeOptions = {}): Task<HumanevalRecord, Promise<Verdict>> {
@@ -17,6 +18,8 @@ export function humanevalTask(options: CodeJudgeOptions = {}): Task<HumanevalRec
     name: "humaneval",
     prompt: humanevalPrompt,
     verify: (record, output) => verifyHumaneval(record, output, options),
+    // The docstring's examples, the only tests the prompt shows; the hidden `check` only scores.
+    shownCheck: (record, output) => shownHumanevalCheck(record, output, options),
     // The canonical solution (the body that continues `prompt`, as Inspect's HumanEval target), when the record has it;
     // else null. Not the `check` code: it judges an answer rather than gives one, and it is in the record.
     reference: (record) => record.canonicalSolution ?? null,
