@@ -63,7 +63,7 @@ export async function writeControlRuns(dir: string, runs: Partial<Record<Reflect
     for (const [seed, items] of Object.entries(seeds)) {
       const folder = path.join(dir, mode, `seed-${seed}`);
       await mkdir(folder, { recursive: true });
-      const fingerprint = { task: "arithmetic", mode: "strict", data: "/items.jsonl", items: Object.keys(items).length, seed: Number(seed), model: "m", turns: 2, feedback: "binary", attempt: { maxTokens: 256, temperature }, reflection: { maxTokens: 128, temperature }, ...(mode === "model" ? {} : { reflection_mode: mode }) };
+      const fingerprint = { task: "arithmetic", mode: "strict", data: "/items.jsonl", items: Object.keys(items).length, seed: Number(seed), model: "m", turns: 2, feedback: "binary", attempt: { maxTokens: 256, temperature }, reflection: { maxTokens: 128, temperature }, ...(mode === "model" ? {} : { reflection_mode: mode }), ...(mode === "placebo-other" ? { placebo_from: path.join(dir, "model", "seed-1") } : {}) };
       const config = { command: "eval", model_id: "m", ...fingerprint, strategy: "reflect-retry", reflection_mode: mode, fingerprint };
       await writeFile(path.join(folder, "config.json"), JSON.stringify(config));
       await writeFile(path.join(folder, "episodes.jsonl"), Object.entries(items).map(([id, v]) => `${JSON.stringify(controlEpisode(id, v, undefined, mode))}\n`).join(""));
