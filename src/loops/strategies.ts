@@ -21,7 +21,7 @@ export { StrategyOptionError } from "./strategy-option-error.js";
 
 export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade", "debate", "alternatives"] as const;
 
-/** The strategies that reflect, and so take the reflection controls (`reflection: "placebo" | "none"`). */
+/** The strategies that reflect, and so take the reflection controls (`reflection: "none" | "placebo" | "placebo-other"`). */
 export const reflectingStrategies: readonly string[] = ["reflect-retry", "cascade", "reflexion", "self-refine"];
 export type StrategyName = (typeof strategyNames)[number];
 
