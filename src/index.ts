@@ -33,10 +33,11 @@ export {
   type StrategyName,
   type StrategyParts,
 } from "./loops/strategies.js";
-export { placeboCritique, placeboCritiques, placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
+export { isStandIn, placeboCritique, placeboCritiques, placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
+export { checkDonorModel, donorKind, donorReflections, pickDonor, type DonorKind, type DonorReflections, type Donation } from "./loops/donor-reflections.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft, type RunCall } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
-export { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./loops/conversation.js";
+export { afterFailure, afterFeedback, feedbackPlacements, feedbackTurn, replyText, retryTurn, retryWithoutReflectionTurn, toolResult, type FeedbackPlacement, type Reply } from "./loops/conversation.js";
 export { describeStopReason, parseStopReason, stopReasonString, runBudgetLimit, type StopReasonKind } from "./loops/stop-reason.js";
 export { selectedAttempt } from "./loops/selected-attempt.js";
 export { answerDecision, type AnswerDecision, type AnswerOutcome } from "./loops/answer-decision.js";

@@ -153,7 +153,7 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
     const bad = await cli(evalArgs(server, path.join(dir, "bad"), ["--reflection", "random"]));
     assertExit(bad, 2);
     assert.match(bad.stderr, /--reflection/);
-    assert.ok(bad.stderr.includes(`expected one of model, none, placebo, got "random"`), bad.stderr);
+    assert.ok(bad.stderr.includes(`expected one of model, none, placebo, placebo-other, got "random"`), bad.stderr);
     assert.equal(server.requests.length, 0, "no model call is made");
   });
 });

@@ -12,6 +12,9 @@ import type { BudgetLimits } from "../loops/budget.js";
 import { defaultCandidates, defaultCandidateTemperature } from "../loops/alternatives.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectionModes } from "../loops/reflection-control.js";
+import { feedbackPlacements, type FeedbackPlacement } from "../loops/conversation.js";
+import { checkDonorModel, type DonorReflections } from "../loops/donor-reflections.js";
+import { readDonorRun } from "../eval/donor-run.js";
 import { resolveStrategy, runStrategy, strategies, strategyNames, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyName, type StrategyOption } from "../loops/strategies.js";
 import type { Episode, ReflectionMode } from "../loops/types.js";
 import { openLessonStore } from "../memory/sqlite-lesson-store.js";
@@ -46,6 +49,8 @@ export interface EvalFlags extends TaskRunFlags {
   stopWhen?: string;
   feedback?: FeedbackMode;
   reflection?: ReflectionMode;
+  placeboFrom?: string;
+  feedbackAs?: FeedbackPlacement;
   feedbackFrom: string;
   temperature: number;
   topP?: number;
@@ -93,7 +98,9 @@ export function registerEval(program: Command): void {
     .option("--stop-when <list>", `stop conditions, comma-separated: verified, score>=T, unchanged, score-dropped, budget; 'none' runs every turn (default ${shown.stopWhen})`)
     .option("--feedback <mode>", "what the model is told after a failure: binary (reflect-retry, reflexion default) or detailed (cascade default)", choice(["binary", "detailed"]))
     .option("--feedback-from <signal>", "what tells the loop an attempt failed: oracle (the scorer itself; labelled so in every table), shown-tests (only the tests the prompt shows: mbpp, humaneval), self-check (the generator judges its own answer) or judge:SPEC (another model judges); with any but oracle, the loop stops and keeps an answer on that signal and the scorer measures every attempt after the fact", parseFeedbackFrom, "oracle")
-    .option("--reflection <mode>", "what stands between a failed attempt and the retry — model (the model reflects, default), none (no reflection: reflect-retry and cascade retry after the feedback, reflexion adds no lesson, self-refine shows no critique), placebo (a fixed generic reflection or lesson, no model call; self-refine: a generic critique of the critic's length): the controls that tell the reflection's content from a second try", choice(reflectionModes));
+    .option("--reflection <mode>", "what stands between a failed attempt and the retry — model (the model reflects, default), none (no reflection: reflect-retry and cascade retry after the feedback, reflexion adds no lesson, self-refine shows no critique), placebo (a fixed generic reflection or lesson, no model call; self-refine: a generic critique of the critic's length): placebo-other (a reflection, lesson or critique the same model wrote for another item of the task, from --placebo-from; no model call): the controls that tell the reflection's content from a second try", choice(reflectionModes))
+    .option("--placebo-from <dir>", "--reflection placebo-other: the run folder of an earlier --reflection model run of the same task, strategy kind and model, whose reflections stand in")
+    .option("--feedback-as <where>", "reflect-retry, cascade, reflexion: where the feedback on a failed attempt enters the conversation — user (it opens the user message, default), tool (a <tool_result name=\"checker\"> block opening the user message), system (a system message before the request)", choice(feedbackPlacements));
   modelFlags(command, "episodes")
     .option("--lora <file>", "a GGUF LoRA adapter applied on top of --model (an embedded GGUF; `reflect train export --lora` writes one)")
     .option("--lora-scale <x>", "multiplies the adapter's update (1: as trained)", Number)
@@ -120,6 +127,7 @@ export function registerEval(program: Command): void {
       const resolved = resolveEvalStrategy(flags);
       const defaults = strategies[flags.strategy].defaults;
       const { turns, feedback } = resolved;
+      checkPlaceboFlags(flags, resolved.reflection);
       const { task: plainTask, items, concurrency, openOptions } = await taskRun(flags);
       const task = flags.shots === 0 ? plainTask : withDemonstrations(plainTask, demonstrationsFor(flags.task, flags.shots, items));
       if (flags.loraScale !== undefined && flags.lora === undefined) throw new UsageError("--lora-scale scales a --lora adapter; pass --lora FILE or drop --lora-scale");
@@ -136,6 +144,7 @@ export function registerEval(program: Command): void {
       const criticModelSpec = critic === "judge" ? (flags.criticModel ?? flags.model) : undefined;
       const budget: BudgetLimits = limits(flags.budgetTokens, flags.budgetCalls, flags.budgetSeconds);
       const runBudget: BudgetLimits = limits(flags.runBudgetTokens, flags.runBudgetCalls, flags.runBudgetSeconds);
+      const donors: DonorReflections | undefined = flags.placeboFrom === undefined ? undefined : await readDonorRun(path.resolve(flags.placeboFrom), { task: task.name, strategy: flags.strategy, items: items.map((i) => i.id) });
       const memoryPath = flags.strategy === "reflexion" ? path.resolve(flags.memory ?? path.join(outDir, "memory.sqlite")) : undefined;
       // Keys at their defaults are left out, so run folders made before a key existed still resume.
       const fingerprint = {
@@ -159,6 +168,8 @@ export function registerEval(program: Command): void {
         ...(flags.refinerModel === undefined ? {} : { refiner_model: flags.refinerModel }),
         ...(stopText === defaults.stopWhen ? {} : { stop_when: stopText }),
         ...(reflectionMode === "model" ? {} : { reflection_mode: reflectionMode }),
+        ...(donors === undefined ? {} : { placebo_from: donors.dir }),
+        ...(resolved.feedbackAs === undefined ? {} : { feedback_as: resolved.feedbackAs }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
         ...(flags.strategy === "reflexion" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
         ...(flags.strategy === "debate" ? { agents: flags.agent, rounds: turns } : {}),
@@ -185,6 +196,7 @@ export function registerEval(program: Command): void {
       let bar: EpisodeProgress | undefined;
       try {
         const model = await open(flags.model);
+        if (donors !== undefined) checkDonorModel(donors, model.modelId);
         // --lora-on retry: the first attempt on the base alone, a second instance of the model without the adapter.
         let firstAttemptModel: LanguageModel | undefined;
         if (flags.loraOn === "retry") {
@@ -233,6 +245,7 @@ export function registerEval(program: Command): void {
             agents,
             runId,
             ...(feedbackSignal === undefined ? {} : { feedbackSignal }),
+            ...(donors === undefined ? {} : { donors }),
             lessonsPerItem: flags.lessons,
             relatedLessons: flags.relatedLessons,
             ...(refiner === undefined ? {} : { refiner }),
@@ -258,7 +271,7 @@ export function registerEval(program: Command): void {
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         } else {
-          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${firstAttemptModel === undefined ? "" : ` (first attempt: ${firstAttemptModel.modelId})`}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${strategyHeading(flags, turns, agents, feedback)}${reflectionMode === "model" ? "" : ` · ${reflectionMode} reflection`}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
+          const heading = `reflect eval · ${task.name} · ${flags.strategy} · ${model.modelId}${firstAttemptModel === undefined ? "" : ` (first attempt: ${firstAttemptModel.modelId})`}${critics.length > 0 ? ` · critic ${critics.map((c) => c.name).join(" → ")}` : ""} · ${strategyHeading(flags, turns, agents, feedback)}${reflectionMode === "model" ? "" : ` · ${reflectionMode} reflection`}${resolved.feedbackAs === undefined ? "" : ` · feedback as ${resolved.feedbackAs}`}${resumed > 0 ? ` · ${resumed} episodes resumed from disk` : ""}`;
           process.stdout.write(`${formatSummary(summary, heading)}\n${notRun > 0 ? `${notRun} items not run: ${notRunReason ?? "the run budget is spent"}\n` : ""}run folder: ${outDir}\n`);
         }
       } finally {
@@ -284,6 +297,7 @@ const flagOf: Record<StrategyOption | "strategy", string> = {
   turns: "--turns",
   feedback: "--feedback",
   reflection: "--reflection",
+  feedbackAs: "--feedback-as",
   stopWhen: "--stop-when",
   attemptMaxTokens: "--max-tokens",
   reflectionMaxTokens: "--reflection-max-tokens",
@@ -310,6 +324,7 @@ export function resolveEvalStrategy(flags: Partial<EvalFlags> & { strategy: Stra
     ...(flags.turns === undefined ? {} : { turns: flags.turns }),
     ...(flags.feedback === undefined ? {} : { feedback: flags.feedback }),
     ...(flags.reflection === undefined ? {} : { reflection: flags.reflection }),
+    ...(flags.feedbackAs === undefined ? {} : { feedbackAs: flags.feedbackAs }),
     ...(flags.stopWhen === undefined ? {} : { stopWhen: flags.stopWhen }),
     ...(flags.maxTokens === undefined ? {} : { attemptMaxTokens: flags.maxTokens }),
     ...(flags.reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens: flags.reflectionMaxTokens }),
@@ -350,6 +365,12 @@ async function openFeedbackSignal(
   }
   if (from === "self-check") return judgeSignal(how.generator, { self: true, sampling: how.sampling });
   return judgeSignal(await how.open(from.slice("judge:".length)), { self: false, sampling: how.sampling });
+}
+
+/** --reflection placebo-other and --placebo-from go together: the mode needs its donor run, and the folder its mode. */
+function checkPlaceboFlags(flags: EvalFlags, mode: ReflectionMode): void {
+  if (mode === "placebo-other" && flags.placeboFrom === undefined) throw new UsageError("--reflection placebo-other shows another item's reflection from an earlier run: pass --placebo-from RUN_DIR, a --reflection model run of the same task and model");
+  if (mode !== "placebo-other" && flags.placeboFrom !== undefined) throw new UsageError(`--placebo-from gives --reflection placebo-other its donor run, and this run's reflection is ${mode}: pass --reflection placebo-other or drop --placebo-from`);
 }
 
 /** --lora-on says which calls an adapter serves: it needs --lora, and a strategy whose first attempt is one call. */

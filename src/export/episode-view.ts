@@ -23,7 +23,7 @@ export interface ExportedAttempt {
   /** The turn whose answer the loop held after this attempt. */
   selected: number;
   /** What stood between this attempt and the next: the model's reflection, a placebo, or nothing. */
-  reflection: { source: "model" | "placebo"; feedback_shown: string; text: string } | null;
+  reflection: { source: "model" | "placebo" | "placebo-other"; feedback_shown: string; text: string; donor?: { item: string; turn: number } } | null;
   usage: { prompt_tokens: number; completion_tokens: number };
 }
 
@@ -56,7 +56,11 @@ export function exportAttempt(attempt: AttemptRecord): ExportedAttempt {
     checks: (attempt.checks ?? []).map((c) => ({ source: c.source, pass: c.pass, score: c.score, feedback: c.feedback })),
     decision: attempt.decision,
     selected: attempt.selected ?? attempt.turn,
-    reflection: r === undefined ? null : r.source === "placebo" ? { source: "placebo", feedback_shown: r.feedbackShown, text: r.text } : { source: "model", feedback_shown: r.feedbackShown, text: r.call.output },
+    reflection:
+      r === undefined ? null
+      : r.source === "placebo" ? { source: "placebo", feedback_shown: r.feedbackShown, text: r.text }
+      : r.source === "placebo-other" ? { source: "placebo-other", feedback_shown: r.feedbackShown, text: r.text, donor: r.donor }
+      : { source: "model", feedback_shown: r.feedbackShown, text: r.call.output },
     usage: { prompt_tokens: attempt.call.usage.promptTokens, completion_tokens: attempt.call.usage.completionTokens },
   };
 }

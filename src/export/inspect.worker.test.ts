@@ -12,6 +12,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { assertExit, cli, removeCacheDir, tempDir } from "../cli/cli-harness.js";
 import type { Summary } from "../eval/metrics.js";
+import { reflectionText } from "../loops/reflection-control.js";
 import type { Episode } from "../loops/types.js";
 import { ensureWorkerEnv } from "../train/setup.js";
 import { gatewayFixtureEpisodes, writeEvalRunFixture, writeGatewayRecordFixture } from "./export-fixture.js";
@@ -147,7 +148,7 @@ describe("reflect export --format inspect, read by inspect_ai", { timeout: 600_0
         assert.equal(a.output, original.call.output);
         assert.equal(a.verdict.correct, original.verdict.correct);
         const r = original.reflection;
-        assert.equal(a.reflection?.text ?? null, r === undefined ? null : r.source === "placebo" ? r.text : r.call.output);
+        assert.equal(a.reflection?.text ?? null, r === undefined ? null : reflectionText(r));
       });
       const returned = e.attempts[e.selected! - 1]!;
       assert.equal(s.completion, returned.call.output);

@@ -1,5 +1,7 @@
 import type { Critic } from "../critics/critic.js";
 import type { LanguageModel } from "../models/language-model.js";
+import type { FeedbackPlacement } from "./conversation.js";
+import { requireDonors } from "./donor-reflections.js";
 import { runEpisode, type LoopOptions } from "./episode-run.js";
 import type { FeedbackMode } from "./feedback.js";
 import { retryLoop, withMode } from "./reflect-retry.js";
@@ -11,8 +13,10 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
   critics?: readonly Critic<R>[];
   /** What the model sees of a failed check: `detailed` (default: the check's words) or `binary`. */
   feedback?: FeedbackMode;
-  /** What stands between a failed check and the retry: `model` (default), `none` or `placebo` (see reflect-retry). */
+  /** What stands between a failed check and the retry: `model` (default), `none`, `placebo` or `placebo-other` (see reflect-retry). */
   reflectionMode?: ReflectionMode;
+  /** Where the feedback on a failed check enters the conversation (see `FeedbackPlacement`). Default `user`. */
+  feedbackAs?: FeedbackPlacement;
   /** The model of the first attempt (default: `model`): a cheap first try, `model` reflecting and retrying on failure. */
   firstAttemptModel?: LanguageModel;
 }
@@ -24,5 +28,6 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
  */
 export function cascade<R>(options: CascadeOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "detailed", critics: options.critics ?? [], mode, ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
+  requireDonors(mode, options.donors, "reflection");
+  return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "detailed", critics: options.critics ?? [], mode, ...(options.feedbackAs === undefined ? {} : { feedbackAs: options.feedbackAs }), ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }

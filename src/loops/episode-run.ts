@@ -6,6 +6,7 @@ import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/ta
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
 import { checkFromVerdict } from "../critics/verifier-critic.js";
+import type { DonorReflections } from "./donor-reflections.js";
 import { attemptConfidence, keepLogprobs } from "./answer-confidence.js";
 import { Budget, BudgetSpentError, promptTokenBound, type BudgetLimits } from "./budget.js";
 import { attemptScore, firstStop, isAttemptCount, type StopCondition } from "./stop.js";
@@ -26,6 +27,8 @@ export interface LoopOptions<R> {
    * attempt for the record only. Absent: the scorer is the feedback (the oracle), as in most papers' runs.
    */
   feedbackSignal?: FeedbackSignal<R>;
+  /** Another item's reflections from an earlier run, for `reflectionMode: "placebo-other"` (src/loops/donor-reflections.ts). */
+  donors?: DonorReflections;
   /** Most attempts (a bound that always applies). Default 2. */
   turns?: number;
   /**

@@ -15,8 +15,11 @@ export function failingCheck(checks: readonly Check[]): Check | undefined {
   return checks.find((c) => c.pass !== true) ?? checks.at(-1);
 }
 
+/** The reflection request without the feedback that opens it (`reflectionRequest`), for placements that show the feedback apart. */
+export const reflectionAsk = "Reflect on what went wrong and write a short explanation (under 100 words) that will help you do better next time. Do not give the final answer yet.";
+
 export function reflectionRequest(feedbackShown: string): string {
-  return `${feedbackShown}\n\nReflect on what went wrong and write a short explanation (under 100 words) that will help you do better next time. Do not give the final answer yet.`;
+  return `${feedbackShown}\n\n${reflectionAsk}`;
 }
 
 /** The task's question: the last user message of its prompt. */

@@ -1,8 +1,9 @@
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
 import type { Critic } from "../critics/critic.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
-import { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./conversation.js";
-import { failingCheck, feedbackMessage, type FeedbackMode } from "./feedback.js";
+import { afterFeedback, replyText, retryTurn, retryWithoutReflectionTurn, type FeedbackPlacement, type Reply } from "./conversation.js";
+import { pickDonor, requireDonors } from "./donor-reflections.js";
+import { failingCheck, feedbackMessage, reflectionAsk, type FeedbackMode } from "./feedback.js";
 import { placeboReflection } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
 import type { StopReason } from "./stop-reason.js";
@@ -17,10 +18,12 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
   feedback?: FeedbackMode;
   /**
    * What stands between a failed attempt and the retry: `model` (default) — the model reflects; `none` — no
-   * reflection turn, the retry follows the feedback; `placebo` — a fixed generic reflection, no model call.
-   * (`reflection` is the reflections' sampling.)
+   * reflection turn, the retry follows the feedback; `placebo` — a fixed generic reflection, no model call;
+   * `placebo-other` — another item's reflection from `donors`, no model call. (`reflection` is the reflections' sampling.)
    */
   reflectionMode?: ReflectionMode;
+  /** Where the feedback on a failed attempt enters the conversation (see `FeedbackPlacement`). Default `user`. */
+  feedbackAs?: FeedbackPlacement;
   /**
    * The model of the first attempt (default: `model`, which then reflects and retries). The cascade's cheap first
    * try with a stronger model on failure; or a reflection adapter kept off the first attempt it was never trained on
@@ -37,7 +40,8 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
  */
 export function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "binary", critics: [], mode, ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
+  requireDonors(mode, options.donors, "reflection");
+  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "binary", critics: [], mode, ...(options.feedbackAs === undefined ? {} : { feedbackAs: options.feedbackAs }), ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }
 
 /** The episode with the reflection mode it ran under, so runs that differ only in it can be paired. */
@@ -53,6 +57,8 @@ export interface RetryLoop<R> {
   critics: readonly Critic<R>[];
   /** What stands between a failed attempt and the retry. Default `model`. */
   mode?: ReflectionMode;
+  /** Where the feedback enters the conversation. Default `user`. */
+  feedbackAs?: FeedbackPlacement;
   /** The model of the first attempt. Default: the run's model. */
   firstAttemptModel?: LanguageModel;
 }
@@ -62,7 +68,7 @@ export interface RetryLoop<R> {
  * task's verifier, then the given critics (an LLM judge) — and the model reflects only when one fails.
  */
 export async function retryLoop<R>(run: EpisodeRun<R>, loop: RetryLoop<R>): Promise<StopReason> {
-  const { feedback, critics, mode = "model", firstAttemptModel } = loop;
+  const { feedback, critics, mode = "model", feedbackAs = "user", firstAttemptModel } = loop;
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   let conversation: ChatMessage[] = [...taskPrompt];
@@ -83,7 +89,7 @@ export async function retryLoop<R>(run: EpisodeRun<R>, loop: RetryLoop<R>): Prom
     // Nothing judged the attempt (a request that asked for no check): there is nothing to reflect on.
     if (failing === undefined) return { kind: "unchecked" };
 
-    conversation = await reflectionStep(run, { conversation, attempt: call, feedbackShown: feedbackMessage(failing, feedback), taskPrompt, turn, mode });
+    conversation = await reflectionStep(run, { conversation, attempt: call, feedbackShown: feedbackMessage(failing, feedback), taskPrompt, turn, mode, feedbackAs });
   }
 }
 
@@ -91,22 +97,27 @@ export async function retryLoop<R>(run: EpisodeRun<R>, loop: RetryLoop<R>): Prom
  * The conversation after the failed `attempt` of `conversation`, up to the retry request, by mode (built by
  * conversation.ts, as data generation and RRR training build it). `model`: the attempt, the reflection request (the
  * feedback first), the model's reflection, the retry request. `placebo`: the same turns, with a fixed generic text in
- * the reflection's place and no model call. `none`: the attempt, then one user message, the feedback and the retry
- * request (`retryWithoutReflection`), and no reflection recorded.
+ * the reflection's place and no model call; `placebo-other`: the same, with another item's reflection (`pickDonor`).
+ * `none`: the attempt, then the feedback and the retry request (`retryWithoutReflection`), and no reflection recorded.
+ * The feedback is placed by `feedbackAs` (`feedbackTurn`); the retry request after a reflection carries none.
  */
 async function reflectionStep<R>(
   run: EpisodeRun<R>,
-  step: { conversation: readonly ChatMessage[]; attempt: Reply; feedbackShown: string; taskPrompt: readonly ChatMessage[]; turn: number; mode: ReflectionMode },
+  step: { conversation: readonly ChatMessage[]; attempt: Reply; feedbackShown: string; taskPrompt: readonly ChatMessage[]; turn: number; mode: ReflectionMode; feedbackAs: FeedbackPlacement },
 ): Promise<ChatMessage[]> {
-  const { conversation, attempt, feedbackShown, taskPrompt, turn, mode } = step;
-  if (mode === "none") return retryWithoutReflectionTurn(conversation, attempt, feedbackShown, taskPrompt);
-  const asked = afterFailure(conversation, attempt, feedbackShown);
+  const { conversation, attempt, feedbackShown, taskPrompt, turn, mode, feedbackAs } = step;
+  if (mode === "none") return retryWithoutReflectionTurn(conversation, attempt, feedbackShown, taskPrompt, feedbackAs);
+  const asked = afterFeedback(conversation, attempt, feedbackShown, reflectionAsk, feedbackAs);
   const request = (asked.at(-1) as ChatMessage).content;
   let text: string;
   if (mode === "placebo") {
     const placebo = placeboReflection(run.item.id, turn);
     text = placebo.text;
     run.reflect({ source: "placebo", feedbackShown, request, text, variant: placebo.variant });
+  } else if (mode === "placebo-other") {
+    const donation = pickDonor(run.options.donors as NonNullable<typeof run.options.donors>, run.item.id, turn);
+    text = donation.text;
+    run.reflect({ source: "placebo-other", feedbackShown, request, ...donation });
   } else {
     const reflection = await run.call({ model: run.options.model, role: "reflection", messages: asked, sampling: run.options.reflection ?? defaultReflectionSampling, conversation: "main", spanName: "reflect" });
     run.reflect({ feedbackShown, call: reflection });

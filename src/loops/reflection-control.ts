@@ -1,9 +1,9 @@
 import type { ChatMessage } from "../models/language-model.js";
 import { hash32 } from "../util/hash.js";
 import { taskQuestion } from "./feedback.js";
-import type { Reflection, ReflectionMode } from "./types.js";
+import type { OtherItemReflection, PlaceboReflection, Reflection, ReflectionMode } from "./types.js";
 
-export const reflectionModes: readonly ReflectionMode[] = ["model", "none", "placebo"];
+export const reflectionModes: readonly ReflectionMode[] = ["model", "none", "placebo", "placebo-other"];
 
 /**
  * The placebo reflections: generic advice that says nothing about any attempt, each 40–80 tokens in SmolLM2's
@@ -58,10 +58,20 @@ export function placeboCritique(itemId: string, turn: number, length: number): {
  * reflection), so the retry prompt reads "Now try again." instead of "Now try again, using your reflection.".
  */
 export function retryWithoutReflection(feedbackShown: string, taskPrompt: readonly ChatMessage[]): string {
-  return `${feedbackShown}\n\nNow try again.\n\n${taskQuestion(taskPrompt)}`;
+  return `${feedbackShown}\n\n${retryWithoutReflectionAsk(taskPrompt)}`;
+}
+
+/** The retry request of `--reflection none` without the feedback that opens it, for placements that show it apart. */
+export function retryWithoutReflectionAsk(taskPrompt: readonly ChatMessage[]): string {
+  return `Now try again.\n\n${taskQuestion(taskPrompt)}`;
 }
 
 /** The reflection's text, whoever wrote it. */
 export function reflectionText(reflection: Reflection): string {
-  return reflection.source === "placebo" ? reflection.text : reflection.call.output;
+  return isStandIn(reflection) ? reflection.text : reflection.call.output;
+}
+
+/** Whether a control's text stood in the reflection's place (a placebo, another item's): no model call wrote it for this attempt. */
+export function isStandIn(reflection: Reflection): reflection is PlaceboReflection | OtherItemReflection {
+  return reflection.source === "placebo" || reflection.source === "placebo-other";
 }

@@ -1,7 +1,8 @@
 import { capLesson, type Lesson, type LessonStore } from "../memory/lesson-store.js";
 import { lessonText } from "../memory/lesson-text.js";
 import type { ChatMessage } from "../models/language-model.js";
-import { afterFailure } from "./conversation.js";
+import { afterFeedback, feedbackTurn, type FeedbackPlacement } from "./conversation.js";
+import { pickDonor, requireDonors } from "./donor-reflections.js";
 import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type LoopOptions } from "./episode-run.js";
 import { feedbackMessage, taskQuestion, type FeedbackMode } from "./feedback.js";
 import { withMode } from "./reflect-retry.js";
@@ -28,9 +29,15 @@ export interface ReflexionOptions<R> extends LoopOptions<R> {
    * What follows a failed trial: `model` (default) — the model writes a lesson; `placebo` — a fixed generic lesson
    * (`placeboReflection`, the same texts as reflect-retry's placebo) takes the lesson's place in the notes, with no
    * model call; `none` — no lesson, the next trial sees the notes it had. Placebo lessons live for the episode only and
-   * are never stored in `memory`, which keeps what models wrote.
+   * are never stored in `memory`, which keeps what models wrote. `placebo-other` — another item's lesson from `donors`
+   * (an earlier `model` run of reflexion) takes its place, as the placebo does.
    */
   reflectionMode?: ReflectionMode;
+  /**
+   * Where the feedback on a failed trial enters the lesson request (see `FeedbackPlacement`). Default `user`. Only
+   * `model` mode asks for a lesson; the controls show the model no feedback, so the placement changes nothing there.
+   */
+  feedbackAs?: FeedbackPlacement;
 }
 
 /**
@@ -50,6 +57,8 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
   const written: Lesson[] = [];
   const placebos: string[] = [];
   const mode = options.reflectionMode ?? "model";
+  const donors = requireDonors(mode, options.donors, "lesson");
+  const feedbackAs = options.feedbackAs ?? "user";
   return withMode(runEpisode("reflexion", options, [isVerified()], async (run) => {
     const { model, task, item, memory } = options;
     const taskPrompt = task.prompt(item.record);
@@ -60,7 +69,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
     try {
       for (let turn = 1; ; turn++) {
         run.beginAttempt(turn);
-        const lessons = [...earlier, ...(mode === "placebo" ? placebos : written.map((l) => l.text))].slice(-perItem);
+        const lessons = [...earlier, ...(mode === "placebo" || mode === "placebo-other" ? placebos : written.map((l) => l.text))].slice(-perItem);
         const shown = [...lessons, ...others];
         const messages = withLessons(taskPrompt, lessons, others);
         const call = await run.call({ model, role: "attempt", messages, sampling: options.attempt ?? defaultAttemptSampling, conversation: `trial${turn}`, spanName: turn === 1 ? "generate" : "refine" });
@@ -83,7 +92,13 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
           placebos.push(capLesson(placebo.text));
           continue;
         }
-        const reflectMessages = afterFailure(messages, call, feedbackShown, lessonRequest(feedbackShown));
+        if (donors !== undefined) {
+          const donation = pickDonor(donors, item.id, turn);
+          run.reflect({ source: "placebo-other", feedbackShown, request: (feedbackTurn(feedbackShown, lessonAsk, feedbackAs).at(-1) as ChatMessage).content, ...donation });
+          placebos.push(capLesson(donation.text));
+          continue;
+        }
+        const reflectMessages = afterFeedback(messages, call, feedbackShown, lessonAsk, feedbackAs);
         const reflection = await run.call({ model, role: "reflection", messages: reflectMessages, sampling: options.reflection ?? defaultReflectionSampling, conversation: `trial${turn}`, spanName: "reflect" });
         run.reflect({ feedbackShown, call: reflection });
         const text = lessonText(reflection.output);
@@ -134,7 +149,9 @@ export function notesBlock(lessons: readonly string[], related: readonly string[
   return [NOTES_HEADER, "<notes>", ...notes.map((note, i) => `${i + 1}. (${note.whose}) ${note.text}`), "</notes>"].join("\n");
 }
 
+const lessonAsk = "In two or three sentences, write a lesson for your next attempt at this problem: what went wrong and what to do differently. Do not give the final answer.";
+
 function lessonRequest(feedbackShown: string): string {
-  return `${feedbackShown}\n\nIn two or three sentences, write a lesson for your next attempt at this problem: what went wrong and what to do differently. Do not give the final answer.`;
+  return `${feedbackShown}\n\n${lessonAsk}`;
 }
 

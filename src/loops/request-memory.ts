@@ -17,6 +17,7 @@ import { UsageError } from "../errors.js";
 import { MEMORY_KEY, refusalReasons, type LessonRefusalReason, type RequestLesson, type RequestLessonStore } from "../memory/request-lesson-store.js";
 import { lessonText } from "../memory/lesson-text.js";
 import { taskQuestion } from "./feedback.js";
+import { isStandIn } from "./reflection-control.js";
 import { anyNoteShown, notesBlock } from "./reflexion.js";
 import type { Episode, EpisodeMemory } from "./types.js";
 
@@ -53,9 +54,9 @@ export interface RequestMemoryOptions {
   onError?: (error: unknown, during: "recall" | "record") => void;
 }
 
-/** The lessons of an episode: the text of each model-written reflection after a failed attempt, in order. */
+/** The lessons of an episode: the text of each reflection the model wrote after a failed attempt, in order (no control's stand-in). */
 export function lessonsOf(episode: Episode): string[] {
-  return episode.attempts.flatMap((a) => (a.reflection === undefined || a.reflection.source === "placebo" ? [] : [a.reflection.call.output.trim()])).filter((t) => t !== "");
+  return episode.attempts.flatMap((a) => (a.reflection === undefined || isStandIn(a.reflection) ? [] : [a.reflection.call.output.trim()])).filter((t) => t !== "");
 }
 
 /** The conversation with the lessons as quoted notes in a user message of their own, just before the last user message. */

@@ -1,6 +1,7 @@
 import type { Critic } from "../critics/critic.js";
 import type { ChatMessage, LanguageModel } from "../models/language-model.js";
 import { afterFailure } from "./conversation.js";
+import { pickDonor, requireDonors } from "./donor-reflections.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
 import { critique, withMode } from "./reflect-retry.js";
@@ -16,6 +17,7 @@ export interface SelfRefineOptions<R> extends LoopOptions<R> {
   /**
    * What the refiner is shown of a critique that did not pass the draft: `model` (default) — the critic's words;
    * `placebo` — generic reviewer's remarks of the same length (`placeboCritique`), none of the critic's content;
+   * `placebo-other` — a critique the judge wrote of another item's draft in an earlier `model` run (`donors`);
    * `none` — no critique, only the reviewer's verdict and another refine request. The critic judges every draft in
    * every mode (its pass is what stops the loop), so the controls differ from `model` in what the refiner reads only.
    */
@@ -32,6 +34,7 @@ export interface SelfRefineOptions<R> extends LoopOptions<R> {
  */
 export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
+  requireDonors(mode, options.donors, "critique");
   return withMode(runEpisode("self-refine", options, [isVerified()], async (run) => {
     const { model, task, item, critic } = options;
     const refiner = options.refiner ?? model;
@@ -55,12 +58,19 @@ export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>
 
 /**
  * The refine message after a draft the critic did not pass, by mode (see `SelfRefineOptions.reflectionMode`). A placebo
- * is recorded as the attempt's reflection (its variant and text), so a record shows what stood in the critique's place.
+ * is recorded as the attempt's reflection (its variant and text; another item's critique, its donor), so a record shows
+ * what stood in the critique's place.
  */
 function refineStep<R>(run: EpisodeRun<R>, step: { turn: number; check: Check; taskPrompt: readonly ChatMessage[]; mode: ReflectionMode }): string {
   const { turn, check, taskPrompt, mode } = step;
   if (mode === "none") return refineWithoutCritique(check.pass, taskPrompt);
   if (mode === "model") return refineRequest(check.feedback, check.pass, taskPrompt);
+  if (mode === "placebo-other") {
+    const donation = pickDonor(run.options.donors as NonNullable<typeof run.options.donors>, run.item.id, turn);
+    const request = refineRequest(donation.text, check.pass, taskPrompt);
+    run.reflect({ source: "placebo-other", feedbackShown: reviewerVerdict(check.pass), request, ...donation });
+    return request;
+  }
   const placebo = placeboCritique(run.item.id, turn, check.feedback.trim().length);
   const request = refineRequest(placebo.text, check.pass, taskPrompt);
   run.reflect({ source: "placebo", feedbackShown: reviewerVerdict(check.pass), request, text: placebo.text, variant: placebo.variant });

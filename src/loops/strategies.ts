@@ -6,6 +6,7 @@ import type { LanguageModel } from "../models/language-model.js";
 import { alternatives, checkAlternativesOptions, defaultCandidates, defaultCandidateTemperature } from "./alternatives.js";
 import { cascade } from "./cascade.js";
 import { checkDebateOptions, debate } from "./debate.js";
+import { feedbackPlacements, type FeedbackPlacement } from "./conversation.js";
 import { defaultAttemptSampling, defaultReflectionSampling, type LoopOptions } from "./episode-run.js";
 import type { FeedbackMode } from "./feedback.js";
 import { reflectRetry } from "./reflect-retry.js";
@@ -20,7 +21,7 @@ export { StrategyOptionError } from "./strategy-option-error.js";
 
 export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade", "debate", "alternatives"] as const;
 
-/** The strategies that reflect, and so take the reflection controls (`reflection: "placebo" | "none"`). */
+/** The strategies that reflect, and so take the reflection controls (`reflection: "none" | "placebo" | "placebo-other"`). */
 export const reflectingStrategies: readonly string[] = ["reflect-retry", "cascade", "reflexion", "self-refine"];
 export type StrategyName = (typeof strategyNames)[number];
 
@@ -34,6 +35,8 @@ export interface StrategyChoices {
   turns?: number;
   feedback?: FeedbackMode;
   reflection?: ReflectionMode;
+  /** Where the feedback on a failed attempt enters the conversation (reflect-retry, cascade, reflexion). */
+  feedbackAs?: FeedbackPlacement;
   /** A stop list as text (`verified,unchanged`, `none` for no condition) or as conditions. */
   stopWhen?: string | readonly StopCondition[];
   attemptMaxTokens?: number;
@@ -76,6 +79,8 @@ export interface ResolvedStrategy {
   feedback: FeedbackMode;
   /** What stands between a failed attempt and the retry; `model` for strategies that reflect in no other way. */
   reflection: ReflectionMode;
+  /** Where the feedback enters the conversation; absent: `user`, as before the control. */
+  feedbackAs?: FeedbackPlacement;
   /** The stop conditions' labels (empty: none; the turn limit always applies). */
   stop: string[];
   stopWhen: StopCondition[];
@@ -134,7 +139,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
   "reflect-retry": {
     defaults: reflecting,
     validate: (choices) => refuseOthers("reflect-retry", choices, ["critic", "refiner", "memory"]),
-    run: (resolved, parts) => reflectRetry({ ...loopOptions(resolved, parts), feedback: resolved.feedback, reflectionMode: resolved.reflection }),
+    run: (resolved, parts) => reflectRetry({ ...loopOptions(resolved, parts), feedback: resolved.feedback, reflectionMode: resolved.reflection, ...placement(resolved) }),
   },
   cascade: {
     defaults: { ...reflecting, feedback: "detailed" },
@@ -142,7 +147,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
       refuseOthers("cascade", choices, ["refiner", "memory"]);
       if (choices.critic === "verifier") throw new StrategyOptionError("critic", "cascade always checks with the task's verifier first; a judge critic adds an LLM judge after it");
     },
-    run: (resolved, parts) => cascade({ ...loopOptions(resolved, parts), feedback: resolved.feedback, reflectionMode: resolved.reflection, critics: parts.critics ?? [] }),
+    run: (resolved, parts) => cascade({ ...loopOptions(resolved, parts), feedback: resolved.feedback, reflectionMode: resolved.reflection, ...placement(resolved), critics: parts.critics ?? [] }),
   },
   "self-refine": {
     defaults: reflecting,
@@ -150,6 +155,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
       refuseOthers("self-refine", choices, ["memory"]);
       if (choices.feedbackSignal === true && choices.critic !== undefined) throw new StrategyOptionError("critic", "self-refine's feedback signal is its critic; give one or the other");
       if (choices.feedback !== undefined) throw new StrategyOptionError("feedback", "self-refine shows the critic's own words; choose what it shows with the reflection control instead");
+      if (choices.feedbackAs !== undefined && choices.feedbackAs !== "user") throw new StrategyOptionError("feedbackAs", "self-refine quotes the critique in its refine request; the placement applies to reflect-retry, cascade and reflexion");
     },
     run: (resolved, parts) =>
       selfRefine({
@@ -167,6 +173,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
         ...loopOptions(resolved, withoutFirstAttemptModel(parts)),
         feedback: resolved.feedback,
         reflectionMode: resolved.reflection,
+        ...placement(resolved),
         ...(parts.memory === undefined ? {} : { memory: parts.memory }),
         ...(parts.runId === undefined ? {} : { runId: parts.runId }),
         ...(parts.lessonsPerItem === undefined ? {} : { lessonsPerItem: parts.lessonsPerItem }),
@@ -194,6 +201,11 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
   },
 };
 
+/** The feedback placement a loop is given: none when it is the default. */
+function placement(resolved: ResolvedStrategy): { feedbackAs?: FeedbackPlacement } {
+  return resolved.feedbackAs === undefined ? {} : { feedbackAs: resolved.feedbackAs };
+}
+
 /** The options every loop takes, from the resolved choices and the door's parts. */
 function loopOptions<R>(resolved: ResolvedStrategy, parts: StrategyParts<R>): LoopOptions<R> & { firstAttemptModel?: LanguageModel } {
   const { critics: _critics, refiner: _refiner, memory: _memory, runId: _runId, lessonsPerItem: _lessons, relatedLessons: _related, agents: _agents, ...loop } = parts;
@@ -216,6 +228,7 @@ export function resolveStrategy(name: string, choices: StrategyChoices = {}): Re
     turns: strategy === "debate" ? (choices.rounds ?? 2) : (choices.turns ?? defaults.turns),
     feedback: choices.feedback ?? defaults.feedback,
     reflection: choices.reflection ?? "model",
+    ...(choices.feedbackAs === undefined || choices.feedbackAs === "user" ? {} : { feedbackAs: choices.feedbackAs }),
     stop: stopWhen.map((c) => c.label),
     stopWhen,
     attemptMaxTokens: choices.attemptMaxTokens ?? defaults.attemptMaxTokens,
@@ -250,6 +263,7 @@ function checkShared(choices: StrategyChoices): void {
     if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new StrategyOptionError(option, `must be an integer ≥ 1, got ${String(value)}`);
   }
   if (choices.feedback !== undefined && choices.feedback !== "binary" && choices.feedback !== "detailed") throw new StrategyOptionError("feedback", `must be binary or detailed, got ${JSON.stringify(choices.feedback)}`);
+  if (choices.feedbackAs !== undefined && !feedbackPlacements.includes(choices.feedbackAs)) throw new StrategyOptionError("feedbackAs", `must be one of ${feedbackPlacements.join(", ")}, got ${JSON.stringify(choices.feedbackAs)}`);
   if (choices.reflection !== undefined && !reflectionModes.includes(choices.reflection)) throw new StrategyOptionError("reflection", `must be one of ${reflectionModes.join(", ")}, got ${JSON.stringify(choices.reflection)}`);
   if (typeof choices.stopWhen === "string" && choices.stopWhen.trim() !== "none") stopConditions(choices.stopWhen);
 }
@@ -277,5 +291,6 @@ function refuseFixedShape(strategy: "debate" | "alternatives", choices: Strategy
   }
   if (choices.feedback !== undefined) throw new StrategyOptionError("feedback", `${strategy} tells the model nothing about its answers`);
   if (choices.reflectionMaxTokens !== undefined) throw new StrategyOptionError("reflectionMaxTokens", `${strategy} writes no reflections (its answers use the attempt limit)`);
+  if (choices.feedbackAs !== undefined) throw new StrategyOptionError("feedbackAs", `${strategy} tells the model nothing about its answers`);
   if (choices.reflection !== undefined) throw new StrategyOptionError("reflection", `applies to the strategies that reflect (${reflectingStrategies.join(", ")}), not ${strategy}`);
 }

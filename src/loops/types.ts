@@ -15,18 +15,22 @@ export type AnswerConfidence =
 /**
  * What stands between a failed attempt and the retry (`--reflection`): `model` — the model reflects (the default);
  * `none` — the retry follows the feedback with no reflection call; `placebo` — a fixed, generic reflection of similar
- * length that says nothing about the attempt. Reflexion's is its lesson, Self-Refine's the critique the refiner reads. Paired on the same items they separate "the reflection's content helps"
- * from "a second try helps".
+ * length that says nothing about the attempt; `placebo-other` — a real reflection the same model wrote for another item
+ * of the task in an earlier `model` run (src/loops/donor-reflections.ts), no model call. Reflexion's is its lesson,
+ * Self-Refine's the critique the refiner reads. Paired on the same items they separate "the reflection's content
+ * helps" from "a second try helps", and `placebo-other` "this item's reflection helps" from "a reflection of this
+ * model's style and length helps".
  */
-export type ReflectionMode = "model" | "none" | "placebo";
+export type ReflectionMode = "model" | "none" | "placebo" | "placebo-other";
 
 /**
  * What stood in the model's reflection turn after a failed attempt, which the next attempt sees as an explicit input:
  * text the model wrote (`source` absent or `model`: records written before the controls have no `source`), or a
- * placebo (`--reflection placebo`) — a fixed generic text the loop inserted; no model call was made for it.
+ * placebo (`--reflection placebo`) — a fixed generic text the loop inserted; or another item's reflection
+ * (`--reflection placebo-other`). No model call was made for either placebo.
  * `--reflection none` records no reflection.
  */
-export type Reflection = ModelReflection | PlaceboReflection;
+export type Reflection = ModelReflection | PlaceboReflection | OtherItemReflection;
 
 /** Text a model wrote about a failed attempt. */
 export interface ModelReflection {
@@ -69,6 +73,25 @@ export interface PlaceboReflection {
   text: string;
   /** Which of the fixed placebo texts (0-based), chosen by a hash of the item id and the turn. */
   variant: number;
+  call?: never;
+}
+
+/**
+ * Another item's reflection (`--reflection placebo-other`): text the same model wrote after a failed attempt at another
+ * item of the task in an earlier run, inserted where this item's would be. The item's own feedback is still shown.
+ */
+export interface OtherItemReflection {
+  source: "placebo-other";
+  /** What the model was told of this item's failure (it sees it, as in `model` mode). */
+  feedbackShown: string;
+  /** The request the stand-in answers (the user message before it; for Self-Refine, the refine request quoting it). */
+  request: string;
+  /** The donor's text, as the assistant's turn (Reflexion: the lesson; Self-Refine: the critique). */
+  text: string;
+  /** Whose it is: the donor run's item and the turn of its attempt the text followed. */
+  donor: { item: string; turn: number };
+  /** Whether the donor's turn is this attempt's (`true`), or no other item reflected at this turn and any turn's stood in. */
+  sameTurn: boolean;
   call?: never;
 }
 

@@ -71,7 +71,7 @@ function check(c: Check): Check {
 }
 
 function reflection(r: Reflection): Reflection {
-  if (r.source === "placebo") return { ...r, feedbackShown: redactText(r.feedbackShown), request: redactText(r.request), text: redactText(r.text) };
+  if (r.source === "placebo" || r.source === "placebo-other") return { ...r, feedbackShown: redactText(r.feedbackShown), request: redactText(r.request), text: redactText(r.text) };
   return { ...r, feedbackShown: redactText(r.feedbackShown), call: redactCall(r.call) };
 }
 

@@ -41,7 +41,7 @@ export function controlEpisode(id: string, verdicts: readonly boolean[], selecte
  * Per item (averaged over seeds) Δ is — model: 1, .5, 0, 0 (mean .375); placebo: .5, 0, 0, 0 (.125); none: 0.
  * So Δ(model) − Δ(none) = .375, Δ(model) − Δ(placebo) = .25, Δ(placebo) − Δ(none) = .125; Acc@t1 is .25 in every mode.
  */
-export const knownControls: Record<ReflectionMode, Record<number, Record<string, boolean[]>>> = {
+export const knownControls: Partial<Record<ReflectionMode, Record<number, Record<string, boolean[]>>>> = {
   model: {
     1: { i1: [false, true], i2: [false, true], i3: [true], i4: [false, false] },
     2: { i1: [false, true], i2: [false, false], i3: [true], i4: [false, false] },
@@ -57,13 +57,13 @@ export const knownControls: Record<ReflectionMode, Record<number, Record<string,
 };
 
 /** Writes `<dir>/<mode>/seed-<s>/{config.json,episodes.jsonl}` as `reflect eval` would; gives the run folders. */
-export async function writeControlRuns(dir: string, runs = knownControls, temperature = 0.7): Promise<string[]> {
+export async function writeControlRuns(dir: string, runs: Partial<Record<ReflectionMode, Record<number, Record<string, boolean[]>>>> = knownControls, temperature = 0.7): Promise<string[]> {
   const folders: string[] = [];
   for (const [mode, seeds] of Object.entries(runs) as [ReflectionMode, Record<number, Record<string, boolean[]>>][]) {
     for (const [seed, items] of Object.entries(seeds)) {
       const folder = path.join(dir, mode, `seed-${seed}`);
       await mkdir(folder, { recursive: true });
-      const fingerprint = { task: "arithmetic", mode: "strict", data: "/items.jsonl", items: Object.keys(items).length, seed: Number(seed), model: "m", turns: 2, feedback: "binary", attempt: { maxTokens: 256, temperature }, reflection: { maxTokens: 128, temperature }, ...(mode === "model" ? {} : { reflection_mode: mode }) };
+      const fingerprint = { task: "arithmetic", mode: "strict", data: "/items.jsonl", items: Object.keys(items).length, seed: Number(seed), model: "m", turns: 2, feedback: "binary", attempt: { maxTokens: 256, temperature }, reflection: { maxTokens: 128, temperature }, ...(mode === "model" ? {} : { reflection_mode: mode }), ...(mode === "placebo-other" ? { placebo_from: path.join(dir, "model", "seed-1") } : {}) };
       const config = { command: "eval", model_id: "m", ...fingerprint, strategy: "reflect-retry", reflection_mode: mode, fingerprint };
       await writeFile(path.join(folder, "config.json"), JSON.stringify(config));
       await writeFile(path.join(folder, "episodes.jsonl"), Object.entries(items).map(([id, v]) => `${JSON.stringify(controlEpisode(id, v, undefined, mode))}\n`).join(""));

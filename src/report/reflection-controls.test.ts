@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { writeControlRuns } from "./controls-fixture.js";
+import { knownControls, writeControlRuns } from "./controls-fixture.js";
 import { reflectionControls, type ControlComparison } from "./reflection-controls.js";
 import { readRunFolders } from "../data/run-folder.js";
 import { writeReport } from "./write-report.js";
@@ -30,6 +30,16 @@ describe("reflection controls in the report", () => {
     for (const d of c.differences) assert.ok((d.delta?.lo ?? 1) <= (d.delta?.mean ?? 0) && (d.delta?.mean ?? 0) <= (d.delta?.hi ?? -1));
     // Δ(none) is 0 for every item: no spread, a zero-width interval.
     assert.deepEqual(c.modes[1]?.delta, { mean: 0, lo: 0, hi: 0, n: 4 });
+  });
+
+  it("placebo-other joins the model runs of its condition (its donor folder is part of its mode) and pairs with model and placebo", async (t) => {
+    const dir = await tempDir(t);
+    // The placebo's figures under the other-item placebo's name: Δ(model) − Δ(placebo-other) = .25, Δ(placebo-other) − Δ(placebo) = 0.
+    const folders = await writeControlRuns(dir, { model: knownControls.model, placebo: knownControls.placebo, "placebo-other": knownControls.placebo });
+    const [c, ...rest] = reflectionControls(await readRunFolders(folders));
+    assert.equal(rest.length, 0);
+    assert.deepEqual(c?.modes.map((m) => [m.mode, m.seeds]), [["model", [1, 2]], ["placebo", [1, 2]], ["placebo-other", [1, 2]]]);
+    assert.deepEqual(c?.differences.map((d) => [`${d.a} vs ${d.b}`, d.items, d.delta?.mean]), [["model vs placebo", 4, 0.25], ["model vs placebo-other", 4, 0.25], ["placebo-other vs placebo", 4, 0]]);
   });
 
   it("the same items file read from another checkout is the same condition; another file is not", async (t) => {

@@ -6,12 +6,13 @@ import type { ReflectionMode } from "../loops/types.js";
 import type { EvalRun, RunFolder } from "../data/run-folder.js";
 
 /**
- * The reflection controls (`reflect eval --reflection model|none|placebo`) side by side: runs that differ only in
+ * The reflection controls (`reflect eval --reflection model|none|placebo|placebo-other`) side by side: runs that differ only in
  * their reflection mode and their seed (the same task, items, model, strategy, sampling and turns) form one
  * comparison. Per mode: Acc@t1, Acc@tN and Δ = Acc@tN − Acc@t1, each item's score averaged over the mode's seeds, with
  * 95 % bootstrap intervals over items; then Δ(a) − Δ(b) for each pair of modes, paired by item. Δ(model) − Δ(placebo)
  * is what the reflection's content adds over a generic reflection; Δ(placebo) − Δ(none) what a reflection turn of any
- * content adds over a plain second try.
+ * content adds over a plain second try; Δ(model) − Δ(placebo-other) what this item's own reflection adds over a real
+ * reflection of another item, and Δ(placebo-other) − Δ(placebo) what a real reflection of the model's adds over a generic one.
  */
 export interface ControlComparison {
   /** What the runs share, in words: task · model · strategy · sampling · turns. */
@@ -54,6 +55,8 @@ export const modePairs: readonly (readonly [ReflectionMode, ReflectionMode])[] =
   ["model", "none"],
   ["model", "placebo"],
   ["placebo", "none"],
+  ["model", "placebo-other"],
+  ["placebo-other", "placebo"],
 ];
 
 /** The comparisons among `runs`: every group of eval runs with the same condition and at least two reflection modes. */
@@ -63,8 +66,9 @@ export function reflectionControls(runs: readonly RunFolder[]): ControlCompariso
     if (run.kind !== "eval" || !reflectingStrategies.includes(run.strategy)) continue;
     const fingerprint = run.config.fingerprint as Record<string, unknown> | undefined;
     if (fingerprint === undefined) continue;
-    // Reflexion's lesson store is a file of each run's own: where it lies is not part of the condition.
-    const { seed: _seed, reflection_mode: _mode, memory: _memory, data, ...condition } = fingerprint;
+    // Reflexion's lesson store is a file of each run's own: where it lies is not part of the condition; nor is the
+    // donor run of `placebo-other`, which is part of its mode.
+    const { seed: _seed, reflection_mode: _mode, memory: _memory, placebo_from: _donors, data, ...condition } = fingerprint;
     // The data file by name, as item ids name it (`items.jsonl:1`): the same items read from another checkout (an
     // absolute path elsewhere) are the same condition.
     const key = JSON.stringify({ ...condition, data: typeof data === "string" ? path.basename(data) : data, strategy: run.strategy });

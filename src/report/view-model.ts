@@ -1,6 +1,6 @@
 import { diffLines, diffWords } from "diff";
 import type { ReflectionDataItem } from "../data/types.js";
-import { reflectionText } from "../loops/reflection-control.js";
+import { isStandIn, reflectionText } from "../loops/reflection-control.js";
 import type { AttemptRecord, Episode, ModelCall, Reflection } from "../loops/types.js";
 import { outcomeTags, taskGroup } from "./breakdowns.js";
 import type { RunFolder } from "../data/run-folder.js";
@@ -79,13 +79,16 @@ function textDiff(before: string, after: string, against: string): NonNullable<V
   return { against, words: parts(diffWords(before, after)), lines: multiline ? parts(diffLines(before, after)) : null };
 }
 
-/** A reflection as the viewer shows it; a placebo says so in its label (no model wrote it). */
+/** A reflection as the viewer shows it; a control's stand-in says so in its label (no model wrote it for this attempt). */
 function viewReflection(reflection: Reflection, turn: number): NonNullable<ViewStep["reflection"]> {
-  const placebo = reflection.source === "placebo";
+  const what =
+    reflection.source === "placebo" ? "placebo reflection (fixed text, no model call)"
+    : reflection.source === "placebo-other" ? `another item's reflection (${reflection.donor.item}, turn ${reflection.donor.turn}; no model call)`
+    : "reflection";
   return {
-    label: `${placebo ? "placebo reflection (fixed text, no model call)" : "reflection"} on attempt ${turn}`,
+    label: `${what} on attempt ${turn}`,
     feedbackShown: reflection.feedbackShown,
-    request: placebo ? reflection.request : lastUser(reflection.call),
+    request: isStandIn(reflection) ? reflection.request : lastUser(reflection.call),
     output: reflectionText(reflection),
   };
 }
