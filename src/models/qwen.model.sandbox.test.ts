@@ -6,7 +6,7 @@
  *
  * node-llama-cpp reads the GGUF's Jinja template and, finding it equivalent to its built-in Qwen wrapper (ChatML),
  * prompts with that wrapper; generation ends at any end-of-generation token of the vocabulary, which for these files
- * is `<|im_end|>` (151645, also the EOS) and `<|endoftext|>` (151643). The first test pins both. One difference from
+ * is `<|im_end|>` (151645, also the EOS) and `<|endoftext|>` (151643). The first tests pin both. One difference from
  * the file's own template: given a conversation without a system message, the template adds Qwen's default one ("You
  * are Qwen, created by Alibaba Cloud. …") and the wrapper adds none (node-llama-cpp compares the two only on
  * conversations that have one). So such a request is prompted with its user turn alone, as the token count pins.
@@ -71,9 +71,9 @@ before(async () => {
   cache = path.dirname(await resolveRegisteredModel(SMALL));
 });
 
-describe(`${SMALL}: its GGUF's prompt and stop tokens`, { timeout: 600_000 }, () => {
-  it("prompts with ChatML and ends generation at <|im_end|> and <|endoftext|>", async () => {
-    const file = await resolveRegisteredModel(SMALL);
+describe("the Qwen GGUFs' prompt and stop tokens (read from the files' vocabularies, no weights loaded)", { timeout: 600_000 }, () => {
+  for (const name of [SMALL, LARGE]) it(`${name} prompts with ChatML and ends generation at <|im_end|> and <|endoftext|>`, async () => {
+    const file = await resolveRegisteredModel(name);
     const llama = await getLlama({ gpu: false, build: "never", progressLogs: false, logLevel: "error" as never });
     const vocab = await llama.loadModel({ modelPath: file, vocabOnly: true });
     try {
@@ -84,7 +84,7 @@ describe(`${SMALL}: its GGUF's prompt and stop tokens`, { timeout: 600_000 }, ()
         chatHistory: [{ type: "system", text: "Be brief." }, { type: "user", text: "Hi" }, { type: "model", response: ["Hello."] }, { type: "user", text: "Again" }, { type: "model", response: [] }],
       });
       assert.equal(contextText.toString(), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nAgain<|im_end|>\n<|im_start|>assistant\n");
-      chatmlQuestionTokens = vocab.tokenize(`<|im_start|>user\n${QUESTION}<|im_end|>\n<|im_start|>assistant\n`, true).length;
+      if (name === SMALL) chatmlQuestionTokens = vocab.tokenize(`<|im_start|>user\n${QUESTION}<|im_end|>\n<|im_start|>assistant\n`, true).length;
       // The markers are single special tokens, not text spelled out of ordinary ones.
       assert.deepEqual(vocab.tokenize("<|im_end|><|endoftext|>", true), [IM_END, END_OF_TEXT]);
       assert.equal(vocab.tokens.eos, IM_END);
@@ -101,7 +101,8 @@ describe(`${SMALL}: its GGUF's prompt and stop tokens`, { timeout: 600_000 }, ()
 describe(`reflect eval --task mbpp --model ${SMALL}`, { timeout: 900_000 }, () => {
   it("writes a run folder of 2 episodes whose attempts hold code", async (t) => {
     const dataDir = path.resolve(process.env.REFLECTKIT_DATA ?? "../shared/data");
-    const file = path.join(dataDir, "mbpp", "mbpp.jsonl");
+    // What `--task mbpp` reads by default: ReflectEvo's MBPP test split.
+    const file = path.join(dataDir, "reflectevo", "mbpp_test.jsonl");
     if (!existsSync(file)) return t.skip(`shared data not found at ${file}; set REFLECTKIT_DATA`);
     const out = path.join(await tempDir(t), "run");
     const result = await cli(["eval", "--task", "mbpp", "--model", SMALL, "--limit", "2", "--turns", "2", "--max-tokens", "128", "--reflection-max-tokens", "32", "--threads", "2", "--out", out, "--json"], {
