@@ -16,9 +16,11 @@ export type AnswerConfidence =
  * What stands between a failed attempt and the retry (`--reflection`): `model` — the model reflects (the default);
  * `none` — the retry follows the feedback with no reflection call; `placebo` — a fixed, generic reflection of similar
  * length that says nothing about the attempt. Reflexion's is its lesson, Self-Refine's the critique the refiner reads. Paired on the same items they separate "the reflection's content helps"
- * from "a second try helps".
+ * from "a second try helps". `resample` (reflect-retry, reflexion) — the baseline at equal compute: each attempt after
+ * a failed one is a fresh, independent sample of the task prompt alone (no feedback, no reflection, no lessons), so
+ * the loop is best-of-k selected by its checks (src/loops/resample.ts).
  */
-export type ReflectionMode = "model" | "none" | "placebo";
+export type ReflectionMode = "model" | "none" | "placebo" | "resample";
 
 /**
  * What stood in the model's reflection turn after a failed attempt, which the next attempt sees as an explicit input:

@@ -41,7 +41,7 @@ export function controlEpisode(id: string, verdicts: readonly boolean[], selecte
  * Per item (averaged over seeds) Δ is — model: 1, .5, 0, 0 (mean .375); placebo: .5, 0, 0, 0 (.125); none: 0.
  * So Δ(model) − Δ(none) = .375, Δ(model) − Δ(placebo) = .25, Δ(placebo) − Δ(none) = .125; Acc@t1 is .25 in every mode.
  */
-export const knownControls: Record<ReflectionMode, Record<number, Record<string, boolean[]>>> = {
+export const knownControls: Partial<Record<ReflectionMode, Record<number, Record<string, boolean[]>>>> = {
   model: {
     1: { i1: [false, true], i2: [false, true], i3: [true], i4: [false, false] },
     2: { i1: [false, true], i2: [false, false], i3: [true], i4: [false, false] },
