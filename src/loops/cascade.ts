@@ -3,9 +3,8 @@ import type { LanguageModel } from "../models/language-model.js";
 import { runEpisode, type LoopOptions } from "./episode-run.js";
 import type { FeedbackMode } from "./feedback.js";
 import { retryLoop, withMode } from "./reflect-retry.js";
-import { resampleRefusal } from "./resample.js";
+import { checkResample } from "./resample.js";
 import { isVerified } from "./stop.js";
-import { StrategyOptionError } from "./strategy-option-error.js";
 import type { Episode, ReflectionMode } from "./types.js";
 
 export interface CascadeOptions<R> extends LoopOptions<R> {
@@ -26,6 +25,6 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
  */
 export function cascade<R>(options: CascadeOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  if (mode === "resample") throw new StrategyOptionError("reflection", resampleRefusal("cascade"));
+  checkResample("cascade", mode, undefined);
   return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "detailed", critics: options.critics ?? [], mode, ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }

@@ -4,7 +4,7 @@ import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type Epi
 import { afterFailure, replyText, retryTurn, retryWithoutReflectionTurn, type Reply } from "./conversation.js";
 import { failingCheck, feedbackMessage, type FeedbackMode } from "./feedback.js";
 import { placeboReflection } from "./reflection-control.js";
-import { defaultResampleTemperature, resampleMessages, resampleSampling } from "./resample.js";
+import { checkResample, defaultResampleTemperature, resampleMessages, resampleSampling } from "./resample.js";
 import { isVerified } from "./stop.js";
 import type { StopReason } from "./stop-reason.js";
 import type { Check, Episode, ReflectionMode } from "./types.js";
@@ -41,6 +41,7 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
  */
 export function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
+  checkResample("reflect-retry", mode, options.resampleTemperature);
   return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "binary", critics: [], mode, ...(options.resampleTemperature === undefined ? {} : { resampleTemperature: options.resampleTemperature }), ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }
 

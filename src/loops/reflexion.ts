@@ -6,7 +6,7 @@ import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type Loo
 import { feedbackMessage, taskQuestion, type FeedbackMode } from "./feedback.js";
 import { withMode } from "./reflect-retry.js";
 import { placeboReflection } from "./reflection-control.js";
-import { defaultResampleTemperature, resampleMessages, resampleSampling } from "./resample.js";
+import { checkResample, defaultResampleTemperature, resampleMessages, resampleSampling } from "./resample.js";
 import { isVerified } from "./stop.js";
 import type { Episode, ReflectionMode } from "./types.js";
 
@@ -54,6 +54,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
   const written: Lesson[] = [];
   const placebos: string[] = [];
   const mode = options.reflectionMode ?? "model";
+  checkResample("reflexion", mode, options.resampleTemperature);
   return withMode(runEpisode("reflexion", options, [isVerified()], async (run) => {
     const { model, task, item, memory } = options;
     const taskPrompt = task.prompt(item.record);

@@ -97,6 +97,8 @@ describe("resample (reflectionMode)", () => {
     const unused = scriptedModel([]);
     assert.throws(() => cascade({ model: unused, task, item, reflectionMode: "resample" }), /resample applies to reflect-retry and reflexion/);
     assert.throws(() => selfRefine({ model: unused, task, item, critic: verifierCritic(), reflectionMode: "resample" }), /resample applies to reflect-retry and reflexion/);
+    assert.throws(() => reflectRetry({ model: unused, task, item, reflectionMode: "resample", resampleTemperature: 0 }), /resampleTemperature: must be above 0/);
+    assert.throws(() => reflexion({ model: unused, task, item, reflectionMode: "resample", resampleTemperature: -1 }), /resampleTemperature: must be above 0/);
     assert.equal(unused.calls.length, 0);
   });
 

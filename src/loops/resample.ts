@@ -1,5 +1,7 @@
 import type { ChatMessage } from "../models/language-model.js";
 import type { CallSampling } from "./episode-run.js";
+import { StrategyOptionError } from "./strategy-option-error.js";
+import type { ReflectionMode } from "./types.js";
 
 /**
  * The resampling baseline (`--reflection resample`): after an attempt the loop's checks failed, the next attempt is a
@@ -39,4 +41,15 @@ export const resamplingStrategies: readonly string[] = ["reflect-retry", "reflex
 /** Why another strategy refuses `resample`. */
 export function resampleRefusal(strategy: string): string {
   return `resample applies to ${resamplingStrategies.join(" and ")} (a fresh sample of the task prompt after each failed attempt), not ${strategy}, whose retries are built on the feedback`;
+}
+
+/**
+ * The loops' own check, for callers of the library that bypass the registry: `resample` only where the loop takes it,
+ * and never at a temperature that repeats attempt 1.
+ */
+export function checkResample(strategy: string, mode: ReflectionMode, temperature: number | undefined): void {
+  if (mode !== "resample") return;
+  if (!resamplingStrategies.includes(strategy)) throw new StrategyOptionError("reflection", resampleRefusal(strategy));
+  const problem = temperature === undefined ? null : resampleTemperatureProblem(temperature);
+  if (problem !== null) throw new StrategyOptionError("resampleTemperature", problem);
 }

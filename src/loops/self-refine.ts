@@ -4,8 +4,7 @@ import { afterFailure } from "./conversation.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
 import { critique, withMode } from "./reflect-retry.js";
-import { resampleRefusal } from "./resample.js";
-import { StrategyOptionError } from "./strategy-option-error.js";
+import { checkResample } from "./resample.js";
 import { placeboCritique } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
 import type { Check, Episode, ReflectionMode } from "./types.js";
@@ -34,7 +33,7 @@ export interface SelfRefineOptions<R> extends LoopOptions<R> {
  */
 export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
-  if (mode === "resample") throw new StrategyOptionError("reflection", resampleRefusal("self-refine"));
+  checkResample("self-refine", mode, undefined);
   return withMode(runEpisode("self-refine", options, [isVerified()], async (run) => {
     const { model, task, item, critic } = options;
     const refiner = options.refiner ?? model;
