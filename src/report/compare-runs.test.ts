@@ -7,6 +7,7 @@ import { describe, it, type TestContext } from "node:test";
 import { readRunFolders } from "../data/run-folder.js";
 import { writeRun, reflective, resampled } from "./compare-fixture.js";
 import { compareRuns, comparisonCells } from "./compare-runs.js";
+import { buildReport } from "./report-html.js";
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-compare-"));
@@ -52,6 +53,13 @@ describe("compareRuns", () => {
     assert.doesNotMatch(c.notes.join("\n"), /NOT EQUAL COMPUTE|ORACLE/);
     assert.deepEqual(c.runs.map((r) => r.vsFirst?.difference?.mean ?? null), [null, 0]);
     assert.equal(c.runs[1]?.vote, undefined, "no vote without the task's scope");
+  });
+
+  it("the HTML report labels a resample run's solved-at-any-attempt as pass@k, an oracle figure", async (t) => {
+    const dir = await tempDir(t);
+    const runs = await readRunFolders([await writeRun(dir, "reflect", { reflection: "model", items: reflective }), await writeRun(dir, "resample", { reflection: "resample", items: resampled })]);
+    const { html } = buildReport(runs);
+    assert.equal(html.split("(pass@k by the scorer, an oracle figure)").length - 1, 1, "the resample run's cell only");
   });
 
   it("refuses runs of another model, task or item set, and a lone run, naming the runs", async (t) => {
