@@ -35,6 +35,7 @@ export {
 } from "./loops/strategies.js";
 export { isStandIn, placeboCritique, placeboCritiques, placeboReflection, placeboReflections, reflectionModes, reflectionText, retryWithoutReflection } from "./loops/reflection-control.js";
 export { checkDonorModel, donorKind, donorReflections, pickDonor, type DonorKind, type DonorReflections, type Donation } from "./loops/donor-reflections.js";
+export { defaultResampleTemperature } from "./loops/resample.js";
 export { EpisodeRun, runEpisode, defaultAttemptSampling, defaultReflectionSampling, type LoopOptions, type AttemptDraft, type RunCall } from "./loops/episode-run.js";
 export { feedbackMessage } from "./loops/feedback.js";
 export { afterFailure, afterFeedback, feedbackPlacements, feedbackTurn, replyText, retryTurn, retryWithoutReflectionTurn, toolResult, type FeedbackPlacement, type Reply } from "./loops/conversation.js";
@@ -64,6 +65,7 @@ export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreeme
 export { confidenceByTurn, confirmRate, degenerationRate, selfAgreement, selfAgreementAcross, type TheatreMetrics, type ConfidenceByTurn, type ConfidenceTurn, type ConfidenceCell, type SelfAgreement, type JudgeSelfAgreement, type JudgeSelfAgreementAcross } from "./eval/theatre.js";
 export { meanEstimate, newcombeDifference, type RateEstimate, type MeanEstimate, type DifferenceEstimate, type Unavailable } from "./eval/estimate.js";
 export { bootstrapMean, itemScores, pairedDifference, type Estimate, type ItemScore } from "./eval/paired-bootstrap.js";
+export { attemptVote, votedAttempt, type AttemptVote, type VoteScope } from "./eval/attempt-vote.js";
 export { runEval, readEpisodes, type EvalRunOptions, type EpisodeContext } from "./eval/run.js";
 export { noopTracer, inSpan, type Tracer, type SpanHandle, type Attributes, type AttributeValue } from "./telemetry/index.js";
 export { createOtelTracer, otlpEndpointFromEnv, TelemetryExportError, sanitizeAttributes, redactSecrets, type OtelTracerOptions, type ExportFailure, type SpanRecord } from "./telemetry/index.js";

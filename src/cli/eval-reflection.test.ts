@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
 import type { Episode } from "../loops/types.js";
-import { placeboReflections } from "../loops/reflection-control.js";
+import { placeboReflections, reflectionModes } from "../loops/reflection-control.js";
 import type { ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { assertExit, cli, jsonLines, startServer, tempDir, type FakeServer } from "./cli-harness.js";
 
@@ -153,7 +153,7 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
     const bad = await cli(evalArgs(server, path.join(dir, "bad"), ["--reflection", "random"]));
     assertExit(bad, 2);
     assert.match(bad.stderr, /--reflection/);
-    assert.ok(bad.stderr.includes(`expected one of model, none, placebo, placebo-other, got "random"`), bad.stderr);
+    assert.ok(bad.stderr.includes(`expected one of ${reflectionModes.join(", ")}, got "random"`), bad.stderr);
     assert.equal(server.requests.length, 0, "no model call is made");
   });
 });

@@ -4,6 +4,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import type { Critic } from "../critics/critic.js";
 import { feedbackSources, judgeSignal, shownTestsSignal, type FeedbackSignal } from "../critics/feedback-signal.js";
 import { runProtocol } from "../eval/protocol.js";
+import { voteScope } from "../eval/attempt-vote.js";
 import { rubricJudge } from "../critics/rubric-judge.js";
 import { verifierCritic } from "../critics/verifier-critic.js";
 import { UsageError } from "../errors.js";
@@ -51,6 +52,7 @@ export interface EvalFlags extends TaskRunFlags {
   reflection?: ReflectionMode;
   placeboFrom?: string;
   feedbackAs?: FeedbackPlacement;
+  resampleTemperature?: number;
   feedbackFrom: string;
   temperature: number;
   topP?: number;
@@ -106,6 +108,7 @@ export function registerEval(program: Command): void {
     .option("--lora-scale <x>", "multiplies the adapter's update (1: as trained)", Number)
     .option("--lora-on <calls>", "reflect-retry, cascade: the calls the adapter serves — all, or retry: the reflections and the retries, the first attempt on the unchanged base (RRR samples its first attempts from the untrained model, so its adapter was never trained on them)", choice(loraCallKinds), "all")
     .option("--temperature <t>", "sampling temperature (0 = greedy)", nonNegativeNumber, 0)
+    .option("--resample-temperature <t>", "with --reflection resample (reflect-retry, reflexion: no feedback and no reflection, each attempt after a failed one a fresh sample of the task prompt alone — best-of-k selected by the feedback signal, the baseline at equal compute): the temperature of attempts 2..k (default 0.7; attempt 1 keeps --temperature; 0 is refused, since every resample would repeat attempt 1)", nonNegativeNumber)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
     .option("--max-tokens <n>", `token limit of an attempt (default ${shown.attemptMaxTokens})`, int(1))
     .option("--reflection-max-tokens <n>", `token limit of a reflection or a critique (default ${shown.reflectionMaxTokens}; a judge's is at least ${shown.judgeMaxTokens})`, int(1))
@@ -170,6 +173,7 @@ export function registerEval(program: Command): void {
         ...(reflectionMode === "model" ? {} : { reflection_mode: reflectionMode }),
         ...(donors === undefined ? {} : { placebo_from: donors.dir }),
         ...(resolved.feedbackAs === undefined ? {} : { feedback_as: resolved.feedbackAs }),
+        ...(resolved.resampleTemperature === undefined ? {} : { resample_temperature: resolved.resampleTemperature }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
         ...(flags.strategy === "reflexion" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
         ...(flags.strategy === "debate" ? { agents: flags.agent, rounds: turns } : {}),
@@ -206,7 +210,7 @@ export function registerEval(program: Command): void {
         const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: resolved.judgeMaxTokens } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
         const feedbackSignal = await openFeedbackSignal(flags.feedbackFrom, { task: task as Task<unknown, Judgement>, generator: model, open, sampling: { ...reflection, maxTokens: resolved.judgeMaxTokens } });
-        const protocol = runProtocol({ strategy: flags.strategy, ...(feedbackSignal === undefined ? {} : { feedbackFrom: feedbackSignal.name }), critics: critics.map((c) => c.name), stop: resolved.stop, ...(findTaskFamily(flags.task).scorer === undefined ? {} : { scorer: findTaskFamily(flags.task).scorer as string }) });
+        const protocol = runProtocol({ strategy: flags.strategy, ...(feedbackSignal === undefined ? {} : { feedbackFrom: feedbackSignal.name }), critics: critics.map((c) => c.name), stop: resolved.stop, reflection: reflectionMode, ...(findTaskFamily(flags.task).scorer === undefined ? {} : { scorer: findTaskFamily(flags.task).scorer as string }) });
         const agents: LanguageModel[] = [];
         for (const spec of flags.agent) agents.push(await open(spec));
         const config = {
@@ -264,6 +268,7 @@ export function registerEval(program: Command): void {
           fingerprint,
           ...(Object.keys(runBudget).length === 0 ? {} : { budget: runBudget }),
           protocol,
+          ...(reflectionMode === "resample" ? { vote: voteScope(task.name, findTaskFamily(flags.task).answers) } : {}),
           signal: interrupt.signal,
           onEpisode: (e, fromDisk) => bar?.tick(e.correct, fromDisk),
         });
@@ -310,6 +315,7 @@ const flagOf: Record<StrategyOption | "strategy", string> = {
   rounds: "--rounds",
   candidates: "--candidates",
   candidateTemperature: "--candidate-temperature",
+  resampleTemperature: "--resample-temperature",
 };
 
 /**
@@ -325,6 +331,7 @@ export function resolveEvalStrategy(flags: Partial<EvalFlags> & { strategy: Stra
     ...(flags.feedback === undefined ? {} : { feedback: flags.feedback }),
     ...(flags.reflection === undefined ? {} : { reflection: flags.reflection }),
     ...(flags.feedbackAs === undefined ? {} : { feedbackAs: flags.feedbackAs }),
+    ...(flags.resampleTemperature === undefined ? {} : { resampleTemperature: flags.resampleTemperature }),
     ...(flags.stopWhen === undefined ? {} : { stopWhen: flags.stopWhen }),
     ...(flags.maxTokens === undefined ? {} : { attemptMaxTokens: flags.maxTokens }),
     ...(flags.reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens: flags.reflectionMaxTokens }),

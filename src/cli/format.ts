@@ -26,6 +26,8 @@ export function formatSummary(summary: Summary, heading: string): string {
     }),
   );
   const sign = summary.delta >= 0 ? "+" : "";
+  // Resampling: a correct sample anywhere is pass@k by the scorer, which no loop without the scorer could return.
+  const solvedAny = summary.protocol?.resample === true ? `solved at any turn (pass@k by the scorer: an oracle figure, not the run's answer) ${pct(summary.solved_any)}` : `solved at any turn ${pct(summary.solved_any)}`;
   const lines = [
     heading,
     ...(summary.protocol === undefined ? [] : [protocolLine(summary.protocol)]),
@@ -33,8 +35,9 @@ export function formatSummary(summary: Summary, heading: string): string {
     ...accuracy,
     "Acc@t: right with the answer held after t attempts. Flips: attempt t−1 → t, over the episodes that made attempt t.",
     "",
-    `n = ${summary.n}   Δ (Acc@t${summary.turns} − Acc@t1) = ${sign}${(100 * summary.delta).toFixed(1)} points   solved at any turn ${pct(summary.solved_any)}   answer-change rate ${summary.answer_change_rate === null ? "n/a" : pct(summary.answer_change_rate)}`,
+    `n = ${summary.n}   Δ (Acc@t${summary.turns} − Acc@t1) = ${sign}${(100 * summary.delta).toFixed(1)} points   ${solvedAny}   answer-change rate ${summary.answer_change_rate === null ? "n/a" : pct(summary.answer_change_rate)}`,
   ];
+  if (summary.vote !== undefined) lines.push(voteLine(summary.vote));
   // A run whose loop read a feedback signal stopped on the signal's pass, not on the scorer's: say which.
   const signal = summary.protocol !== undefined && !summary.protocol.oracleFeedback ? summary.protocol.feedback : undefined;
   const stops = Object.entries(summary.stopped_by ?? {}).map(([reason, count]) => `${reason === "verified" && signal !== undefined ? `passed the feedback (${signal})` : stopReasonText(reason)} ${count}`);
@@ -47,6 +50,12 @@ export function formatSummary(summary: Summary, heading: string): string {
   if ((summary.errors?.episodes ?? 0) > 0) lines.push(`episodes ended by a model failure: ${summary.errors.episodes} (${summary.errors.examples[0] ?? ""})`);
   lines.push("", ...formatMeasuredTheatre(summary), "", ...formatCost(summary));
   return lines.join("\n");
+}
+
+/** The majority vote over each episode's attempts, or why it does not apply. */
+export function voteLine(vote: NonNullable<Summary["vote"]>): string {
+  if (!vote.applicable) return `majority vote over the attempts: ${vote.reason}`;
+  return `majority vote over the attempts (by extracted answers, ties to the earliest): ${pct(vote.accuracy)} [${pct(vote.ci95[0])}, ${pct(vote.ci95[1])}] · n = ${vote.n} · ${vote.answered} with an answer`;
 }
 
 /** Model calls and tokens (prompt + completion) by role, in all and per episode, then the token split and the time. */

@@ -16,6 +16,7 @@ const commands: Record<string, () => Promise<Register>> = {
   train: async () => (await import("./train.js")).registerTrain,
   distill: async () => (await import("./distill.js")).registerDistill,
   report: async () => (await import("./report.js")).registerReport,
+  compare: async () => (await import("./compare.js")).registerCompare,
   view: async () => (await import("./view.js")).registerView,
   serve: async () => (await import("./serve.js")).registerServe,
   replay: async () => (await import("./replay.js")).registerReplay,

@@ -1,3 +1,4 @@
+import type { AttemptVote } from "./attempt-vote.js";
 import type { RunProtocol } from "./protocol.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import type { AttemptRecord, Episode } from "../loops/types.js";
@@ -66,8 +67,13 @@ export interface Summary extends TheatreMetrics {
   answer_change_rate: number | null;
   /** Attempts the verifier could not judge (verdict null). */
   unjudged_attempts: number;
-  /** Share of episodes with a correct attempt anywhere (an oracle's pick; above the last Acc@t when the loop kept a wrong answer). */
+  /**
+   * Share of episodes with a correct attempt anywhere (an oracle's pick; above the last Acc@t when the loop kept a wrong
+   * answer). For the resampling baseline this is pass@k by the scorer: an oracle figure, never the run's answer accuracy.
+   */
   solved_any: number;
+  /** The resampling baseline's majority vote over each episode's attempts (attempt-vote.ts), set by the runner. */
+  vote?: AttemptVote;
   /** Episodes by why they stopped (`verified`, `turns:N`, `budget:tokens`, `error`, …). */
   stopped_by: Record<string, number>;
   /** Episodes that returned an earlier attempt than their last. */

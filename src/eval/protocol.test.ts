@@ -29,6 +29,19 @@ describe("a run's protocol", () => {
     assert.equal(runProtocol({ strategy: "cascade", feedbackFrom: "self-check", critics: ["judge:m"], stop: ["verified"] }).feedback, "self-check, then judge:m");
   });
 
+  it("resampling: the model is told nothing; the feedback only stops and chooses, so the line says best-of-k by the feedback", () => {
+    const oracle = runProtocol({ strategy: "reflect-retry", stop: [], reflection: "resample" });
+    assert.deepEqual([oracle.resample, oracle.oracleFeedback, oracle.oracleStop, oracle.oracleSelection, oracleInLoop(oracle)], [true, false, false, true, true]);
+    const line = protocolLine(oracle);
+    assert.match(line, /^protocol · resampling: attempts after the first are fresh samples of the task prompt, shown no feedback · checked by: the scorer itself \(oracle\) · stops on: the turn limit only · keeps: the best sample by the scorer \(oracle\) \(best-of-k selected by the feedback\)/u);
+    assert.match(line, /ORACLE IN THE LOOP: the scorer chose which sample to keep, so Acc@t after turn 1 is best-of-k by the truth \(pass@k\), not the model's answer accuracy/u);
+    const signal = runProtocol({ strategy: "reflexion", feedbackFrom: "self-check", stop: ["verified"], reflection: "resample" });
+    assert.equal(oracleInLoop(signal), false);
+    assert.match(protocolLine(signal), /checked by: self-check · stops on: the feedback · keeps: the best sample by the feedback \(best-of-k selected by the feedback\)/u);
+    assert.equal(runProtocol({ strategy: "reflect-retry", stop: ["verified"], reflection: "placebo" }).resample, undefined, "only resample changes the protocol");
+    assert.equal(protocolOfConfig({ strategy: "reflect-retry", stop_when: "verified", reflection_mode: "resample" }).resample, true);
+  });
+
   it("a run folder written before protocols were stated reads as the oracle run it was", () => {
     const legacy = protocolOfConfig({ strategy: "reflexion", stop_when: "verified", critic: [] });
     assert.equal(legacy.feedback, "oracle");

@@ -28,6 +28,14 @@ export interface RunProtocol {
   oracleStop: boolean;
   /** The choice of the returned attempt read the scorer. */
   oracleSelection: boolean;
+  /**
+   * Set for the resampling baseline (`--reflection resample`): the feedback was never shown to the model — each
+   * attempt after a failed one is a fresh sample of the task prompt — and only decided whether another sample is drawn
+   * and which is kept, so the run is best-of-k selected by the feedback. `oracleFeedback` is then false (the model was
+   * told nothing); with the oracle as the feedback, stop and selection read the scorer, and the kept answer is best-of-k
+   * by the truth.
+   */
+  resample?: true;
 }
 
 export interface ProtocolInput {
@@ -40,6 +48,8 @@ export interface ProtocolInput {
   stop: readonly string[];
   /** What the task's verifier scores by (`TaskFamily.scorer`). */
   scorer?: string;
+  /** The reflection mode (`ReflectionMode`); only `resample` changes the protocol. */
+  reflection?: string;
 }
 
 const defaultScorer = "the task's verifier";
@@ -66,7 +76,8 @@ export function runProtocol(input: ProtocolInput): RunProtocol {
     oracle = true;
   }
   const stops = input.stop.length > 0;
-  return { feedback, stop: stops ? "feedback" : "turn limit", selection: "best by feedback", scorer, oracleFeedback: oracle, oracleStop: oracle && stops, oracleSelection: oracle };
+  const resample = input.reflection === "resample";
+  return { feedback, stop: stops ? "feedback" : "turn limit", selection: "best by feedback", scorer, oracleFeedback: oracle && !resample, oracleStop: oracle && stops, oracleSelection: oracle, ...(resample ? { resample: true as const } : {}) };
 }
 
 /** Whether anything in the loop read the scorer. */
@@ -80,6 +91,7 @@ export function oracleInLoop(protocol: RunProtocol): boolean {
  */
 export function protocolLine(protocol: RunProtocol): string {
   const what = (name: string): string => (name === "oracle" ? "the scorer itself (oracle)" : name);
+  if (protocol.resample === true) return resampleLine(protocol, what(protocol.feedback));
   const parts = [
     `feedback: ${protocol.feedback === "none" ? "none" : what(protocol.feedback)}`,
     `stops on: ${protocol.stop === "feedback" ? (protocol.oracleStop ? "the scorer (oracle)" : "the feedback") : "the turn limit only"}`,
@@ -87,6 +99,19 @@ export function protocolLine(protocol: RunProtocol): string {
     `${oracleInLoop(protocol) ? "scored by" : "scored after the fact by"}: ${protocol.scorer}`,
   ];
   const warning = oracleInLoop(protocol) ? "\nORACLE IN THE LOOP: Acc@t after turn 1 is what the model does with the truth, not self-correction (--feedback-from keeps the scorer out)" : "";
+  return `protocol · ${parts.join(" · ")}${warning}`;
+}
+
+/** The resampling baseline's protocol line: best-of-k by the feedback, which the model never saw. */
+function resampleLine(protocol: RunProtocol, feedback: string): string {
+  const parts = [
+    `resampling: attempts after the first are fresh samples of the task prompt, shown no feedback`,
+    `checked by: ${feedback}`,
+    `stops on: ${protocol.stop === "feedback" ? (protocol.oracleStop ? "the scorer (oracle)" : "the feedback") : "the turn limit only"}`,
+    `keeps: the best sample by ${protocol.oracleSelection ? "the scorer (oracle)" : "the feedback"} (best-of-k selected by the feedback)`,
+    `scored after the fact by: ${protocol.scorer}`,
+  ];
+  const warning = oracleInLoop(protocol) ? "\nORACLE IN THE LOOP: the scorer chose which sample to keep, so Acc@t after turn 1 is best-of-k by the truth (pass@k), not the model's answer accuracy (pass --feedback-from to keep the scorer out)" : "";
   return `protocol · ${parts.join(" · ")}${warning}`;
 }
 
@@ -100,5 +125,5 @@ export function protocolOfConfig(config: Record<string, unknown>): RunProtocol {
   const strategy = typeof config.strategy === "string" ? config.strategy : "reflect-retry";
   const critics = Array.isArray(config.critic) ? config.critic.filter((c): c is string => typeof c === "string") : [];
   const stopText = typeof config.stop_when === "string" ? config.stop_when.trim() : "verified";
-  return runProtocol({ strategy, critics, stop: stopText === "none" ? [] : stopText.split(",").map((s) => s.trim()).filter((s) => s !== ""), ...(typeof config.feedback_from === "string" ? { feedbackFrom: config.feedback_from } : {}) });
+  return runProtocol({ strategy, critics, stop: stopText === "none" ? [] : stopText.split(",").map((s) => s.trim()).filter((s) => s !== ""), ...(typeof config.feedback_from === "string" ? { feedbackFrom: config.feedback_from } : {}), ...(typeof config.reflection_mode === "string" ? { reflection: config.reflection_mode } : {}) });
 }

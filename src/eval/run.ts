@@ -7,6 +7,7 @@ import type { TaskItem } from "../tasks/task.js";
 import { durableRun } from "../record/durable-run.js";
 import { findLog, readLog, writeFileWhole } from "../record/log.js";
 import { summarize, type Summary } from "./metrics.js";
+import { attemptVote, type VoteScope } from "./attempt-vote.js";
 import type { RunProtocol } from "./protocol.js";
 
 export { checkFingerprint } from "../record/durable-run.js";
@@ -38,6 +39,8 @@ export interface EvalRunOptions<R> {
   fingerprint: Record<string, unknown>;
   /** What the loop read and what scores it, stated in `summary.json`. */
   protocol?: RunProtocol;
+  /** The resampling baseline's majority vote: whether the task's answers compare (`summary.vote`); absent, no vote. */
+  vote?: VoteScope;
   onEpisode?: (episode: Episode<R>, resumed: boolean) => void;
   signal?: AbortSignal;
 }
@@ -102,6 +105,7 @@ export async function runEval<R>(options: EvalRunOptions<R>): Promise<EvalRunRes
   const summary: Summary = {
     ...(options.protocol === undefined ? {} : { protocol: options.protocol }),
     ...summarize(episodes, options.turns),
+    ...(options.vote === undefined ? {} : { vote: attemptVote(episodes, options.vote) }),
     wall_seconds: (performance.now() - started) / 1000,
     resumed_episodes: resumed,
     ...(options.budget === undefined ? {} : { run_budget: { limits: options.budget, spent: runBudget.spent(), exhausted: runBudget.exhausted(), items_not_run: notRun } }),

@@ -5,6 +5,7 @@ import { requireDonors } from "./donor-reflections.js";
 import { runEpisode, type LoopOptions } from "./episode-run.js";
 import type { FeedbackMode } from "./feedback.js";
 import { retryLoop, withMode } from "./reflect-retry.js";
+import { checkResample } from "./resample.js";
 import { isVerified } from "./stop.js";
 import type { Episode, ReflectionMode } from "./types.js";
 
@@ -29,5 +30,6 @@ export interface CascadeOptions<R> extends LoopOptions<R> {
 export function cascade<R>(options: CascadeOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
   requireDonors(mode, options.donors, "reflection");
+  checkResample("cascade", mode, undefined);
   return withMode(runEpisode("cascade", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "detailed", critics: options.critics ?? [], mode, ...(options.feedbackAs === undefined ? {} : { feedbackAs: options.feedbackAs }), ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }

@@ -5,6 +5,7 @@ import { afterFeedback, replyText, retryTurn, retryWithoutReflectionTurn, type F
 import { pickDonor, requireDonors } from "./donor-reflections.js";
 import { failingCheck, feedbackMessage, reflectionAsk, type FeedbackMode } from "./feedback.js";
 import { placeboReflection } from "./reflection-control.js";
+import { checkResample, defaultResampleTemperature, resampleMessages, resampleSampling } from "./resample.js";
 import { isVerified } from "./stop.js";
 import type { StopReason } from "./stop-reason.js";
 import type { Check, Episode, ReflectionMode } from "./types.js";
@@ -19,11 +20,15 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
   /**
    * What stands between a failed attempt and the retry: `model` (default) — the model reflects; `none` — no
    * reflection turn, the retry follows the feedback; `placebo` — a fixed generic reflection, no model call;
-   * `placebo-other` — another item's reflection from `donors`, no model call. (`reflection` is the reflections' sampling.)
+   * `placebo-other` — another item's reflection from `donors`, no model call; `resample` — no feedback and no
+   * reflection, each retry a fresh sample of the task prompt (src/loops/resample.ts). (`reflection` is the reflections'
+   * sampling.)
    */
   reflectionMode?: ReflectionMode;
   /** Where the feedback on a failed attempt enters the conversation (see `FeedbackPlacement`). Default `user`. */
   feedbackAs?: FeedbackPlacement;
+  /** `resample`: the temperature of attempts 2..k (attempt 1 keeps the run's sampling). Default 0.7; must be above 0. */
+  resampleTemperature?: number;
   /**
    * The model of the first attempt (default: `model`, which then reflects and retries). The cascade's cheap first
    * try with a stronger model on failure; or a reflection adapter kept off the first attempt it was never trained on
@@ -41,7 +46,8 @@ export interface ReflectRetryOptions<R> extends LoopOptions<R> {
 export function reflectRetry<R>(options: ReflectRetryOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
   requireDonors(mode, options.donors, "reflection");
-  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "binary", critics: [], mode, ...(options.feedbackAs === undefined ? {} : { feedbackAs: options.feedbackAs }), ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
+  checkResample("reflect-retry", mode, options.resampleTemperature);
+  return withMode(runEpisode("reflect-retry", options, [isVerified()], (run) => retryLoop(run, { feedback: options.feedback ?? "binary", critics: [], mode, ...(options.feedbackAs === undefined ? {} : { feedbackAs: options.feedbackAs }), ...(options.resampleTemperature === undefined ? {} : { resampleTemperature: options.resampleTemperature }), ...(options.firstAttemptModel === undefined ? {} : { firstAttemptModel: options.firstAttemptModel }) })), mode);
 }
 
 /** The episode with the reflection mode it ran under, so runs that differ only in it can be paired. */
@@ -61,6 +67,8 @@ export interface RetryLoop<R> {
   feedbackAs?: FeedbackPlacement;
   /** The model of the first attempt. Default: the run's model. */
   firstAttemptModel?: LanguageModel;
+  /** `resample`: the temperature of attempts 2..k. Default 0.7. */
+  resampleTemperature?: number;
 }
 
 /**
@@ -68,13 +76,18 @@ export interface RetryLoop<R> {
  * task's verifier, then the given critics (an LLM judge) — and the model reflects only when one fails.
  */
 export async function retryLoop<R>(run: EpisodeRun<R>, loop: RetryLoop<R>): Promise<StopReason> {
-  const { feedback, critics, mode = "model", feedbackAs = "user", firstAttemptModel } = loop;
+  const { feedback, critics, mode = "model", feedbackAs = "user", firstAttemptModel, resampleTemperature = defaultResampleTemperature } = loop;
   const { model, task, item } = run.options;
   const taskPrompt = task.prompt(item.record);
   let conversation: ChatMessage[] = [...taskPrompt];
   for (let turn = 1; ; turn++) {
     run.beginAttempt(turn);
-    const call = await run.call({ model: turn === 1 ? (firstAttemptModel ?? model) : model, role: "attempt", messages: conversation, sampling: run.options.attempt ?? defaultAttemptSampling, conversation: "main", spanName: turn === 1 ? "generate" : "refine" });
+    // A resample after the first attempt: the task prompt alone in a conversation of its own, at the resample temperature.
+    const fresh = mode === "resample" && turn > 1;
+    const sampling = run.options.attempt ?? defaultAttemptSampling;
+    const call = fresh
+      ? await run.call({ model, role: "attempt", messages: resampleMessages(taskPrompt), sampling: resampleSampling(sampling, resampleTemperature), conversation: `resample${turn}`, spanName: "resample" })
+      : await run.call({ model: turn === 1 ? (firstAttemptModel ?? model) : model, role: "attempt", messages: conversation, sampling, conversation: "main", spanName: turn === 1 ? "generate" : "refine" });
     const parts = call.toolCalls === undefined ? undefined : { toolCalls: call.toolCalls };
     // The scorer's verdict, recorded; what the loop acts on is `checks`: the verdict's own, or the feedback signal's.
     const verdict = await run.verify(call.output, parts);
@@ -88,6 +101,8 @@ export async function retryLoop<R>(run: EpisodeRun<R>, loop: RetryLoop<R>): Prom
     const failing = failingCheck(checks);
     // Nothing judged the attempt (a request that asked for no check): there is nothing to reflect on.
     if (failing === undefined) return { kind: "unchecked" };
+    // Resampling tells the model nothing: the next attempt is drawn afresh from the task prompt.
+    if (mode === "resample") continue;
 
     conversation = await reflectionStep(run, { conversation, attempt: call, feedbackShown: feedbackMessage(failing, feedback), taskPrompt, turn, mode, feedbackAs });
   }

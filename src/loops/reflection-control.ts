@@ -3,7 +3,7 @@ import { hash32 } from "../util/hash.js";
 import { taskQuestion } from "./feedback.js";
 import type { OtherItemReflection, PlaceboReflection, Reflection, ReflectionMode } from "./types.js";
 
-export const reflectionModes: readonly ReflectionMode[] = ["model", "none", "placebo", "placebo-other"];
+export const reflectionModes: readonly ReflectionMode[] = ["model", "none", "placebo", "placebo-other", "resample"];
 
 /**
  * The placebo reflections: generic advice that says nothing about any attempt, each 40–80 tokens in SmolLM2's

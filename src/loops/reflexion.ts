@@ -7,6 +7,7 @@ import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type Loo
 import { feedbackMessage, taskQuestion, type FeedbackMode } from "./feedback.js";
 import { withMode } from "./reflect-retry.js";
 import { placeboReflection } from "./reflection-control.js";
+import { checkResample, defaultResampleTemperature, resampleMessages, resampleSampling } from "./resample.js";
 import { isVerified } from "./stop.js";
 import type { Episode, ReflectionMode } from "./types.js";
 
@@ -30,7 +31,9 @@ export interface ReflexionOptions<R> extends LoopOptions<R> {
    * (`placeboReflection`, the same texts as reflect-retry's placebo) takes the lesson's place in the notes, with no
    * model call; `none` — no lesson, the next trial sees the notes it had. Placebo lessons live for the episode only and
    * are never stored in `memory`, which keeps what models wrote. `placebo-other` — another item's lesson from `donors`
-   * (an earlier `model` run of reflexion) takes its place, as the placebo does.
+   * (an earlier `model` run of reflexion) takes its place, as the placebo does. `resample` — no lesson, and each trial
+   * after the first is a fresh sample of the task prompt alone (no notes at all) at `resampleTemperature`
+   * (src/loops/resample.ts).
    */
   reflectionMode?: ReflectionMode;
   /**
@@ -38,6 +41,8 @@ export interface ReflexionOptions<R> extends LoopOptions<R> {
    * `model` mode asks for a lesson; the controls show the model no feedback, so the placement changes nothing there.
    */
   feedbackAs?: FeedbackPlacement;
+  /** `resample`: the temperature of trials 2..k (trial 1 keeps the run's sampling). Default 0.7; must be above 0. */
+  resampleTemperature?: number;
 }
 
 /**
@@ -59,6 +64,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
   const mode = options.reflectionMode ?? "model";
   const donors = requireDonors(mode, options.donors, "lesson");
   const feedbackAs = options.feedbackAs ?? "user";
+  checkResample("reflexion", mode, options.resampleTemperature);
   return withMode(runEpisode("reflexion", options, [isVerified()], async (run) => {
     const { model, task, item, memory } = options;
     const taskPrompt = task.prompt(item.record);
@@ -69,10 +75,13 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
     try {
       for (let turn = 1; ; turn++) {
         run.beginAttempt(turn);
-        const lessons = [...earlier, ...(mode === "placebo" || mode === "placebo-other" ? placebos : written.map((l) => l.text))].slice(-perItem);
-        const shown = [...lessons, ...others];
-        const messages = withLessons(taskPrompt, lessons, others);
-        const call = await run.call({ model, role: "attempt", messages, sampling: options.attempt ?? defaultAttemptSampling, conversation: `trial${turn}`, spanName: turn === 1 ? "generate" : "refine" });
+        // A resample after the first trial: the task prompt alone, no notes, at the resample temperature.
+        const fresh = mode === "resample" && turn > 1;
+        const lessons = fresh ? [] : [...earlier, ...(mode === "placebo" || mode === "placebo-other" ? placebos : written.map((l) => l.text))].slice(-perItem);
+        const shown = fresh ? [] : [...lessons, ...others];
+        const messages = fresh ? resampleMessages(taskPrompt) : withLessons(taskPrompt, lessons, others);
+        const sampling = options.attempt ?? defaultAttemptSampling;
+        const call = await run.call({ model, role: "attempt", messages, sampling: fresh ? resampleSampling(sampling, options.resampleTemperature ?? defaultResampleTemperature) : sampling, conversation: `trial${turn}`, spanName: turn === 1 ? "generate" : fresh ? "resample" : "refine" });
         const verdict = await run.verify(call.output);
         // What the loop acts on: the verdict's check (the oracle), or the feedback signal's.
         const checks = await run.loopChecks({ output: call.output, prompt: taskPrompt }, verdict);
@@ -84,7 +93,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
         if (stop !== null) return stop;
         if (check === undefined) return { kind: "unchecked" };
 
-        if (mode === "none") continue;
+        if (mode === "none" || mode === "resample") continue;
         const feedbackShown = feedbackMessage(check, options.feedback ?? "binary");
         if (mode === "placebo") {
           const placebo = placeboReflection(item.id, turn);

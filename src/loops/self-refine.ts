@@ -5,6 +5,7 @@ import { pickDonor, requireDonors } from "./donor-reflections.js";
 import { defaultAttemptSampling, runEpisode, type EpisodeRun, type LoopOptions } from "./episode-run.js";
 import { taskQuestion } from "./feedback.js";
 import { critique, withMode } from "./reflect-retry.js";
+import { checkResample } from "./resample.js";
 import { placeboCritique } from "./reflection-control.js";
 import { isVerified } from "./stop.js";
 import type { Check, Episode, ReflectionMode } from "./types.js";
@@ -35,6 +36,7 @@ export interface SelfRefineOptions<R> extends LoopOptions<R> {
 export function selfRefine<R>(options: SelfRefineOptions<R>): Promise<Episode<R>> {
   const mode = options.reflectionMode ?? "model";
   requireDonors(mode, options.donors, "critique");
+  checkResample("self-refine", mode, undefined);
   return withMode(runEpisode("self-refine", options, [isVerified()], async (run) => {
     const { model, task, item, critic } = options;
     const refiner = options.refiner ?? model;

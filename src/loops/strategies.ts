@@ -12,6 +12,7 @@ import type { FeedbackMode } from "./feedback.js";
 import { reflectRetry } from "./reflect-retry.js";
 import { reflectionModes } from "./reflection-control.js";
 import { reflexion } from "./reflexion.js";
+import { defaultResampleTemperature, resampleRefusal, resampleTemperatureProblem, resamplingStrategies } from "./resample.js";
 import { selfRefine } from "./self-refine.js";
 import { isVerified, parseStopConditions, type StopCondition } from "./stop.js";
 import { StrategyOptionError } from "./strategy-option-error.js";
@@ -55,6 +56,8 @@ export interface StrategyChoices {
   rounds?: number;
   candidates?: number;
   candidateTemperature?: number;
+  /** `reflection: "resample"`: the temperature of attempts 2..k (default 0.7; 0 is refused). */
+  resampleTemperature?: number;
 }
 
 export type StrategyOption = keyof StrategyChoices;
@@ -92,6 +95,8 @@ export interface ResolvedStrategy {
   rounds?: number;
   candidates?: number;
   candidateTemperature?: number;
+  /** Set when `reflection` is `resample`: the temperature of attempts 2..k. */
+  resampleTemperature?: number;
 }
 
 /**
@@ -139,7 +144,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
   "reflect-retry": {
     defaults: reflecting,
     validate: (choices) => refuseOthers("reflect-retry", choices, ["critic", "refiner", "memory"]),
-    run: (resolved, parts) => reflectRetry({ ...loopOptions(resolved, parts), feedback: resolved.feedback, reflectionMode: resolved.reflection, ...placement(resolved) }),
+    run: (resolved, parts) => reflectRetry({ ...loopOptions(resolved, parts), feedback: resolved.feedback, reflectionMode: resolved.reflection, ...placement(resolved), ...resampling(resolved) }),
   },
   cascade: {
     defaults: { ...reflecting, feedback: "detailed" },
@@ -174,6 +179,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
         feedback: resolved.feedback,
         reflectionMode: resolved.reflection,
         ...placement(resolved),
+        ...resampling(resolved),
         ...(parts.memory === undefined ? {} : { memory: parts.memory }),
         ...(parts.runId === undefined ? {} : { runId: parts.runId }),
         ...(parts.lessonsPerItem === undefined ? {} : { lessonsPerItem: parts.lessonsPerItem }),
@@ -206,6 +212,11 @@ function placement(resolved: ResolvedStrategy): { feedbackAs?: FeedbackPlacement
   return resolved.feedbackAs === undefined ? {} : { feedbackAs: resolved.feedbackAs };
 }
 
+/** The resample temperature a resolved `resample` run carries, as a loop option. */
+function resampling(resolved: ResolvedStrategy): { resampleTemperature?: number } {
+  return resolved.resampleTemperature === undefined ? {} : { resampleTemperature: resolved.resampleTemperature };
+}
+
 /** The options every loop takes, from the resolved choices and the door's parts. */
 function loopOptions<R>(resolved: ResolvedStrategy, parts: StrategyParts<R>): LoopOptions<R> & { firstAttemptModel?: LanguageModel } {
   const { critics: _critics, refiner: _refiner, memory: _memory, runId: _runId, lessonsPerItem: _lessons, relatedLessons: _related, agents: _agents, ...loop } = parts;
@@ -218,6 +229,7 @@ export function resolveStrategy(name: string, choices: StrategyChoices = {}): Re
   if (entry === undefined) throw new StrategyOptionError("strategy", `is one of ${strategyNames.join(", ")}, got ${JSON.stringify(name)}`);
   const strategy = name as StrategyName;
   checkShared(choices);
+  refuseResample(strategy, choices);
   entry.validate(choices);
   const { defaults } = entry;
   const stopWhen = stopConditions(choices.stopWhen ?? defaults.stopWhen);
@@ -235,6 +247,7 @@ export function resolveStrategy(name: string, choices: StrategyChoices = {}): Re
     reflectionMaxTokens,
     judgeMaxTokens: choices.judgeMaxTokens ?? Math.max(defaults.judgeMaxTokens, reflectionMaxTokens),
     ...(critic === undefined ? {} : { critic }),
+    ...(choices.reflection === "resample" ? { resampleTemperature: choices.resampleTemperature ?? defaultResampleTemperature } : {}),
     ...(strategy === "debate" ? { rounds: choices.rounds ?? 2 } : {}),
     ...(strategy === "alternatives" ? { candidates: choices.candidates ?? defaultCandidates, candidateTemperature: choices.candidateTemperature ?? defaultCandidateTemperature } : {}),
   };
@@ -266,6 +279,16 @@ function checkShared(choices: StrategyChoices): void {
   if (choices.feedbackAs !== undefined && !feedbackPlacements.includes(choices.feedbackAs)) throw new StrategyOptionError("feedbackAs", `must be one of ${feedbackPlacements.join(", ")}, got ${JSON.stringify(choices.feedbackAs)}`);
   if (choices.reflection !== undefined && !reflectionModes.includes(choices.reflection)) throw new StrategyOptionError("reflection", `must be one of ${reflectionModes.join(", ")}, got ${JSON.stringify(choices.reflection)}`);
   if (typeof choices.stopWhen === "string" && choices.stopWhen.trim() !== "none") stopConditions(choices.stopWhen);
+  if (choices.resampleTemperature !== undefined) {
+    if (choices.reflection !== "resample") throw new StrategyOptionError("resampleTemperature", "applies to the resample reflection only (reflection: resample)");
+    const problem = resampleTemperatureProblem(choices.resampleTemperature);
+    if (problem !== null) throw new StrategyOptionError("resampleTemperature", problem);
+  }
+}
+
+/** `resample` is a baseline of the loops whose retry can be a fresh sample; the others refuse it. */
+function refuseResample(strategy: StrategyName, choices: StrategyChoices): void {
+  if (choices.reflection === "resample" && !resamplingStrategies.includes(strategy)) throw new StrategyOptionError("reflection", resampleRefusal(strategy));
 }
 
 /** The options of one strategy given to another are refused, never ignored. */

@@ -19,9 +19,11 @@ export type AnswerConfidence =
  * of the task in an earlier `model` run (src/loops/donor-reflections.ts), no model call. Reflexion's is its lesson,
  * Self-Refine's the critique the refiner reads. Paired on the same items they separate "the reflection's content
  * helps" from "a second try helps", and `placebo-other` "this item's reflection helps" from "a reflection of this
- * model's style and length helps".
+ * model's style and length helps". `resample` (reflect-retry, reflexion) — the baseline at equal compute: each attempt
+ * after a failed one is a fresh, independent sample of the task prompt alone (no feedback, no reflection, no lessons),
+ * so the loop is best-of-k selected by its checks (src/loops/resample.ts).
  */
-export type ReflectionMode = "model" | "none" | "placebo" | "placebo-other";
+export type ReflectionMode = "model" | "none" | "placebo" | "placebo-other" | "resample";
 
 /**
  * What stood in the model's reflection turn after a failed attempt, which the next attempt sees as an explicit input:

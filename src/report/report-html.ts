@@ -104,7 +104,7 @@ export function buildReport(runs: readonly RunFolder[], options: { title?: strin
       figure(accuracy),
       table(
         ["run", "n", ...Array.from({ length: turns }, (_, t) => `Acc@t${t + 1} [95% CI]`), "Δ (points)", "solved at any attempt"],
-        eruns.map((r) => [r.label, String(r.summary.n), ...Array.from({ length: turns }, (_, t) => (r.summary.accuracy[t] === undefined ? "—" : `${pct(r.summary.accuracy[t] as number)} ${ci(r.summary.accuracy_ci95[t] as [number, number])}`)), signed(100 * r.summary.delta), pct(r.summary.solved_any)]),
+        eruns.map((r) => [r.label, String(r.summary.n), ...Array.from({ length: turns }, (_, t) => (r.summary.accuracy[t] === undefined ? "—" : `${pct(r.summary.accuracy[t] as number)} ${ci(r.summary.accuracy_ci95[t] as [number, number])}`)), signed(100 * r.summary.delta), protocolOfConfig(r.config).resample === true ? `${pct(r.summary.solved_any)} (pass@k by the scorer, an oracle figure)` : pct(r.summary.solved_any)]),
       ),
     );
 

@@ -46,6 +46,12 @@ export interface TaskFamily {
   verifier?: "sandbox";
   /** What the verifier scores by, in a few words for a run's header. Default: `the reference answer`. */
   scorer?: string;
+  /**
+   * What the verifier's extracted answers (`Verdict.answer`) are: `values` — a number, a letter, a label, normalised, so
+   * two attempts that agree give the same text and a majority vote over them means something; `programs` — code,
+   * where equal behaviour rarely is equal text. Absent: neither (equations, free-form replies, calls); no vote.
+   */
+  answers?: "values" | "programs";
 }
 
 /** Demonstrations come from their own seed, so they do not depend on the run's --seed. */
@@ -69,6 +75,7 @@ export const taskFamilies: readonly TaskFamily[] = [
   {
     name: "arithmetic",
     description: "one +, - or * on two numbers, integer answer in <answer> tags (the easy family for small models)",
+    answers: "values",
     create: () => arithmeticTask() as Task<unknown>,
     generate: (seed, count) => generateArithmetic({ seed, count }),
     load: (file, task) => loadRecords(file, (value) => task.parseRecord(value)),

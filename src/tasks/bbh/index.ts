@@ -30,6 +30,7 @@ export function bbhTask(): Task<BbhRecord> {
 
 export const bbhFamily: TaskFamily = {
   name: "bbh",
+  answers: "values",
   description: "BIG-Bench Hard, 27 tasks (a task file or the folder of all), exact match per target kind: letters, True/False, Yes/No, numbers, brackets, sorted words",
   create: () => bbhTask() as Task<unknown>,
   defaultData: "bbh",

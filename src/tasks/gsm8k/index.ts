@@ -37,6 +37,7 @@ export function loadGsm8k(file: string) {
 
 export const gsm8kFamily: TaskFamily = {
   name: "gsm8k",
+  answers: "values",
   description: "GSM8K grade-school word problems (1319 test items), final number in <answer> tags, exact numeric verifier",
   create: () => gsm8kTask() as Task<unknown>,
   defaultData: "gsm8k/test.jsonl",

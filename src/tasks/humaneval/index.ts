@@ -36,6 +36,7 @@ export const humanevalFamily: TaskFamily = {
   verifier: "sandbox",
   scorer: "the hidden tests (check(entry_point))",
   name: "humaneval",
+  answers: "programs",
   description: "HumanEval (164 Python functions to complete from a signature and docstring), graded by the hidden check() in a bubblewrap sandbox",
   create: () => humanevalTask() as Task<unknown, Promise<Verdict>>,
   defaultData: "humaneval/HumanEval.jsonl.gz",

@@ -28,6 +28,7 @@ export function logiqaTask(): Task<LogiqaRecord> {
 
 export const logiqaFamily: TaskFamily = {
   name: "logiqa",
+  answers: "values",
   description: "LogiQA logical reasoning, four options (ReflectEvo's 500-item test sample, or LogiQA's Test.txt/Eval.txt), letter in <answer> tags",
   create: () => logiqaTask() as Task<unknown>,
   defaultData: "reflectevo/logiqa_test.jsonl",

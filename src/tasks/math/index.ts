@@ -32,6 +32,7 @@ export function loadMath(file: string) {
 
 export const mathFamily: TaskFamily = {
   name: "math",
+  answers: "values",
   description:
     "MATH competition problems (MATH-500 by default; MATH/ReflectEvo rows with the answer boxed in the solution also load), final answer in \\boxed{}, equivalence by exact normalisation",
   create: () => mathTask() as Task<unknown>,

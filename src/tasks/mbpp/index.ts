@@ -33,6 +33,7 @@ export const mbppFamily: TaskFamily = {
   verifier: "sandbox",
   scorer: "every test of the item, the hidden ones included",
   name: "mbpp",
+  answers: "programs",
   description: "MBPP Python problems (ReflectEvo's 500-item test split, task ids 11–510, by default); the prompt shows one test, grading runs every assert in a bubblewrap sandbox",
   create: () => mbppTask() as Task<unknown, Promise<Verdict>>,
   defaultData: "reflectevo/mbpp_test.jsonl",

@@ -37,6 +37,7 @@ function locateReflectevoAnswer(record: ReflectevoBigbenchRecord, output: string
 
 export const reflectevoBigbenchFamily: TaskFamily = {
   name: "reflectevo-bigbench",
+  answers: "values",
   description: "ReflectEvo's BIG-bench test sample (500 items): free-text answers by SQuAD exact match with token F1 as score; lettered items by choice",
   create: () => reflectevoBigbenchTask() as Task<unknown>,
   defaultData: "reflectevo/bigbench_test.jsonl",
