@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import { Readable } from "node:stream";
-import { bodyRedactor, contentDecoders, redactHeaderValue, redactJsonBody, redactJsonValue, Secret, SseRedactor } from "./redact-stream.js";
+import { bodyRedactor, contentDecoders, maxQueuedBytes, redactHeaderValue, redactJsonBody, redactJsonValue, Secret, SseRedactor } from "./redact-stream.js";
 import { charByChar, decodeStream, eventShape, parseSse, splitEverywhere, upstreamEvents } from "./redaction-harness.js";
 import type { DialectName } from "./dialects/index.js";
 
@@ -194,6 +194,21 @@ describe("SseRedactor", () => {
     assert.ok(!out.includes(KEY), out);
     const args = [...out.matchAll(/"arguments":"((?:[^"\\]|\\.)*)"/gu)].map((m) => JSON.parse(`"${m[1]}"`) as string).join("");
     assert.equal(args, '{"k":"[redacted]"}');
+  });
+
+  it("holds no more than maxQueuedBytes of whole events: past it the held text is cut by the window and the rest goes out", () => {
+    const redactor = new SseRedactor(secret, "chat");
+    const text = event({ content: "a".repeat(40) });
+    const comment = `: ${"x".repeat(64 * 1024)}\n\n`;
+    let out = Buffer.from(redactor.push(Buffer.from(text)) as Uint8Array).toString();
+    assert.equal(out, "");
+    let pushes = 0;
+    while (out === "" && pushes < 32) (out = Buffer.from(redactor.push(Buffer.from(comment)) as Uint8Array).toString()), (pushes += 1);
+    assert.equal(pushes, Math.floor((maxQueuedBytes - Buffer.byteLength(text)) / Buffer.byteLength(comment)) + 1);
+    assert.equal(decode(out).content, "a".repeat(8));
+    assert.equal(out.split(comment).length - 1, pushes);
+    const rest = Buffer.from(redactor.push(Buffer.from(event({}, "stop") + "data: [DONE]\n\n")) as Uint8Array).toString();
+    assert.equal(decode(out + rest).content, "a".repeat(40));
   });
 
   it("cuts a body whose event outgrows what can be held", () => {

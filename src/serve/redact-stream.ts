@@ -400,10 +400,10 @@ export class SseRedactor implements BodyRedactor {
 
   /** One event's bytes as relayed now (with any events its coming releases); `last`: the body ended inside it. */
   private event(raw: Buffer, last: boolean): Buffer {
-    // No `data` field (a comment, a keep-alive): nothing a client decodes as JSON.
     // Searched as decoded text: the bytes hold the key only where the text does (a valid UTF-8 sequence decodes as itself).
     const decoded = raw.toString("utf8");
     const holdsKey = decoded.includes(this.secret.text);
+    // No `data` field (a comment, a keep-alive): nothing a client decodes as JSON.
     if (!last && !decoded.includes("data")) return this.enqueue({ bytes: holdsKey ? replaceBytes(raw, this.secret.bytes) : raw, text: "" }, false);
     const lines = this.sawCr ? decoded.split(/\r\n|\r|\n/u) : decoded.split("\n");
     while (lines.length > 0 && lines.at(-1) === "") lines.pop();
@@ -424,7 +424,7 @@ export class SseRedactor implements BodyRedactor {
       if (!done && !last) return this.enqueue({ bytes: body, text: "" }, false);
       return Buffer.concat([this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]);
     }
-    // Where the bytes show every place a string decodes to the key, a byte search finds whether any does.
+    // Where the text shows every place a string decodes to the key (`bytesShowKey`), the search above found whether any does.
     const value = !holdsKey && textShowsKey(decoded, this.secret) ? parsed : (redactValue(parsed, this.secret) as Record<string, unknown>);
     const slots = this.streams.slots(value);
     const tokenSlots = this.streams.tokenSlots(value);
