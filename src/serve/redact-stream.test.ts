@@ -211,6 +211,18 @@ describe("SseRedactor", () => {
     assert.equal(decode(out + rest).content, "a".repeat(40));
   });
 
+  it("passes events of one shape around their text without parsing them, and parses any that is not one plain string there", () => {
+    // The same chunk around its content: the first parsed, the rest recognised by their bytes, unless the middle is
+    // more than one JSON string (a second `content` field) or hides the key (escaped, or whole).
+    const same = (literal: string) => event({ content: "CONTENT" }).replace('"content":"CONTENT"', `"content":${literal}`);
+    const list = [event({ content: "one " }), event({ content: "two " }), same('"x","content":"sk-abcdef-123"'), same('"\\u0073k-abcdef-123 "'), event({ content: `${KEY} ` }), event({ content: "sk-abc" }), event({ content: "def-123 end" }), event({}, "stop"), "data: [DONE]\n\n"];
+    for (const cut of [[], [40], [200, 201]]) {
+      const out = redact(list.join(""), cut);
+      assert.ok(!out.includes(KEY), out);
+      assert.equal(decode(out).content, "one two [redacted][redacted] [redacted] [redacted] end");
+    }
+  });
+
   it("cuts a body whose event outgrows what can be held", () => {
     const redactor = new SseRedactor(secret, "chat");
     const big = Buffer.alloc(1024 * 1024, 0x61);

@@ -290,7 +290,27 @@ interface QueuedEvent {
   /** Its decoded text in the queued stream (empty: it carries none, or none but empty strings). */
   text: string;
   /** The parsed event, its lines and its streams, to write it anew if the queue must be cut by the window after all. */
-  rewrite?: { lines: string[]; value: Record<string, unknown>; slots: StreamSlot[]; tokenSlots: StreamSlot[] };
+  rewrite?: ParsedEvent | Buffer;
+}
+
+/** An event object as parsed: its lines, its data (the key blanked in it: `value`) and its streams' strings in `value`. */
+interface ParsedEvent {
+  lines: string[];
+  value: Record<string, unknown>;
+  slots: StreamSlot[];
+  tokenSlots: StreamSlot[];
+}
+
+/**
+ * An event's bytes on either side of its one string of text: an event whose bytes are these around another JSON
+ * string is the same event with that text (JSON's grammar places a string token alike whatever it holds), so it needs
+ * no parse. `value` and `slot` are of the event it was learnt from, for its structure only (never its text).
+ */
+interface EventShape {
+  prefix: Buffer;
+  suffix: Buffer;
+  value: Record<string, unknown>;
+  slot: StreamSlot;
 }
 
 /**
@@ -308,6 +328,8 @@ interface QueuedEvent {
  *   it, until the stream's text after it holds the window (or the stream ends); then, if the queued text holds no
  *   whole key, it goes out byte-identical, as do the events queued behind it that carry no text. So an event is
  *   neither parsed again nor written anew, and a client sees the upstream's own events, each later by the same rule.
+ *   An event whose bytes are those of the last one learnt around another JSON string (`EventShape`: a stream's deltas
+ *   differ only in their text) is not parsed at all: its text is that string, and it goes the way the parse would.
  * - Cut text. An event of another stream while one is queued, an event with log-probability entries or with more than
  *   one stream's text, a queue of more than `maxQueuedBytes`, or a whole key in the queued text: the queue is then cut
  *   by the window as characters — every queued event written anew (one `data:` line, its other lines redacted in
@@ -338,6 +360,9 @@ export class SseRedactor implements BodyRedactor {
   private queue: QueuedEvent[] = [];
   /** The queued stream, the template of its last slot, and its text and bytes in the queue. */
   private queued: { id: string; template: Record<string, unknown>; chars: number; bytes: number } | undefined;
+  /** The shape of the last event learnt (`learnShape`), and how many were learnt since one was of use. */
+  private shape: EventShape | undefined;
+  private shapeTries = 0;
 
   constructor(
     private readonly secret: Secret,
@@ -400,6 +425,8 @@ export class SseRedactor implements BodyRedactor {
 
   /** One event's bytes as relayed now (with any events its coming releases); `last`: the body ended inside it. */
   private event(raw: Buffer, last: boolean): Buffer {
+    const shaped = last ? undefined : this.shapedEvent(raw);
+    if (shaped !== undefined) return shaped;
     // Searched as decoded text: the bytes hold the key only where the text does (a valid UTF-8 sequence decodes as itself).
     const decoded = raw.toString("utf8");
     const holdsKey = decoded.includes(this.secret.text);
@@ -461,12 +488,104 @@ export class SseRedactor implements BodyRedactor {
       return Buffer.concat(out);
     }
     const bytes = value !== parsed ? this.written(lines, value, false) : holdsKey ? replaceBytes(raw, this.secret.bytes) : raw;
+    if (bytes === raw && slots.length === 1 && data.length === 1 && !this.sawCr && !this.secret.awkward && this.shapeTries < 3) this.learnShape(raw, value, slots[0] as StreamSlot);
     if (id !== undefined && template !== undefined) {
       this.queued ??= { id, template, chars: 0, bytes: 0 };
       this.queued.template = template;
     }
     out.push(this.enqueue({ bytes, text, rewrite: { lines, value, slots, tokenSlots } }, endsOwn));
     return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+  }
+
+  /**
+   * `raw` relayed as an event of the learnt shape, when it is one, carries no key and would go out whole: what the
+   * parsing path makes of it (the same bytes, at the same time), without parsing it. `undefined`: take that path.
+   */
+  private shapedEvent(raw: Buffer): Buffer | undefined {
+    const shape = this.shape;
+    if (shape === undefined) return undefined;
+    const text = this.shapedText(raw, shape);
+    if (text === undefined) return undefined;
+    const { value, slot } = shape;
+    if (this.heldTokens.size > 0 || (this.held.size > 0 && (this.held.has(slot.id) || [...this.held.values()].some((h) => this.streams.ends(value, h))))) return undefined;
+    const id = text === "" ? undefined : slot.id;
+    const endsOwn = id !== undefined && this.streams.ends(value, slot);
+    const queued = this.queued;
+    let first: Buffer = empty;
+    if (queued !== undefined) {
+      if (this.streams.ends(value, queued)) {
+        if (this.queuedText().concat(slot.id === queued.id ? text : "").includes(this.secret.text)) return undefined;
+        first = this.releaseAll();
+      } else if (id !== undefined && id !== queued.id) first = this.cut();
+    }
+    this.shapeTries = 0;
+    if (id !== undefined) {
+      this.queued ??= { id, template: slot.template, chars: 0, bytes: 0 };
+      this.queued.template = slot.template;
+    }
+    const rest = this.enqueue({ bytes: raw, text, rewrite: raw }, endsOwn);
+    return first.length === 0 ? rest : Buffer.concat([first, rest]);
+  }
+
+  /** The text of `raw` if it is `shape` around one JSON string that holds no key, else `undefined`. */
+  private shapedText(raw: Buffer, { prefix, suffix }: EventShape): string | undefined {
+    const end = raw.length - suffix.length;
+    if (end - prefix.length < 2 || raw.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0 || raw.compare(suffix, 0, suffix.length, end) !== 0) return undefined;
+    if (raw[prefix.length] !== 0x22 || raw[end - 1] !== 0x22) return undefined;
+    let escaped = false;
+    // One string token from the first quote to the last: no other unescaped quote, no control character.
+    for (let i = prefix.length + 1; i < end - 1; i++) {
+      const byte = raw[i] as number;
+      if (byte === 0x22 || byte < 0x20) return undefined;
+      if (byte === 0x5c) {
+        escaped = true;
+        i += 1;
+        if (i >= end - 1) return undefined;
+      }
+    }
+    let text: string;
+    if (!escaped) text = raw.toString("utf8", prefix.length + 1, end - 1);
+    else {
+      const literal = raw.toString("utf8", prefix.length, end);
+      if (literal.includes(this.secret.text)) return undefined;
+      try {
+        text = JSON.parse(literal) as string;
+      } catch {
+        return undefined;
+      }
+    }
+    return text.includes(this.secret.text) ? undefined : text;
+  }
+
+  /**
+   * Learns the shape of `raw`, an event relayed whole with one string of text (`slot`, in `value`) and no key: the
+   * bytes around that string's one JSON literal, checked by parsing them around another string.
+   */
+  private learnShape(raw: Buffer, value: Record<string, unknown>, slot: StreamSlot): void {
+    this.shapeTries += 1;
+    const literal = Buffer.from(JSON.stringify(slot.parent[slot.key]), "utf8");
+    const at = raw.indexOf(literal);
+    if (at < 0 || raw.indexOf(literal, at + 1) >= 0) return;
+    const [prefix, suffix] = [Buffer.from(raw.subarray(0, at)), Buffer.from(raw.subarray(at + literal.length))];
+    const probe = this.parseEvent(Buffer.concat([prefix, Buffer.from('"#"'), suffix]));
+    const [only] = probe?.slots ?? [];
+    if (probe === undefined || probe.slots.length !== 1 || only?.id !== slot.id || only.parent[only.key] !== "#" || probe.tokenSlots.some((s) => (s.parent[s.key] as unknown[]).length > 0)) return;
+    this.shape = { prefix, suffix, value, slot };
+  }
+
+  /** `raw` parsed as an event object (`undefined` if it is none), for an event that holds no key. */
+  private parseEvent(raw: Buffer): ParsedEvent | undefined {
+    const lines = raw.toString("utf8").split("\n");
+    while (lines.length > 0 && lines.at(-1) === "") lines.pop();
+    const data: string[] = [];
+    for (const line of lines) if (fieldName(line) === "data") data.push(fieldValue(line));
+    let value: unknown;
+    try {
+      value = JSON.parse(data.join("\n"));
+    } catch {
+      return undefined;
+    }
+    return isRecord(value) ? { lines, value, slots: this.streams.slots(value), tokenSlots: this.streams.tokenSlots(value) } : undefined;
   }
 
   /**
@@ -521,7 +640,9 @@ export class SseRedactor implements BodyRedactor {
   private cut(): Buffer {
     if (this.queue.length === 0) return empty;
     const out: Buffer[] = [];
-    for (const { bytes, rewrite } of this.queue) {
+    for (const queued of this.queue) {
+      const { bytes } = queued;
+      const rewrite = Buffer.isBuffer(queued.rewrite) ? this.parseEvent(queued.rewrite) : queued.rewrite;
       if (rewrite === undefined || (rewrite.slots.length === 0 && rewrite.tokenSlots.length === 0)) out.push(bytes);
       else {
         for (const slot of rewrite.slots) this.holdBack(slot.id, slot.parent, slot.key, slot.template);
