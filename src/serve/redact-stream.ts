@@ -488,7 +488,7 @@ export class SseRedactor implements BodyRedactor {
       return Buffer.concat(out);
     }
     const bytes = value !== parsed ? this.written(lines, value, false) : holdsKey ? replaceBytes(raw, this.secret.bytes) : raw;
-    if (bytes === raw && slots.length === 1 && data.length === 1 && !this.sawCr && !this.secret.awkward && this.shapeTries < 3) this.learnShape(raw, value, slots[0] as StreamSlot);
+    if (bytes === raw && slots.length === 1 && text !== "" && data.length === 1 && !this.sawCr && !this.secret.awkward && this.shapeTries < 3) this.learnShape(raw, value, slots[0] as StreamSlot);
     if (id !== undefined && template !== undefined) {
       this.queued ??= { id, template, chars: 0, bytes: 0 };
       this.queued.template = template;
