@@ -144,9 +144,11 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
         // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
         outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secret, layers.length === 0 && redactor === undefined));
         resolve(undefined);
-        // Headers go out with the first body bytes; a body not under way by the next turn (a stream) gets them now.
+        // Headers go out with the first body bytes; a body not under way by the next turn (a stream whose first events
+        // are held back) gets them now. `headersSent` cannot tell: it is true as soon as `writeHead` stored them.
+        let wrote = false;
         setImmediate(() => {
-          if (!outgoing.headersSent && !outgoing.destroyed) outgoing.flushHeaders();
+          if (!wrote && !outgoing.destroyed) outgoing.flushHeaders();
         });
         const decoders = layers.map((make) => make());
         const cut = (): void => {
@@ -174,7 +176,9 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
           timer.refresh();
           const out = redactor === undefined ? chunk : redactor.push(chunk);
           if (out === null) return cut();
-          if (out.byteLength > 0 && !outgoing.write(out)) source.pause();
+          if (out.byteLength === 0) return;
+          wrote = true;
+          if (!outgoing.write(out)) source.pause();
         });
         outgoing.on("drain", () => source.resume());
         source.once("end", () => {

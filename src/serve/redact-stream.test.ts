@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import { Readable } from "node:stream";
-import { bodyRedactor, contentDecoders, redactHeaderValue, redactJsonBody, redactJsonValue, Secret, SseRedactor } from "./redact-stream.js";
+import { bodyRedactor, contentDecoders, maxQueuedBytes, redactHeaderValue, redactJsonBody, redactJsonValue, Secret, SseRedactor } from "./redact-stream.js";
 import { charByChar, decodeStream, eventShape, parseSse, splitEverywhere, upstreamEvents } from "./redaction-harness.js";
 import type { DialectName } from "./dialects/index.js";
 
@@ -113,15 +113,34 @@ describe("SseRedactor", () => {
   });
 
   it("holds back the same window whatever the text, so no delta tells whether it began the key", () => {
-    // The key is 13 characters: every stream holds its last 32 until it ends.
-    const stream = [event({ role: "assistant", content: "" }), event({ content: "a".repeat(40) }), event({ content: "b".repeat(10) }), event({ content: "c".repeat(40) }), event({}, "stop"), "data: [DONE]\n\n"].join("");
+    // The key is 13 characters, the window 32: an event goes out, byte-identical, once 32 characters follow it.
+    const events = [event({ role: "assistant", content: "" }), event({ content: "a".repeat(40) }), event({ content: "b".repeat(10) }), event({ content: "c".repeat(40) }), event({}, "stop"), "data: [DONE]\n\n"];
+    const stream = events.join("");
+    assert.equal(redact(stream, []), stream);
+    const redactor = new SseRedactor(secret, "chat");
+    const released = events.map((e) => Buffer.from(redactor.push(Buffer.from(e)) as Uint8Array).toString());
+    assert.deepEqual(released, [events[0], "", "", `${events[1]}${events[2]}`, `${events[3]}${events[4]}`, events[5]]);
+    // Cut by the window as characters (another stream comes while one is held), the same window is held.
+    const cut = [...events.slice(0, 4), event({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }), ...events.slice(4)].join("");
     const lengths = (body: string) => parseSse(body).filter((e) => !e.data.startsWith("[DONE]")).map((e) => (JSON.parse(e.data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content?.length);
-    assert.deepEqual(lengths(redact(stream, [])), [0, 8, 10, 40, 32, undefined]);
-    assert.equal(decode(redact(stream, [])).content, `${"a".repeat(40)}${"b".repeat(10)}${"c".repeat(40)}`);
+    assert.deepEqual(lengths(redact(cut, [])), [0, 40, 10, 8, undefined, 32, undefined]);
+    assert.equal(decode(redact(cut, [])).content, `${"a".repeat(40)}${"b".repeat(10)}${"c".repeat(40)}`);
     for (let n = 1; n < KEY.length; n++) {
       const prefix = event({ content: `tail ${KEY.slice(0, n)}` }) + event({}, "stop") + "data: [DONE]\n\n";
       const other = event({ content: `tail ${"q".repeat(n)}` }) + event({}, "stop") + "data: [DONE]\n\n";
       assert.deepEqual(eventShape(redact(prefix, [])), eventShape(redact(other, [])), `a start of ${n} characters`);
+    }
+  });
+
+  it("releases at the same pushes whatever the text: what comes out after each event has the same shape for a start of the key", () => {
+    // What a client observes over time: the shape of what each upstream event releases, one push an event.
+    const schedule = (dialect: DialectName, guess: string) => {
+      const redactor = new SseRedactor(secret, dialect);
+      const list = upstreamEvents(dialect, { text: ["x".repeat(20), `then ${guess}`, "y".repeat(9), "z".repeat(30)], args: [`{"k":"${guess}`, '"}'] });
+      return [...list.map((e) => redactor.push(Buffer.from(e)) as Uint8Array), redactor.end() as Uint8Array].map((out) => eventShape(Buffer.from(out).toString()));
+    };
+    for (const dialect of ["chat", "responses", "messages"] as const) {
+      for (let n = 1; n < KEY.length; n++) assert.deepEqual(schedule(dialect, KEY.slice(0, n)), schedule(dialect, `${KEY.slice(0, n - 1)}#`), `${dialect}: a start of ${n} characters`);
     }
   });
 
@@ -139,11 +158,15 @@ describe("SseRedactor", () => {
     // In the finishing event's own string.
     const finishing = event({ content: "ends with sk-" }, "stop") + "data: [DONE]\n\n";
     assert.equal(decode(redact(finishing, [])).content, "ends with sk-");
-    // In a chunk added before a finishing event that carries no text.
+    // Held whole, the event goes out as it came before a finishing event that carries no text.
     const separate = event({ content: "ends with sk-" }) + event({}, "stop") + "data: [DONE]\n\n";
-    const out = redact(separate, []);
+    assert.equal(redact(separate, []), separate);
+    // Cut by the window (a tool call came while it was held), in a chunk added before the finishing event.
+    const call = event({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "f", arguments: "{}" } }] });
+    const out = redact(event({ content: "ends with sk-" }) + call + event({}, "stop") + "data: [DONE]\n\n", []);
     assert.equal(decode(out).content, "ends with sk-");
-    assert.equal(decode(out).chunks, 3);
+    assert.equal(decode(out).chunks, 4);
+    assert.deepEqual(parseSse(out).map((e) => (e.data.startsWith("[DONE]") ? e.data : (JSON.parse(e.data) as { choices: Array<{ delta: { content?: string }; finish_reason: string | null }> }).choices[0])).slice(2), [{ index: 0, delta: { content: "ends with sk-" }, finish_reason: null }, { index: 0, delta: {}, logprobs: null, finish_reason: "stop" }, "[DONE]"]);
     // At [DONE], when no finish_reason came; at the body's end, when neither came.
     assert.equal(decode(redact(event({ content: "x sk-abc" }) + "data: [DONE]\n\n", [])).content, "x sk-abc");
     assert.equal(decode(redact(event({ content: "x sk-abc" }), [])).content, "x sk-abc");
@@ -171,6 +194,33 @@ describe("SseRedactor", () => {
     assert.ok(!out.includes(KEY), out);
     const args = [...out.matchAll(/"arguments":"((?:[^"\\]|\\.)*)"/gu)].map((m) => JSON.parse(`"${m[1]}"`) as string).join("");
     assert.equal(args, '{"k":"[redacted]"}');
+  });
+
+  it("holds no more than maxQueuedBytes of whole events: past it the held text is cut by the window and the rest goes out", () => {
+    const redactor = new SseRedactor(secret, "chat");
+    const text = event({ content: "a".repeat(40) });
+    const comment = `: ${"x".repeat(64 * 1024)}\n\n`;
+    let out = Buffer.from(redactor.push(Buffer.from(text)) as Uint8Array).toString();
+    assert.equal(out, "");
+    let pushes = 0;
+    while (out === "" && pushes < 32) (out = Buffer.from(redactor.push(Buffer.from(comment)) as Uint8Array).toString()), (pushes += 1);
+    assert.equal(pushes, Math.floor((maxQueuedBytes - Buffer.byteLength(text)) / Buffer.byteLength(comment)) + 1);
+    assert.equal(decode(out).content, "a".repeat(8));
+    assert.equal(out.split(comment).length - 1, pushes);
+    const rest = Buffer.from(redactor.push(Buffer.from(event({}, "stop") + "data: [DONE]\n\n")) as Uint8Array).toString();
+    assert.equal(decode(out + rest).content, "a".repeat(40));
+  });
+
+  it("passes events of one shape around their text without parsing them, and parses any that is not one plain string there", () => {
+    // The same chunk around its content: the first parsed, the rest recognised by their bytes, unless the middle is
+    // more than one JSON string (a second `content` field) or hides the key (escaped, or whole).
+    const same = (literal: string) => event({ content: "CONTENT" }).replace('"content":"CONTENT"', `"content":${literal}`);
+    const list = [event({ content: "one " }), event({ content: "two " }), same('"x","content":"sk-abcdef-123"'), same('"\\u0073k-abcdef-123 "'), event({ content: `${KEY} ` }), event({ content: "sk-abc" }), event({ content: "def-123 end" }), event({}, "stop"), "data: [DONE]\n\n"];
+    for (const cut of [[], [40], [200, 201]]) {
+      const out = redact(list.join(""), cut);
+      assert.ok(!out.includes(KEY), out);
+      assert.equal(decode(out).content, "one two [redacted][redacted] [redacted] [redacted] end");
+    }
   });
 
   it("cuts a body whose event outgrows what can be held", () => {
@@ -220,9 +270,15 @@ describe("SseRedactor on each dialect's events", () => {
   it("gives Responses text back before its .done event, and Messages text before its block's stop", () => {
     const responses = redact(upstreamEvents("responses", { text: ["short"] }).join(""), [], secret, "responses");
     const types = parseSse(responses).map((e) => (JSON.parse(e.data) as { type: string }).type);
-    assert.deepEqual(types.slice(types.indexOf("response.output_text.delta")), ["response.output_text.delta", "response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
+    assert.deepEqual(types.slice(types.indexOf("response.output_text.delta")), ["response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
     const given = parseSse(responses).map((e) => JSON.parse(e.data) as Record<string, unknown>).filter((e) => e.type === "response.output_text.delta");
-    assert.deepEqual(given.map((e) => [e.delta, e.item_id, e.output_index, e.content_index]), [["", "msg_1", 0, 0], ["short", "msg_1", 0, 0]]);
+    assert.deepEqual(given.map((e) => [e.delta, e.item_id, e.output_index, e.content_index]), [["short", "msg_1", 0, 0]]);
+    // Cut by the window (a delta with log-probability entries came while it was held), in a delta added before it.
+    const list = upstreamEvents("responses", { text: ["short", "er"] });
+    const at = list.findIndex((e) => e.includes('"delta":"er"'));
+    list[at] = (list[at] as string).replace('"logprobs":[]', '"logprobs":[{"token":"er","logprob":-1,"bytes":[101,114],"top_logprobs":[]}]');
+    const cut = parseSse(redact(list.join(""), [], secret, "responses")).map((e) => JSON.parse(e.data) as Record<string, unknown>).filter((e) => e.type === "response.output_text.delta");
+    assert.deepEqual(cut.map((e) => e.delta), ["", "", "shorter"]);
     const messages = redact(upstreamEvents("messages", { text: ["short"] }).join(""), [], secret, "messages");
     const events = parseSse(messages).map((e) => [e.event, JSON.parse(e.data) as { type: string; delta?: unknown }] as const);
     const stop = events.findIndex(([, e]) => e.type === "content_block_stop");

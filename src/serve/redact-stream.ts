@@ -10,8 +10,9 @@
  * a stream's entries are held back like its text, by a fixed window.
  *
  * What a client sees must tell it nothing about how close a guess of the key came: the only output that depends on the
- * key is `[redacted]` where the whole key stood. So a stream holds back the same window whatever its text, and an event
- * is parsed and rewritten by its structure (it carries concatenated strings), never by its resemblance to the key. A
+ * key is `[redacted]` where the whole key stood. So a stream holds back the same window whatever its text, and whether
+ * an event goes out as it came or written anew, and when, follows from its structure and the lengths of the texts,
+ * never from their resemblance to the key. A
  * JSON body whose decoded strings do not hold the whole key is relayed byte-identical (parsed only when its bytes
  * could hide it, see `bytesShowKey`).
  */
@@ -19,7 +20,7 @@ import type { Transform } from "node:stream";
 import zlib from "node:zlib";
 import type { DialectName } from "./dialects/index.js";
 import { heldEntryCount, isTokenSequence, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
-import { sseStreamsOf, type HeldText, type HeldTokens, type SseStreams } from "./sse-streams.js";
+import { sseStreamsOf, type HeldText, type HeldTokens, type SseStreams, type StreamSlot } from "./sse-streams.js";
 
 /** What stands in for the key wherever it was. */
 export const redactionMark = "[redacted]";
@@ -104,6 +105,12 @@ export function bodyRedactor(contentType: string | undefined, status: number, se
 export function bytesShowKey(json: Buffer, secret: Secret): boolean {
   if (secret.awkward || json.indexOf(backslashU) >= 0 || json.indexOf(tokenField) >= 0) return false;
   return !(secret.slash && json.indexOf(backslashSlash) >= 0);
+}
+
+/** `bytesShowKey` on JSON text already decoded from UTF-8. */
+export function textShowsKey(json: string, secret: Secret): boolean {
+  if (secret.awkward || json.includes("\\u") || json.includes('"token"')) return false;
+  return !(secret.slash && json.includes("\\/"));
 }
 
 /**
@@ -273,26 +280,70 @@ function replaceBytes(data: Buffer, secret: Buffer): Buffer {
 
 const dataField = Buffer.from("data", "utf8");
 
+/** The most bytes of whole events the relay holds to pass on as they came; past it they are written anew (see `SseRedactor`). */
+export const maxQueuedBytes = 1024 * 1024;
+
+/** One event held whole, to go out as the upstream wrote it once nothing after it can complete a key in it. */
+interface QueuedEvent {
+  /** What goes out if it is released whole: the upstream's bytes (a whole key in them blanked). */
+  bytes: Buffer;
+  /** Its decoded text in the queued stream (empty: it carries none, or none but empty strings). */
+  text: string;
+  /** The parsed event, its lines and its streams, to write it anew if the queue must be cut by the window after all. */
+  rewrite?: ParsedEvent | Buffer;
+}
+
+/** An event object as parsed: its lines, its data (the key blanked in it: `value`) and its streams' strings in `value`. */
+interface ParsedEvent {
+  lines: string[];
+  value: Record<string, unknown>;
+  slots: StreamSlot[];
+  tokenSlots: StreamSlot[];
+}
+
+/**
+ * An event's bytes on either side of its one string of text: an event whose bytes are these around another JSON
+ * string is the same event with that text (JSON's grammar places a string token alike whatever it holds), so it needs
+ * no parse. `value` and `slot` are of the event it was learnt from, for its structure only (never its text).
+ */
+interface EventShape {
+  prefix: Buffer;
+  suffix: Buffer;
+  value: Record<string, unknown>;
+  slot: StreamSlot;
+}
+
 /**
  * Redacts an SSE stream on what the client decodes, by one dialect's events (src/serve/sse-streams.ts names the strings
  * each dialect's clients concatenate across events: its streams). Events are cut at blank lines (`\n`, `\r\n` or `\r`
  * line ends, an event split over any chunks). Every event whose `data:` is a JSON object is parsed, so a key written
- * with `\u` escapes cannot pass: a whole key is blanked in every string and object key; then each stream's string is
- * redacted with the stream's held end before it, and the stream's last `Secret.window` characters are held back.
+ * with `\u` escapes cannot pass: a whole key is blanked in every string and object key (found by a byte search where
+ * the bytes show it, see `bytesShowKey`), and each stream's text is held back by a fixed window: the key's length
+ * rounded up to a multiple of `holdBackQuantum` (32) UTF-16 code units, whatever the text, so a key split across
+ * events is whole by the time a client could complete it, and nothing a client observes says whether the text began
+ * the key (a hold-back that depends on the text lets a client test guesses of the key's start one request each).
  *
- * The window is fixed — the key's length rounded up to a multiple of `holdBackQuantum` (32) UTF-16 code units, one
- * more only where the cut would split a surrogate pair — and held whatever the text, so a key split across events is
- * whole by the time a client could complete it, and no delta's length says whether the text began the key (a
- * hold-back that depends on the text lets a client test guesses of the key's start one request each). Likewise an
- * event that carries a stream is written anew (one `data:` line, its other lines redacted in place) whatever it says;
- * one that carries none goes out byte-identical unless a whole key was blanked in it. Held text is given back when its
- * stream ends (the dialect says which events end it: a choice's finish, the matching `.done` event, a block's stop,
- * the stream's last event), at `data: [DONE]`, and at the body's end: appended to that event's own string of the
- * stream, or else in a delta event of the stream added just before it. Comments and data that is not a JSON object are
- * redacted as bytes. A stream's log-probability entries (a Chat choice's `logprobs`, a Responses delta's) are a
- * stream of entries, held back alike — the fewest last entries whose tokens hold the window, by their lengths alone
- * (src/serve/redact-logprobs.ts) — and given back with its text; an entry that is not an object with a string `token`
- * is dropped, since nothing says what it spells.
+ * The window is held in one of two ways, each chosen by the events' structure and lengths alone:
+ * - Whole events (the usual way). An event that carries text of one stream waits in a queue, as the upstream wrote
+ *   it, until the stream's text after it holds the window (or the stream ends); then, if the queued text holds no
+ *   whole key, it goes out byte-identical, as do the events queued behind it that carry no text. So an event is
+ *   neither parsed again nor written anew, and a client sees the upstream's own events, each later by the same rule.
+ *   An event whose bytes are those of the last one learnt around another JSON string (`EventShape`: a stream's deltas
+ *   differ only in their text) is not parsed at all: its text is that string, and it goes the way the parse would.
+ * - Cut text. An event of another stream while one is queued, an event with log-probability entries or with more than
+ *   one stream's text, a queue of more than `maxQueuedBytes`, or a whole key in the queued text: the queue is then cut
+ *   by the window as characters — every queued event written anew (one `data:` line, its other lines redacted in
+ *   place) with its stream's text up to the stream's last `Secret.window` characters (one more only where the cut
+ *   would split a surrogate pair), which are held. Every event of a stream with held characters is written so
+ *   until the stream ends. Held characters are given back when their stream ends (the dialect says which events end
+ *   it: a choice's finish, the matching `.done` event, a block's stop, the stream's last event), at `data: [DONE]`, and
+ *   at the body's end: appended to that event's own string of the stream, or else in a delta event of the stream added
+ *   just before it. A stream's log-probability entries (a Chat choice's `logprobs`, a Responses delta's) are held back
+ *   alike — the fewest last entries whose tokens hold the window, by their lengths alone (src/serve/redact-logprobs.ts)
+ *   — and given back with its text; an entry that is not an object with a string `token` is dropped, since nothing
+ *   says what it spells.
+ * Which way a stream goes depends on the key only where the whole key stood, which the client learns from `[redacted]`
+ * anyway. Events go out in the order they came. Comments and data that is not a JSON object are redacted as bytes.
  */
 export class SseRedactor implements BodyRedactor {
   /** The bytes of the event under way (and any line end not yet known to be whole). */
@@ -300,11 +351,18 @@ export class SseRedactor implements BodyRedactor {
   /** Where in `pending` the line under way starts. */
   private line = 0;
   private sawCr = false;
-  /** Each stream's held end, by stream id, in the order the streams began. */
+  /** Each stream's held characters, by stream id, in the order the streams began. */
   private readonly held = new Map<string, HeldText>();
   /** Each stream's held log-probability entries, by stream id. */
   private readonly heldTokens = new Map<string, HeldTokens>();
   private readonly streams: SseStreams;
+  /** Events held whole, in order; the first carries text of `queued.id` (the queue is empty or starts with text). */
+  private queue: QueuedEvent[] = [];
+  /** The queued stream, the template of its last slot, and its text and bytes in the queue. */
+  private queued: { id: string; template: Record<string, unknown>; chars: number; bytes: number } | undefined;
+  /** The shape of the last event learnt (`learnShape`), and how many were learnt since one was of use. */
+  private shape: EventShape | undefined;
+  private shapeTries = 0;
 
   constructor(
     private readonly secret: Secret,
@@ -324,7 +382,7 @@ export class SseRedactor implements BodyRedactor {
     const out = [this.events(true)];
     // An unterminated last event: clients drop it, but what it holds is still redacted, and held text goes before it.
     if (this.pending.length > 0) out.push(this.event(this.pending, true));
-    else out.push(this.giveBack([...this.held.values()], [...this.heldTokens.values()]));
+    else out.push(this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]));
     this.pending = empty;
     return Buffer.concat(out);
   }
@@ -334,14 +392,15 @@ export class SseRedactor implements BodyRedactor {
     const out: Buffer[] = [];
     let start = 0;
     for (let end = this.eventEnd(final); end >= 0; end = this.eventEnd(final)) {
-      out.push(this.event(this.pending.subarray(start, end), false));
+      const relayed = this.event(this.pending.subarray(start, end), false);
+      if (relayed.length > 0) out.push(relayed);
       start = end;
     }
     if (start > 0) {
       this.pending = this.pending.subarray(start);
       this.line -= start;
     }
-    return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+    return out.length === 0 ? empty : out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
   }
 
   /** The end of the next event (past its blank line) in `pending`, or -1 until more bytes come. */
@@ -364,11 +423,16 @@ export class SseRedactor implements BodyRedactor {
     }
   }
 
-  /** One event's bytes as relayed; `last`: the body ended inside it, so everything held must go out with it. */
+  /** One event's bytes as relayed now (with any events its coming releases); `last`: the body ended inside it. */
   private event(raw: Buffer, last: boolean): Buffer {
+    const shaped = last ? undefined : this.shapedEvent(raw);
+    if (shaped !== undefined) return shaped;
+    // Searched as decoded text: the bytes hold the key only where the text does (a valid UTF-8 sequence decodes as itself).
+    const decoded = raw.toString("utf8");
+    const holdsKey = decoded.includes(this.secret.text);
     // No `data` field (a comment, a keep-alive): nothing a client decodes as JSON.
-    if (!last && raw.indexOf(dataField) < 0) return replaceBytes(raw, this.secret.bytes);
-    const lines = raw.toString("utf8").split(/\r\n|\r|\n/u);
+    if (!last && !decoded.includes("data")) return this.enqueue({ bytes: holdsKey ? replaceBytes(raw, this.secret.bytes) : raw, text: "" }, false);
+    const lines = this.sawCr ? decoded.split(/\r\n|\r|\n/u) : decoded.split("\n");
     while (lines.length > 0 && lines.at(-1) === "") lines.pop();
     const data: string[] = [];
     for (const line of lines) if (fieldName(line) === "data") data.push(fieldValue(line));
@@ -384,17 +448,221 @@ export class SseRedactor implements BodyRedactor {
       // Not an event object (no data, `[DONE]`, other JSON, not JSON): blanked whole, and held text goes out before the end.
       const redacted = parsed === undefined ? undefined : redactValue(parsed, this.secret);
       const body = redacted === parsed ? replaceBytes(raw, this.secret.bytes) : this.written(lines, redacted, last);
-      return done || last ? Buffer.concat([this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]) : body;
+      if (!done && !last) return this.enqueue({ bytes: body, text: "" }, false);
+      return Buffer.concat([this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]);
     }
-    const value = redactValue(parsed, this.secret) as Record<string, unknown>;
+    // Where the text shows every place a string decodes to the key (`bytesShowKey`), the search above found whether any does.
+    const value = !holdsKey && textShowsKey(decoded, this.secret) ? parsed : (redactValue(parsed, this.secret) as Record<string, unknown>);
     const slots = this.streams.slots(value);
-    const own = new Map<string, (typeof slots)[number]>();
+    const tokenSlots = this.streams.tokenSlots(value);
+    // The one stream this event carries text of, and that text; `mixed` when it carries text of more than one.
+    let id: string | undefined;
+    let template: Record<string, unknown> | undefined;
+    let text = "";
+    let mixed = false;
+    for (const slot of slots) {
+      const part = slot.parent[slot.key] as string;
+      if (part === "") continue;
+      if (id !== undefined && id !== slot.id) mixed = true;
+      id ??= slot.id;
+      if (slot.id === id) [text, template] = [text + part, slot.template];
+    }
+    const out: Buffer[] = [];
+    const queued = this.queued;
+    if (queued !== undefined) {
+      if (this.streams.ends(value, queued)) {
+        // The queued stream ends here: its text, with this event's share of it, is all there is.
+        const tail = slots.filter((s) => s.id === queued.id).map((s) => s.parent[s.key] as string).join("");
+        out.push(this.queuedText().concat(tail).includes(this.secret.text) ? this.cut() : this.releaseAll());
+      } else if (mixed || (id !== undefined && id !== queued.id)) out.push(this.cut());
+    }
+    const whole =
+      !last &&
+      !mixed &&
+      this.heldTokens.size === 0 &&
+      tokenSlots.every((s) => (s.parent[s.key] as unknown[]).length === 0) &&
+      (this.held.size === 0 || (!slots.some((s) => this.held.has(s.id)) && ![...this.held.values()].some((h) => this.streams.ends(value, h))));
+    const endsOwn = id !== undefined && template !== undefined && this.streams.ends(value, { id, template });
+    if (!whole || (endsOwn && text.includes(this.secret.text))) {
+      out.push(this.cut(), this.rewritten(raw, lines, parsed, value, slots, tokenSlots, last));
+      return Buffer.concat(out);
+    }
+    const bytes = value !== parsed ? this.written(lines, value, false) : holdsKey ? replaceBytes(raw, this.secret.bytes) : raw;
+    if (bytes === raw && slots.length === 1 && text !== "" && data.length === 1 && !this.sawCr && !this.secret.awkward && this.shapeTries < 3) this.learnShape(raw, value, slots[0] as StreamSlot);
+    if (id !== undefined && template !== undefined) {
+      this.queued ??= { id, template, chars: 0, bytes: 0 };
+      this.queued.template = template;
+    }
+    out.push(this.enqueue({ bytes, text, rewrite: { lines, value, slots, tokenSlots } }, endsOwn));
+    return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+  }
+
+  /**
+   * `raw` relayed as an event of the learnt shape, when it is one, carries no key and would go out whole: what the
+   * parsing path makes of it (the same bytes, at the same time), without parsing it. `undefined`: take that path.
+   */
+  private shapedEvent(raw: Buffer): Buffer | undefined {
+    const shape = this.shape;
+    if (shape === undefined) return undefined;
+    const text = this.shapedText(raw, shape);
+    if (text === undefined) return undefined;
+    const { value, slot } = shape;
+    if (this.heldTokens.size > 0 || (this.held.size > 0 && (this.held.has(slot.id) || [...this.held.values()].some((h) => this.streams.ends(value, h))))) return undefined;
+    const id = text === "" ? undefined : slot.id;
+    const endsOwn = id !== undefined && this.streams.ends(value, slot);
+    const queued = this.queued;
+    let first: Buffer = empty;
+    if (queued !== undefined) {
+      if (this.streams.ends(value, queued)) {
+        if (this.queuedText().concat(slot.id === queued.id ? text : "").includes(this.secret.text)) return undefined;
+        first = this.releaseAll();
+      } else if (id !== undefined && id !== queued.id) first = this.cut();
+    }
+    this.shapeTries = 0;
+    if (id !== undefined) {
+      this.queued ??= { id, template: slot.template, chars: 0, bytes: 0 };
+      this.queued.template = slot.template;
+    }
+    const rest = this.enqueue({ bytes: raw, text, rewrite: raw }, endsOwn);
+    return first.length === 0 ? rest : Buffer.concat([first, rest]);
+  }
+
+  /** The text of `raw` if it is `shape` around one JSON string that holds no key, else `undefined`. */
+  private shapedText(raw: Buffer, { prefix, suffix }: EventShape): string | undefined {
+    const end = raw.length - suffix.length;
+    if (end - prefix.length < 2 || raw.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0 || raw.compare(suffix, 0, suffix.length, end) !== 0) return undefined;
+    if (raw[prefix.length] !== 0x22 || raw[end - 1] !== 0x22) return undefined;
+    let escaped = false;
+    // One string token from the first quote to the last: no other unescaped quote, no control character.
+    for (let i = prefix.length + 1; i < end - 1; i++) {
+      const byte = raw[i] as number;
+      if (byte === 0x22 || byte < 0x20) return undefined;
+      if (byte === 0x5c) {
+        escaped = true;
+        i += 1;
+        if (i >= end - 1) return undefined;
+      }
+    }
+    let text: string;
+    if (!escaped) text = raw.toString("utf8", prefix.length + 1, end - 1);
+    else {
+      const literal = raw.toString("utf8", prefix.length, end);
+      if (literal.includes(this.secret.text)) return undefined;
+      try {
+        text = JSON.parse(literal) as string;
+      } catch {
+        return undefined;
+      }
+    }
+    return text.includes(this.secret.text) ? undefined : text;
+  }
+
+  /**
+   * Learns the shape of `raw`, an event relayed whole with one string of text (`slot`, in `value`) and no key: the
+   * bytes around that string's one JSON literal, checked by parsing them around another string.
+   */
+  private learnShape(raw: Buffer, value: Record<string, unknown>, slot: StreamSlot): void {
+    this.shapeTries += 1;
+    const literal = Buffer.from(JSON.stringify(slot.parent[slot.key]), "utf8");
+    const at = raw.indexOf(literal);
+    if (at < 0 || raw.indexOf(literal, at + 1) >= 0) return;
+    const [prefix, suffix] = [Buffer.from(raw.subarray(0, at)), Buffer.from(raw.subarray(at + literal.length))];
+    const probe = this.parseEvent(Buffer.concat([prefix, Buffer.from('"#"'), suffix]));
+    const [only] = probe?.slots ?? [];
+    if (probe === undefined || probe.slots.length !== 1 || only?.id !== slot.id || only.parent[only.key] !== "#" || probe.tokenSlots.some((s) => (s.parent[s.key] as unknown[]).length > 0)) return;
+    this.shape = { prefix, suffix, value, slot };
+  }
+
+  /** `raw` parsed as an event object (`undefined` if it is none), for an event that holds no key. */
+  private parseEvent(raw: Buffer): ParsedEvent | undefined {
+    const lines = raw.toString("utf8").split("\n");
+    while (lines.length > 0 && lines.at(-1) === "") lines.pop();
+    const data: string[] = [];
+    for (const line of lines) if (fieldName(line) === "data") data.push(fieldValue(line));
+    let value: unknown;
+    try {
+      value = JSON.parse(data.join("\n"));
+    } catch {
+      return undefined;
+    }
+    return isRecord(value) ? { lines, value, slots: this.streams.slots(value), tokenSlots: this.streams.tokenSlots(value) } : undefined;
+  }
+
+  /**
+   * `event` queued behind the queue (out at once when the queue is empty and it carries no text), and what then goes
+   * out: each first event whose stream's text after it holds the window, and the textless ones behind it; every one
+   * when `final` (its stream ended with `event`). Written anew by the window instead when the queued text holds a
+   * whole key or the queue outgrew `maxQueuedBytes`.
+   */
+  private enqueue(event: QueuedEvent, final: boolean): Buffer {
+    if (this.queue.length === 0 && event.text === "") return event.bytes;
+    const queued = this.queued as NonNullable<SseRedactor["queued"]>;
+    this.queue.push(event);
+    queued.chars += event.text.length;
+    queued.bytes += event.bytes.length;
+    if (queued.bytes > maxQueuedBytes) return this.cut();
+    let count = 0;
+    let after = queued.chars;
+    for (const e of this.queue) {
+      after -= e.text.length;
+      if (!final && e.text !== "" && after < this.secret.window) break;
+      count += 1;
+    }
+    if (count === 0) return empty;
+    if (this.queuedText().includes(this.secret.text)) return this.cut();
+    const out = this.queue.splice(0, count);
+    // The queue starts with text again, or is empty.
+    while (this.queue.length > 0 && (this.queue[0] as QueuedEvent).text === "") out.push(this.queue.shift() as QueuedEvent);
+    if (this.queue.length === 0) this.queued = undefined;
+    else {
+      queued.chars = 0;
+      queued.bytes = 0;
+      for (const e of this.queue) [queued.chars, queued.bytes] = [queued.chars + e.text.length, queued.bytes + e.bytes.length];
+    }
+    return out.length === 1 ? (out[0] as QueuedEvent).bytes : Buffer.concat(out.map((e) => e.bytes));
+  }
+
+  /** The whole queue out, as it came (or cut by the window, should its text hold a whole key): its stream ended. */
+  private releaseAll(): Buffer {
+    if (this.queue.length === 0) return empty;
+    if (this.queuedText().includes(this.secret.text)) return this.cut();
+    const out = this.queue.map((e) => e.bytes);
+    this.queue = [];
+    this.queued = undefined;
+    return Buffer.concat(out);
+  }
+
+  private queuedText(): string {
+    return this.queue.map((e) => e.text).join("");
+  }
+
+  /** The queue cut by the window as characters: each event written anew with its share of the text, the window held. */
+  private cut(): Buffer {
+    if (this.queue.length === 0) return empty;
+    const out: Buffer[] = [];
+    for (const queued of this.queue) {
+      const { bytes } = queued;
+      const rewrite = Buffer.isBuffer(queued.rewrite) ? this.parseEvent(queued.rewrite) : queued.rewrite;
+      if (rewrite === undefined || (rewrite.slots.length === 0 && rewrite.tokenSlots.length === 0)) out.push(bytes);
+      else {
+        for (const slot of rewrite.slots) this.holdBack(slot.id, slot.parent, slot.key, slot.template);
+        for (const slot of rewrite.tokenSlots) this.holdBackTokens(slot.id, slot.parent, slot.key, slot.template);
+        out.push(this.written(rewrite.lines, rewrite.value, false));
+      }
+    }
+    this.queue = [];
+    this.queued = undefined;
+    return Buffer.concat(out);
+  }
+
+  /** An event relayed by cutting its streams' text by the window (no events are queued). */
+  private rewritten(raw: Buffer, lines: string[], parsed: Record<string, unknown>, value: Record<string, unknown>, slots: StreamSlot[], tokenSlots: StreamSlot[], last: boolean): Buffer {
+    const own = new Map<string, StreamSlot>();
     for (const slot of slots) {
       this.holdBack(slot.id, slot.parent, slot.key, slot.template);
       own.set(slot.id, slot);
     }
-    const tokenSlots = this.streams.tokenSlots(value);
-    const ownTokens = new Map<string, (typeof tokenSlots)[number]>();
+    const ownTokens = new Map<string, StreamSlot>();
     for (const slot of tokenSlots) {
       this.holdBackTokens(slot.id, slot.parent, slot.key, slot.template);
       ownTokens.set(slot.id, slot);

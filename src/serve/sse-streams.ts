@@ -68,6 +68,13 @@ const chatTokenFields = ["content", "refusal"] as const;
 /** Top-level chunk fields copied onto a chunk that gives held text back. */
 const chunkIdentity = ["id", "object", "created", "model", "system_fingerprint", "service_tier"];
 
+/** The chunk's identity fields, for a chunk that gives held text back. */
+function identityOf(event: Record<string, unknown>): Record<string, unknown> {
+  const identity: Record<string, unknown> = {};
+  for (const k of chunkIdentity) if (k in event) identity[k] = event[k];
+  return identity;
+}
+
 /** One step of a path from a choice down to a string: an object key, or the array element with that `index`. */
 type Step = string | { index: number };
 
@@ -75,18 +82,19 @@ const chatStreams: SseStreams = {
   slots(event) {
     const out: StreamSlot[] = [];
     if (!Array.isArray(event.choices)) return out;
-    const identity = Object.fromEntries(chunkIdentity.filter((k) => k in event).map((k) => [k, event[k]]));
+    const identity = identityOf(event);
     event.choices.forEach((choice: unknown, i) => {
       if (!isRecord(choice)) return;
       const index = typeof choice.index === "number" ? choice.index : i;
-      for (const key of Object.keys(choice)) if (!choiceMeta.has(key)) chatWalk(choice, key, index, [key], identity, out);
+      for (const key of Object.keys(choice)) if (!choiceMeta.has(key)) chatWalk(choice, key, index, [key], `[${JSON.stringify(index)},${JSON.stringify(key)}`, identity, out);
     });
     return out;
   },
   tokenSlots(event) {
     const out: StreamSlot[] = [];
-    if (!Array.isArray(event.choices)) return out;
-    const identity = Object.fromEntries(chunkIdentity.filter((k) => k in event).map((k) => [k, event[k]]));
+    // Most chunks carry no log-probabilities (`logprobs` null or absent): no identity to copy then.
+    if (!Array.isArray(event.choices) || !event.choices.some((choice: unknown) => isRecord(choice) && isRecord(choice.logprobs))) return out;
+    const identity = identityOf(event);
     event.choices.forEach((choice: unknown, i) => {
       if (!isRecord(choice) || !isRecord(choice.logprobs)) return;
       const index = typeof choice.index === "number" ? choice.index : i;
@@ -120,18 +128,23 @@ const chatStreams: SseStreams = {
   },
 };
 
-function chatWalk(parent: Record<string, unknown>, field: string, choice: number, path: Step[], identity: Record<string, unknown>, out: StreamSlot[]): void {
+/**
+ * The strings under `parent[field]`, as slots. `id` is the JSON text of `[choice, ...path]` but its closing bracket,
+ * built a step at a time (every slot's id is that array's JSON text, as `JSON.stringify` writes it).
+ */
+function chatWalk(parent: Record<string, unknown>, field: string, choice: number, path: Step[], id: string, identity: Record<string, unknown>, out: StreamSlot[]): void {
   const value = parent[field];
   if (typeof value === "string") {
-    if (!replacedFields.has(field)) out.push({ parent, key: field, id: JSON.stringify([choice, ...path]), template: { choice, path, identity } });
+    if (!replacedFields.has(field)) out.push({ parent, key: field, id: `${id}]`, template: { choice, path, identity } });
   } else if (Array.isArray(value)) {
     value.forEach((item: unknown, i) => {
       if (!isRecord(item)) return;
       const step = { index: typeof item.index === "number" ? item.index : i };
-      for (const key of Object.keys(item)) chatWalk(item, key, choice, [...path, step, key], identity, out);
+      const at = `${id},{"index":${JSON.stringify(step.index)}}`;
+      for (const key of Object.keys(item)) chatWalk(item, key, choice, [...path, step, key], `${at},${JSON.stringify(key)}`, identity, out);
     });
   } else if (isRecord(value)) {
-    for (const key of Object.keys(value)) chatWalk(value, key, choice, [...path, key], identity, out);
+    for (const key of Object.keys(value)) chatWalk(value, key, choice, [...path, key], `${id},${JSON.stringify(key)}`, identity, out);
   }
 }
 
