@@ -2,7 +2,7 @@
 with its chat template, and a generation config whose end-of-sequence ids include the chat template's end-of-turn.
 
 Run as `python -m reflectkit_worker.hf_convert GGUF OUT [--dtype float32|bfloat16]`; prints one JSON line on success.
-Needs torch, transformers and gguf, nothing of the worker's session, so it runs in any venv that has those three.
+Needs torch, transformers, gguf and accelerate, and nothing else of the worker's, so it runs in any venv that has them.
 """
 
 import argparse
