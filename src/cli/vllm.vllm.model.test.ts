@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { defaultCacheDir } from "../models/resolve.js";
-import { VLLM_TEST_MODEL, vllmSkip } from "../vllm/vllm-harness.js";
+import { prepareTestVllmModel, VLLM_TEST_MODEL, vllmSkip } from "../vllm/vllm-harness.js";
 import { assertExit, cli, describeRun, removeCacheDir, startCli, tempDir, type CliRun } from "./cli-harness.js";
 
 after(removeCacheDir);
@@ -49,6 +49,8 @@ function processes(): Array<{ pid: number; pgrp: number; cmdline: string }> {
 }
 
 describe("reflect vllm serve", { skip: vllmSkip(), timeout: 900_000 }, () => {
+  // The runs below are offline (the CLI harness's rule): the model is fetched and converted here first.
+  before(() => prepareTestVllmModel());
   it("prints an endpoint `reflect eval --model` runs on, and killed with SIGKILL leaves no server behind", async (t) => {
     const run = await startCli(["vllm", "serve", VLLM_TEST_MODEL], { env: MODELS, limitMs: 900_000 });
     let spec: string;

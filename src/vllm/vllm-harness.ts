@@ -20,13 +20,17 @@ export function vllmSkip(): string | false {
   return false;
 }
 
-/** SmolLM2-135M served by vLLM (converted from its GGUF once, kept in the model cache); LoRA at run time when asked. */
-export async function startTestVllm(options: { enableLora?: boolean } = {}): Promise<VllmServer> {
+/** SmolLM2-135M's GGUF fetched into the model cache and converted for vLLM (once); gives the venv's Python and the folder. */
+export async function prepareTestVllmModel(): Promise<{ python: string; folder: string }> {
   const python = vllmPython();
   if (python === undefined) throw new Error(`no vLLM environment at ${vllmVenvDir()}: check vllmSkip() before starting`);
   await resolveRegisteredModel(VLLM_TEST_MODEL);
-  const source = await vllmModelSource(VLLM_TEST_MODEL);
-  const folder = await ensureConverted(python, source);
+  return { python, folder: await ensureConverted(python, await vllmModelSource(VLLM_TEST_MODEL)) };
+}
+
+/** SmolLM2-135M served by vLLM (converted from its GGUF once, kept in the model cache); LoRA at run time when asked. */
+export async function startTestVllm(options: { enableLora?: boolean } = {}): Promise<VllmServer> {
+  const { python, folder } = await prepareTestVllmModel();
   const tail: string[] = [];
   try {
     return await startVllmServer({
