@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The pure tier: every compiled test whose source file names no tier (`.worker`, `.model`, `.browser`, `.sandbox`, `.postgres`, `.stress`;
+// The pure tier: every compiled test whose source file names no tier (`.vllm`, `.worker`, `.model`, `.browser`, `.sandbox`, `.postgres`, `.stress`;
 // see src/test-tiers.test.ts). The list comes from src/, so a test file renamed since the last build is not run from a
 // stale copy left in dist/. Extra arguments go to `node --test` (e.g. `--test-name-pattern=...`).
 import { spawnSync } from "node:child_process";
@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const TIERED = /\.(?:worker|model|browser|sandbox|postgres|stress)\.(?:[a-z]+\.)*test\.ts$/;
+const TIERED = /\.(?:vllm|worker|model|browser|sandbox|postgres|stress)\.(?:[a-z]+\.)*test\.ts$/;
 
 function pureTests(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

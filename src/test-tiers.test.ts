@@ -1,5 +1,7 @@
 /**
- * Every test file says in its name what it needs beyond Node: `.worker` (a Python virtual environment built with
+ * Every test file says in its name what it needs beyond Node: `.vllm` (vLLM's CPU build in its venv, `reflect vllm
+ * setup`, and a server of it the test starts; skipped with the reason where that venv is absent or the CPU cannot run
+ * it), `.worker` (a Python virtual environment built with
  * pip — the training worker's or the OpenAI Python client's), `.model` (an embedded GGUF model, fetched on first
  * use), `.browser` (headless Chromium), `.sandbox` (bubblewrap running Python), `.postgres` (PostgreSQL's server
  * binaries: the test starts its own server), `.stress` (the machine to itself: it
@@ -15,11 +17,12 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /** Heaviest first: the order the tags take in a file name. */
-export const TIERS = ["worker", "model", "browser", "sandbox", "postgres", "stress"] as const;
+export const TIERS = ["vllm", "worker", "model", "browser", "sandbox", "postgres", "stress"] as const;
 type Tier = (typeof TIERS)[number];
 
 /** What a test file calls or imports when it needs a tier. Read from the source with comments removed. */
 const SIGNALS: Record<Tier, RegExp> = {
+  vllm: /\b(?:startTestVllm|prepareTestVllmModel|ensureVllmEnv|startVllmServer)\(/,
   worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureOpenaiPythonClient|ensureAnthropicPythonClient)\(|\bWorkerClient\.start\(/,
   model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:|[a-z][a-z0-9-]*[a-z0-9]:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
@@ -82,8 +85,10 @@ describe("test tiers", () => {
     assert.deepEqual(neededTiers('const check = taskCheck("mbpp", item);'), ["sandbox"]);
     assert.deepEqual(tierProblems("a.test.ts", "before(() => defaultSandbox().ready());"), ['needs ".sandbox" in its name (it calls into the sandbox tier)']);
     assert.deepEqual(tierProblems("a.model.worker.test.ts", "before(() => prepareTestWorker());"), ['tiers out of order: write ".worker.model" (heaviest first)']);
-    assert.deepEqual(tierProblems("a.gpu.test.ts", ""), ['unknown tier ".gpu" (known: .worker, .model, .browser, .sandbox, .postgres, .stress)']);
+    assert.deepEqual(tierProblems("a.gpu.test.ts", ""), ['unknown tier ".gpu" (known: .vllm, .worker, .model, .browser, .sandbox, .postgres, .stress)']);
     assert.deepEqual(tierProblems("a.test.ts", "const p99 = percentile(times, 0.99);"), ['needs ".stress" in its name (it calls into the stress tier)']);
+    assert.deepEqual(tierProblems("a.test.ts", "before(async () => { server = await startTestVllm(); });"), ['needs ".vllm" in its name (it calls into the vllm tier)']);
+    assert.deepEqual(tierProblems("a.worker.vllm.test.ts", "before(() => startTestVllm());"), ['tiers out of order: write ".vllm.worker" (heaviest first)']);
     assert.deepEqual(tierProblems("a.browser.test.ts", 'import { chromium } from "playwright-core";'), []);
     assert.deepEqual(tierProblems("a.test.ts", "before(async () => { server = await startPostgres(); });"), ['needs ".postgres" in its name (it calls into the postgres tier)']);
     assert.deepEqual(tierProblems("a.worker.test.ts", "const python = await prepareTestWorker();"), ["fetches a model or builds an environment on import: move it into a before() hook"]);

@@ -21,6 +21,7 @@ const commands: Record<string, () => Promise<Register>> = {
   serve: async () => (await import("./serve.js")).registerServe,
   replay: async () => (await import("./replay.js")).registerReplay,
   export: async () => (await import("./export.js")).registerExport,
+  vllm: async () => (await import("./vllm.js")).registerVllm,
 };
 
 /** The registrations `argv` needs: its command's alone, or every one when it names none (`--help`, a typo). */

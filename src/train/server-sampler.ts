@@ -32,7 +32,8 @@ export interface ServerSamplerOptions {
  * `model`; the version before is unloaded (`POST /v1/unload_lora_adapter {lora_name}`) and its folder removed.
  * Version 0 is the base model by its served name. Sampling goes through the HTTP `LanguageModel` (http.ts).
  * vLLM reports log-probs before temperature by default (its `raw_logprobs` mode): `logprobsAt: "raw"`.
- * Only contract-tested here (server-sampler.worker.test.ts runs a local server with exactly this API): vLLM needs a GPU.
+ * Tested against a local server with exactly this API (server-sampler.worker.test.ts) and against vLLM's CPU build
+ * serving SmolLM2-135M (server-sampler.vllm.worker.model.test.ts).
  */
 export async function openServerSampler(options: ServerSamplerOptions): Promise<RolloutSampler> {
   if (options.baseModel.trim() === "") throw new UsageError("--sampler server needs the served base model's name: pass --sampler-model NAME (what the server lists at /v1/models)");

@@ -2,8 +2,8 @@
  * `train rrr --sampler server` against a contract server: a local node:http server implementing exactly the part of
  * vLLM's API the sampler uses — `POST /v1/load_lora_adapter {lora_name, lora_path}`, `POST /v1/unload_lora_adapter
  * {lora_name}`, and `POST /v1/chat/completions` with `model` naming the base or a loaded adapter — and recording every
- * call. vLLM itself needs a GPU and is not run here. The learner is the worker's tiny model (a real PEFT adapter is
- * written for every load).
+ * call. The learner is the worker's tiny model (a real PEFT adapter is written for every load); the same sampler on
+ * vLLM itself is server-sampler.vllm.worker.model.test.ts.
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";

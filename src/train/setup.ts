@@ -47,6 +47,11 @@ export interface SetupOptions {
   venv?: string;
   /** The pip requirements file. Default: the worker's `requirements.txt`. */
   requirements?: string;
+  /**
+   * Packages pip pulled in that break the environment, uninstalled after the install and before the import check
+   * (vLLM's CPU build pulls torchvision, torchaudio and torchcodec built for another torch, which fail on import).
+   */
+  uninstall?: readonly string[];
   /** The module the finished venv must import (with the worker package on the path). Default: the worker's session, which imports torch, transformers, PEFT and gguf. */
   checkModule?: string;
   /** Recreate even if a finished environment exists. */
@@ -99,6 +104,7 @@ async function build(venv: string, options: SetupOptions): Promise<boolean> {
     // The prompt `activate` shows is the final folder's name, not the build folder's.
     await run(options.python ?? env.REFLECTKIT_PYTHON ?? "python3", ["-m", "venv", "--prompt", path.basename(venv), building], options);
     await run(venvPython(building), ["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-r", requirements], options);
+    if (options.uninstall !== undefined && options.uninstall.length > 0) await run(venvPython(building), ["-m", "pip", "uninstall", "--disable-pip-version-check", "-y", ...options.uninstall], options);
     await run(venvPython(building), ["-c", `import ${options.checkModule ?? "reflectkit_worker.session"}`], { ...options, env: { ...env, PYTHONPATH: workerPackageDir() } });
     await repointScripts(building, venv);
     await writeFile(path.join(building, READY_MARKER), JSON.stringify({ requirements: await readFile(requirements, "utf8"), at: new Date().toISOString() }, null, 2));
