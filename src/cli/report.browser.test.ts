@@ -79,7 +79,7 @@ describe("reflect report", { timeout: 120_000 }, () => {
     assertExit(result, 0);
     assert.match(result.stdout, /^note: killed is unfinished: 14 of 20 episodes .*run its command again to finish it$/m);
     assert.doesNotMatch(result.stdout, /reflect-retry is unfinished/);
-    assert.match(readFileSync(path.join(dir, "out", "report.html"), "utf8"), /<td>killed<\/td>(<td>[^<]*<\/td>){5}<td>unfinished: 14 of 20<\/td>/);
+    assert.match(readFileSync(path.join(dir, "out", "report.html"), "utf8"), /<td>killed<\/td>(<td>[^<]*<\/td>){6}<td>unfinished: 14 of 20<\/td>/);
   });
 
   it("bad input exits 2 naming the folder, or the file and the line", async (t) => {
