@@ -86,12 +86,14 @@ describe("reflect report in headless Chromium", () => {
     // Reflexion (run 1) fixed 3 of these 20 episodes wrong→right (8 of all 100: BENCHMARKS.md, 46 % → 54 %).
     await page.locator('svg[data-chart="flips-1"] a[href="#run=1&filter=w2r"]').click();
     await page.waitForFunction('location.hash === "#run=1&filter=w2r"');
-    const listed = await page.locator(".episode-list a.episode-link").count();
     const expected = readFileSync(path.join(RUNS[1] as string, "episodes.jsonl"), "utf8")
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as { attempts: { verdict: { correct: boolean | null } }[] })
       .filter((e) => e.attempts.some((a, i) => i > 0 && a.verdict.correct === true && e.attempts[i - 1]?.verdict.correct !== true)).length;
+    // The list is drawn anew after the hash changes: wait for it (on a loaded machine the first count saw the old list).
+    await page.waitForFunction((n) => document.querySelectorAll(".episode-list a.episode-link").length === n, expected, { timeout: 10_000 }).catch(() => undefined);
+    const listed = await page.locator(".episode-list a.episode-link").count();
     assert.equal(listed, expected);
     assert.equal(listed, 3);
     await page.locator(".episode-list a.episode-link").first().click();
