@@ -92,7 +92,7 @@ describe("reflect report in headless Chromium", () => {
       .map((line) => JSON.parse(line) as { attempts: { verdict: { correct: boolean | null } }[] })
       .filter((e) => e.attempts.some((a, i) => i > 0 && a.verdict.correct === true && e.attempts[i - 1]?.verdict.correct !== true)).length;
     // The list is drawn anew after the hash changes: wait for it (on a loaded machine the first count saw the old list).
-    await page.waitForFunction((n) => document.querySelectorAll(".episode-list a.episode-link").length === n, expected, { timeout: 10_000 }).catch(() => undefined);
+    await page.waitForFunction(`document.querySelectorAll(".episode-list a.episode-link").length === ${expected}`, undefined, { timeout: 10_000 }).catch(() => undefined);
     const listed = await page.locator(".episode-list a.episode-link").count();
     assert.equal(listed, expected);
     assert.equal(listed, 3);
