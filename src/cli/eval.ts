@@ -210,7 +210,8 @@ export function registerEval(program: Command): void {
         const critics: Critic<unknown>[] = criticModelSpec === undefined ? (critic === "verifier" ? [verifierCritic()] : []) : [rubricJudge(await open(criticModelSpec), { sampling: { ...reflection, maxTokens: resolved.judgeMaxTokens } })];
         const refiner = flags.refinerModel === undefined ? undefined : await open(flags.refinerModel);
         const feedbackSignal = await openFeedbackSignal(flags.feedbackFrom, { task: task as Task<unknown, Judgement>, generator: model, open, sampling: { ...reflection, maxTokens: resolved.judgeMaxTokens } });
-        const protocol = runProtocol({ strategy: flags.strategy, ...(feedbackSignal === undefined ? {} : { feedbackFrom: feedbackSignal.name }), critics: critics.map((c) => c.name), stop: resolved.stop, reflection: reflectionMode, ...(findTaskFamily(flags.task).scorer === undefined ? {} : { scorer: findTaskFamily(flags.task).scorer as string }) });
+        const scorer = findTaskFamily(flags.task).scorer;
+        const protocol = runProtocol({ strategy: flags.strategy, ...(feedbackSignal === undefined ? {} : { feedbackFrom: feedbackSignal.name }), critics: critics.map((c) => c.name), stop: resolved.stop, reflection: reflectionMode, ...(scorer === undefined ? {} : { scorer }) });
         const agents: LanguageModel[] = [];
         for (const spec of flags.agent) agents.push(await open(spec));
         const config = {

@@ -39,7 +39,7 @@ export function formatSummary(summary: Summary, heading: string): string {
   ];
   if (summary.vote !== undefined) lines.push(voteLine(summary.vote));
   // A run whose loop read a feedback signal stopped on the signal's pass, not on the scorer's: say which.
-  const signal = summary.protocol !== undefined && !summary.protocol.oracleFeedback ? summary.protocol.feedback : undefined;
+  const signal = summary.protocol !== undefined && !summary.protocol.oracleStop ? summary.protocol.feedback : undefined;
   const stops = Object.entries(summary.stopped_by ?? {}).map(([reason, count]) => `${reason === "verified" && signal !== undefined ? `passed the feedback (${signal})` : stopReasonText(reason)} ${count}`);
   if (stops.length > 0) lines.push(`stopped: ${stops.join(" · ")}${summary.rollbacks > 0 ? `   rolled back to an earlier attempt: ${summary.rollbacks}` : ""}`);
   if (summary.unjudged_attempts > 0) lines.push(`attempts the verifier could not judge: ${summary.unjudged_attempts}`);

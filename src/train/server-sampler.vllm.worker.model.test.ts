@@ -12,8 +12,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ChatMessage } from "../models/language-model.js";
 import { resolveRegisteredModel } from "../models/resolve.js";
-import { arithmeticPrompt, generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
-import type { Task, Verdict } from "../tasks/task.js";
+import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import type { VllmServer } from "../vllm/server.js";
 import { startTestVllm, VLLM_TEST_MODEL, vllmSkip } from "../vllm/vllm-harness.js";
 import { StaleSamplerError } from "./rollout-sampler.js";
@@ -21,7 +20,7 @@ import { trainRrr } from "./rrr.js";
 import { openServerSampler } from "./server-sampler.js";
 import type { LoadParams } from "./types.js";
 import type { WorkerClient } from "./worker-client.js";
-import { prepareTestWorker, startTestWorker, tempDir, trainSecretWord } from "./worker-harness.js";
+import { prepareTestWorker, parityTask, startTestWorker, tempDir, trainSecretWord } from "./worker-harness.js";
 
 /** The names vLLM serves now (`GET /v1/models`). */
 async function served(server: VllmServer): Promise<string[]> {
@@ -106,14 +105,8 @@ describe("the server sampler on vLLM with SmolLM2-135M", { skip: vllmSkip(), tim
 
   test("train rrr samples every step from the adapter of the learner's weights, its reflections lined up with the learner's tokens", async (t) => {
     await worker.load(load);
-    let firstPhase = true;
     // Retries pass on an even text length: reward signal in almost every group, so step 1 almost surely updates.
-    const parity: Task<ArithmeticRecord, Verdict> = {
-      name: "parity",
-      prompt: arithmeticPrompt,
-      verify: (_record, output) => ({ correct: !firstPhase && output.length % 2 === 0, feedback: "parity", answer: null }),
-      parseRecord: (v) => v as ArithmeticRecord,
-    };
+    const parity = parityTask();
     const out = path.join(dir, "rrr");
     const sampler = await openServerSampler({ learner: worker, baseUrl: server.baseUrl, baseModel: VLLM_TEST_MODEL, dir: path.join(out, "sampler"), prefix: "rk-run", concurrency: 4 });
     let metrics;
@@ -129,7 +122,7 @@ describe("the server sampler on vLLM with SmolLM2-135M", { skip: vllmSkip(), tim
         maxLength: 512,
         config: {},
         fingerprint: { test: true },
-        task: parity as Task<unknown, Verdict>,
+        task: parity.task,
         items: generateArithmetic({ seed: 3, count: 2 }),
         group: 4,
         feedback: "binary",
@@ -139,7 +132,7 @@ describe("the server sampler on vLLM with SmolLM2-135M", { skip: vllmSkip(), tim
         klCoef: 0,
         clip: null,
         sampler,
-        onFirstAttempt: (done, total) => (firstPhase = done < total),
+        onFirstAttempt: parity.onFirstAttempt,
       }));
       // Step 1 updated (four retries per item of random parity: no update about one time in 64), so step 2 sampled
       // from the adapter of that update, loaded until the sampler closes.

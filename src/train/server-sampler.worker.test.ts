@@ -12,12 +12,11 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ModelCallError, UsageError } from "../errors.js";
-import { arithmeticPrompt, generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
-import type { Task, Verdict } from "../tasks/task.js";
+import { generateArithmetic } from "../tasks/arithmetic/index.js";
 import { trainRrr } from "./rrr.js";
 import { openServerSampler } from "./server-sampler.js";
 import type { WorkerClient } from "./worker-client.js";
-import { prepareTestWorker, startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
+import { prepareTestWorker, parityTask, startTestWorker, tempDir, tinyModel } from "./worker-harness.js";
 
 // Built (or found) before the first test, not on import: outside every test's timeout, and only when this file runs.
 before(() => prepareTestWorker());
@@ -140,13 +139,7 @@ describe("the server sampler against vLLM's runtime-LoRA API (a local contract s
   test("train rrr samples every step from the adapter of the learner's current weights", async () => {
     await worker.load(await tinyModel());
     server.calls.length = 0;
-    let firstPhase = true;
-    const parity: Task<ArithmeticRecord, Verdict> = {
-      name: "parity",
-      prompt: arithmeticPrompt,
-      verify: (_record, output) => ({ correct: !firstPhase && output.length % 2 === 0, feedback: "parity", answer: null }),
-      parseRecord: (v) => v as ArithmeticRecord,
-    };
+    const parity = parityTask();
     const out = path.join(dir, "rrr");
     const sampler = await openServerSampler({ learner: worker, baseUrl: server.url, baseModel: BASE, dir: path.join(out, "sampler"), prefix: "rk-run", concurrency: 4 });
     let metrics;
@@ -162,7 +155,7 @@ describe("the server sampler against vLLM's runtime-LoRA API (a local contract s
         maxLength: 512,
         config: {},
         fingerprint: { test: true },
-        task: parity as Task<unknown, Verdict>,
+        task: parity.task,
         items: generateArithmetic({ seed: 3, count: 2 }),
         group: 2,
         feedback: "binary",
@@ -172,7 +165,7 @@ describe("the server sampler against vLLM's runtime-LoRA API (a local contract s
         klCoef: 0,
         clip: null,
         sampler,
-        onFirstAttempt: (done, total) => (firstPhase = done < total),
+        onFirstAttempt: parity.onFirstAttempt,
       }));
     } finally {
       await sampler.close();

@@ -8,6 +8,8 @@ import type { ChatMessage } from "../models/language-model.js";
 import { messageWeights, normaliseOverBatchTokens } from "./masks.js";
 import type { LoadParams, WeightedDatum } from "./types.js";
 import { WorkerClient } from "./worker-client.js";
+import { arithmeticPrompt, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
+import type { Task, Verdict } from "../tasks/task.js";
 
 let prepared: Promise<string> | undefined;
 
@@ -61,4 +63,19 @@ export async function trainSecretWord(worker: WorkerClient): Promise<ChatMessage
     await worker.optimStep({ lr: 5e-3 });
   }
   return rows;
+}
+
+/**
+ * RRR's test task: a retry passes on an even text length, a first attempt never — reward signal in almost every
+ * group. `onFirstAttempt` goes to `trainRrr`, which tells it when the first attempts are done.
+ */
+export function parityTask(): { task: Task<unknown, Verdict>; onFirstAttempt: (done: number, total: number) => void } {
+  let firstPhase = true;
+  const task: Task<ArithmeticRecord, Verdict> = {
+    name: "parity",
+    prompt: arithmeticPrompt,
+    verify: (_record, output) => ({ correct: !firstPhase && output.length % 2 === 0, feedback: "parity", answer: null }),
+    parseRecord: (v) => v as ArithmeticRecord,
+  };
+  return { task: task as Task<unknown, Verdict>, onFirstAttempt: (done, total) => (firstPhase = done < total) };
 }
