@@ -1,6 +1,6 @@
 import { checksPass } from "../critics/verdict.js";
 import { selectedAttempt } from "./selected-attempt.js";
-import type { Episode } from "./types.js";
+import type { AttemptRecord, Episode } from "./types.js";
 
 /**
  * What happened to the answer an episode returns, in the words every door reports (the gateway's `reflect.decision`
@@ -22,11 +22,21 @@ export interface AnswerOutcome {
   rolledBack: boolean;
 }
 
+/**
+ * Whether an attempt passed its checks — all of them, the verifier's and a judge's alike: the one meaning of "passed"
+ * that the doors report (`answerDecision` reads it of the returned attempt), the gateway's metrics count and the arms
+ * report compares. `null` when no check could judge it, or there is no attempt. The verifier's verdict alone
+ * (`attempt.verdict.correct`) is the verifier's figure, not the answer's outcome.
+ */
+export function attemptPassed(attempt: Pick<AttemptRecord, "checks"> | undefined): boolean | null {
+  return attempt === undefined ? null : checksPass(attempt.checks);
+}
+
 /** The outcome of an episode's returned attempt (`unjudged`, not rolled back, when it made none). */
 export function answerDecision(episode: Pick<Episode, "attempts" | "selected">): AnswerOutcome {
   const chosen = selectedAttempt(episode);
   const last = episode.attempts.at(-1);
-  const passed = checksPass(chosen?.checks ?? []);
+  const passed = attemptPassed(chosen);
   return {
     decision: passed === true ? "verified" : passed === false ? "failed" : "unjudged",
     passed,

@@ -9,6 +9,7 @@ import { meanEstimate, type MeanEstimate, type RateEstimate } from "../eval/esti
 import { wilsonInterval } from "../eval/metrics.js";
 import { pairedDifference } from "../eval/paired-bootstrap.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
+import { attemptPassed } from "../loops/answer-decision.js";
 import type { Episode } from "../loops/types.js";
 import type { RunFolder } from "../data/run-folder.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
@@ -20,7 +21,7 @@ export interface ArmRow {
   arm: ArmLabel;
   /** Episodes of the arm. */
   requests: number;
-  /** Among episodes with at least one attempt: first draft verdict correct; returned attempt correct (unjudged counts as not passed, as in the metrics). */
+  /** Among episodes with at least one attempt: the first draft passed its checks; the returned attempt did (`attemptPassed`, a judge's check included: what the client was told; unjudged counts as not passed, as in the metrics). */
   firstPass: RateEstimate;
   finalPass: RateEstimate;
   reflectionsPerRequest: MeanEstimate;
@@ -66,8 +67,8 @@ function figures(e: Episode): Figures {
   const first = e.attempts[0];
   return {
     attempted: first !== undefined,
-    first: first?.verdict.correct === true ? 1 : 0,
-    final: selectedAttempt(e)?.verdict.correct === true ? 1 : 0,
+    first: attemptPassed(first) === true ? 1 : 0,
+    final: attemptPassed(selectedAttempt(e)) === true ? 1 : 0,
     reflections: e.usageByRole?.reflection?.calls ?? 0,
     calls: e.usage.calls,
     tokens: e.usage.promptTokens + e.usage.completionTokens,

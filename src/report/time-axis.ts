@@ -1,4 +1,6 @@
-import { summarize } from "../eval/metrics.js";
+import { summarize, wilsonInterval } from "../eval/metrics.js";
+import { attemptPassed } from "../loops/answer-decision.js";
+import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { Episode } from "../loops/types.js";
 import type { RunFolder } from "../data/run-folder.js";
 
@@ -6,18 +8,18 @@ import type { RunFolder } from "../data/run-folder.js";
 export type TimeBucketSize = "hour" | "day";
 export const timeBucketSizes: readonly TimeBucketSize[] = ["hour", "day"];
 
-/** One bucket of a record's episodes by start time (`Episode.startedAt`). Rates and intervals come from `summarize`. */
+/** One bucket of a record's episodes by start time (`Episode.startedAt`). Pass rates read `attemptPassed` (the outcome the client was told) with Wilson intervals; tokens and calls come from `summarize`. */
 export interface TimeBucket {
   /** The bucket's first instant (ISO, UTC). */
   start: string;
   /** `2026-11-25 10:00` (hours) or `2026-11-25` (days), UTC. */
   label: string;
   requests: number;
-  /** Acc@t1: first drafts the checks passed, their share and its Wilson 95% interval. */
+  /** First drafts that passed their checks (a judge's included), their share and its Wilson 95% interval. */
   firstPass: number;
   firstRate: number;
   firstCi95: [number, number];
-  /** The returned answer's verdict (after reflection and any rollback): the run's last Acc@t. */
+  /** Returned answers (after reflection and any rollback) that passed their checks: `decision: verified`. */
   finalPass: number;
   finalRate: number;
   finalCi95: [number, number];
@@ -43,8 +45,8 @@ const HOUR_MS = 3_600_000;
 const MOST_HOURS = 48;
 
 /**
- * A record's episodes by hour or by day of their start, with per-bucket figures computed by `summarize` (the same
- * function as the report's other figures) over the run's `turns`. Null when no episode has a `startedAt`.
+ * A record's episodes by hour or by day of their start: per bucket the pass rates the client was told (`attemptPassed`)
+ * and the tokens and calls `summarize` computes over the run's `turns`. Null when no episode has a `startedAt`.
  * Without `size`: by the hour when the episodes span at most 48 hours, else by the day.
  */
 export function timeAxis(episodes: readonly Episode[], turns: number, size?: TimeBucketSize): TimeAxis | null {
@@ -67,20 +69,23 @@ export function timeAxis(episodes: readonly Episode[], turns: number, size?: Tim
     .map(([start, group]): TimeBucket => {
       const s = summarize(group, turns);
       const n = group.length;
-      const firstRate = s.accuracy[0] ?? 0;
-      const finalRate = s.accuracy.at(-1) ?? 0;
+      // Passed as the client was told (`attemptPassed`: every check, a judge's included), not the verifier's verdict.
+      const firstPass = group.filter((e) => attemptPassed(e.attempts[0]) === true).length;
+      const finalPass = group.filter((e) => attemptPassed(selectedAttempt(e)) === true).length;
+      const firstRate = n === 0 ? 0 : firstPass / n;
+      const finalRate = n === 0 ? 0 : finalPass / n;
       const iso = new Date(start).toISOString();
       return {
         start: iso,
         label: chosen === "hour" ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : iso.slice(0, 10),
         requests: n,
-        firstPass: Math.round(firstRate * n),
+        firstPass,
         firstRate,
-        firstCi95: s.accuracy_ci95[0] ?? [0, 0],
-        finalPass: Math.round(finalRate * n),
+        firstCi95: wilsonInterval(firstPass, n),
+        finalPass,
         finalRate,
-        finalCi95: s.accuracy_ci95.at(-1) ?? [0, 0],
-        liftPoints: 100 * s.delta,
+        finalCi95: wilsonInterval(finalPass, n),
+        liftPoints: 100 * (finalRate - firstRate),
         reflections: group.reduce((sum, e) => sum + (e.usageByRole?.reflection?.calls ?? 0), 0),
         tokensPerRequest: (s.tokens.prompt + s.tokens.completion) / n,
         callsPerRequest: s.model_calls_per_episode,

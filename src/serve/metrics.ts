@@ -12,6 +12,7 @@ import { refusalReasons } from "../memory/request-lesson-store.js";
 import { parseStopReason } from "../loops/stop-reason.js";
 import type { CallRole, CheckSource, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
+import { attemptPassed } from "../loops/answer-decision.js";
 import type { GatewayObserver, RequestOutcome, UpstreamFailure } from "./observer.js";
 
 export interface GatewayMetricsOptions {
@@ -96,10 +97,10 @@ function checkResult(pass: boolean | null): "pass" | "fail" | "unjudged" {
  * Prometheus metrics as a `GatewayObserver`: hand it to the server, and serve `text()` at `GET /metrics`.
  *
  * Pass rates before and after reflection: `reflect_gateway_checked_requests_total` counts reflected requests with at
- * least one attempt; `…_first_pass_total` those whose first attempt's verdict passed (`correct === true`),
- * `…_final_pass_total` those whose returned (selected) attempt's verdict passed; `…_first_unjudged_total` and
- * `…_final_unjudged_total` those whose verdict could not judge (`correct === null`, e.g. a request with no
- * deterministic check). First-draft pass rate = first_pass / checked; final = final_pass / checked.
+ * least one attempt; `…_first_pass_total` those whose first attempt passed its checks (`attemptPassed`: the verifier's
+ * and a judge's alike, what the client is told as `decision`), `…_final_pass_total` those whose returned (selected)
+ * attempt passed them; `…_first_unjudged_total` and `…_final_unjudged_total` those whose checks could not judge
+ * (e.g. a request with no deterministic check and no judge). First-draft pass rate = first_pass / checked; final = final_pass / checked.
  */
 export function createGatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetrics {
   const registry = new Registry();
@@ -111,8 +112,8 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const attempts = new Counter({ name: "reflect_gateway_attempts_total", help: "Attempts made by reflected requests (first drafts and retries).", registers });
   const reflections = new Counter({ name: "reflect_gateway_reflections_total", help: "Reflections written after a failed attempt.", registers });
   const checked = new Counter({ name: "reflect_gateway_checked_requests_total", help: "Reflected requests with at least one attempt: the denominator of the pass rates.", registers });
-  const firstPass = new Counter({ name: "reflect_gateway_first_pass_total", help: "Reflected requests whose first draft passed its checks (verdict correct).", registers });
-  const finalPass = new Counter({ name: "reflect_gateway_final_pass_total", help: "Reflected requests whose returned attempt passed its checks (verdict correct).", registers });
+  const firstPass = new Counter({ name: "reflect_gateway_first_pass_total", help: "Reflected requests whose first draft passed its checks, a judge's included (the decision the client was told).", registers });
+  const finalPass = new Counter({ name: "reflect_gateway_final_pass_total", help: "Reflected requests whose returned attempt passed its checks, a judge's included (decision verified).", registers });
   const firstUnjudged = new Counter({ name: "reflect_gateway_first_unjudged_total", help: "Reflected requests whose first draft's checks could not judge it.", registers });
   const finalUnjudged = new Counter({ name: "reflect_gateway_final_unjudged_total", help: "Reflected requests whose returned attempt's checks could not judge it.", registers });
   const byDialect = new Counter({ name: "reflect_gateway_dialect_requests_total", help: "Requests answered, by the dialect they came in on (chat, responses, messages).", labelNames: ["dialect"] as const, registers });
@@ -231,13 +232,16 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     if (first !== undefined) {
       checked.inc();
       armRequests.inc({ arm, outcome: "checked" });
-      if (first.verdict.correct === true) armRequests.inc({ arm, outcome: "first_pass" });
-      if (chosen?.verdict.correct === true) armRequests.inc({ arm, outcome: "final_pass" });
-      if (first.verdict.correct === true) firstPass.inc();
-      if (first.verdict.correct === null) firstUnjudged.inc();
+      // Passed as the client was told (`answerDecision`): every check of the attempt, a judge's included.
+      const firstPassed = attemptPassed(first);
+      const finalPassed = attemptPassed(chosen);
+      if (firstPassed === true) armRequests.inc({ arm, outcome: "first_pass" });
+      if (finalPassed === true) armRequests.inc({ arm, outcome: "final_pass" });
+      if (firstPassed === true) firstPass.inc();
+      if (firstPassed === null) firstUnjudged.inc();
       // An episode that made attempts always selects one; a missing one counts as not passed.
-      if (chosen?.verdict.correct === true) finalPass.inc();
-      if (chosen !== undefined && chosen.verdict.correct === null) finalUnjudged.inc();
+      if (finalPassed === true) finalPass.inc();
+      if (chosen !== undefined && finalPassed === null) finalUnjudged.inc();
     }
     for (const [role, use] of Object.entries(episode.usageByRole)) {
       if (use === undefined || !(roles as readonly string[]).includes(role)) continue;

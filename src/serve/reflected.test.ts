@@ -8,6 +8,9 @@ import type { Tracer } from "../telemetry/tracer.js";
 import type { RequestOutcome } from "./observer.js";
 import { client, completion, echoHeaders, hang, invalidJson, reply, startTestGateway, startUpstream, status, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
 import type { GatewayLimits, RunningGateway } from "./server.js";
+import { createGatewayMetrics } from "./metrics.js";
+import { armReport } from "../report/arms.js";
+import { timeAxis } from "../report/time-axis.js";
 
 const KEY_ENV = "REFLECT_TEST_UPSTREAM_KEY";
 const KEY = "sk-planted-DO-NOT-LEAK-0b9d44e1";
@@ -227,6 +230,42 @@ describe("reflected requests", () => {
     // Five upstream calls (two attempts, a reflection, two judgements), all in usage.
     assert.equal(upstream.requests.length, 5);
     assert.equal(data.usage?.total_tokens, upstream.usage.prompt + upstream.usage.completion);
+  });
+
+  it("reads one meaning of passed: a judge-rejected, verifier-accepted answer is failed in the response, the metrics, the record's time axis and the arms report", async (t) => {
+    // The draft "42" passes the verifier (regex ^\\d+$); the judge rejects every answer.
+    const upstream = await startUpstream(t, (res, seen, index, up) =>
+      seen.body.model === "judge-model" ? reply(JSON.stringify({ verdict: "incorrect", categories: ["facts"], explanation: "Not what was asked." }))(res, seen, index, up) : reply("42")(res, seen, index, up),
+    );
+    const metrics = createGatewayMetrics({ processMetrics: false });
+    const recorded: Episode[] = [];
+    const gateway = await startTestGateway(t, {
+      upstream: createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, retry: noRetry }),
+      judges: new Map([["http://judge/v1#judge-model", createHttpModel({ baseUrl: upstream.baseUrl, model: "judge-model", retry: noRetry })]]),
+      observer: { request: (o) => metrics.request(o) },
+      recorder: { dir: "(memory)", append: async (e) => void recorded.push(e), close: async () => {} },
+    });
+    const { data, response } = await client(gateway.url)
+      .chat.completions.create(reflected(ask, { regex: "^\\d+$", judge: "http://judge/v1#judge-model", max_turns: 1 }))
+      .withResponse();
+    const extension = (data as unknown as { reflect: { decision: string; passed: boolean | null; checks: Array<{ source: string; pass: boolean | null }> } }).reflect;
+    // The verifier accepted and the judge rejected: the client is told failed.
+    assert.deepEqual(extension.checks.map((c) => [c.source, c.pass]), [["regex", true], ["judge", false]]);
+    assert.deepEqual([extension.decision, extension.passed, response.headers.get("x-reflect-decision")], ["failed", false, "failed"]);
+    // The record keeps both: the verifier's verdict (correct) and the checks that failed the answer.
+    assert.equal(recorded.length, 1);
+    const episode = recorded[0] as Episode;
+    assert.equal(episode.attempts[0]?.verdict.correct, true, "the verifier's own verdict stays recorded as the verifier's");
+    // The metrics, the arms report and the record's time axis count it as not passed, like the response.
+    const body = (await metrics.text()).body;
+    assert.match(body, /^reflect_gateway_checked_requests_total 1$/m);
+    assert.match(body, /^reflect_gateway_first_pass_total 0$/m);
+    assert.match(body, /^reflect_gateway_final_pass_total 0$/m);
+    assert.match(body, /^reflect_gateway_arm_requests_total\{arm="base",outcome="final_pass"\} 0$/m);
+    const arms = armReport(recorded);
+    assert.deepEqual([arms?.rows[0]?.firstPass.k, arms?.rows[0]?.finalPass.k, arms?.rows[0]?.finalPass.n], [0, 0, 1]);
+    const axis = timeAxis(recorded, 1);
+    assert.deepEqual([axis?.buckets[0]?.requests, axis?.buckets[0]?.firstPass, axis?.buckets[0]?.finalPass], [1, 0, 0]);
   });
 
   it("keeps a budget: reflect.budget.calls 1 makes exactly one upstream call", async (t) => {
