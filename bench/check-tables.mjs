@@ -344,6 +344,7 @@ const MEASURED = [
   ["The gateway under hostile requests", "timings of bench/gateway-hostile.mjs"],
   ["Pass-through after the hardening", "timings of bench/gateway.mjs"],
   ["Tenants and the key that never leaks", "timings of bench/gateway.mjs"],
+  ["SSE pass-through again, with held events released byte-identical", "timings of bench/gateway.mjs"],
   ["Redaction per streamed MB, by dialect", "timings of bench/redaction.mjs"],
   ["Lesson recall with 10,000 lessons across 100 tenants", "timings of bench/lesson-recall.mjs"],
   ["The harness against the published table (first 51 HumanEval items so far)", "a partial run and the report's published figures"],
