@@ -17,6 +17,8 @@ export const FORBIDDEN: readonly { readonly pattern: RegExp; readonly why: strin
   { pattern: /\bissues?[ -]#?\d/i, why: "a work item's number: name the capability" },
   { pattern: /\btickets?[ -]#?\d/i, why: "a work item's number: name the capability" },
   { pattern: /\bsessions?[ -]\d/i, why: "a numbered work period: give the date" },
+  { pattern: /\bthe\s+issue'?s?\s+(?:default|own|text|list|goal|target)\b/i, why: "a work item: say what the product does" },
+  { pattern: /\b(?:task|session)\s+was\s+lent\b/i, why: "how work was organised: say what ran where" },
   { pattern: /\bthe\s+brief\b/i, why: "an instruction to whoever did the work: say what the product does and why" },
   { pattern: /\b(?:another|other|parallel|the\s+\w+)\s+engineers?\b/i, why: "who did the work: say what was done" },
   { pattern: /\bhelpers?[ -](?:wrote|written|engineers?)\b/i, why: "who did the work: say what was done" },
@@ -38,10 +40,16 @@ const TEXT = /\.(?:ts|mjs|js|cjs|py|sh|md|json|jsonl|txt|toml|cfg|yml|yaml)$|^\.
 export function findForbidden(file: string, text: string): string[] {
   const prose = file.endsWith(".md");
   const found: string[] = [];
-  text.split("\n").forEach((line, i) => {
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
+    // A phrase wrapped over two lines ("issue" at a line's end, "4" on the next) is read joined, the next line's
+    // indentation and comment or list marker taken off.
+    const next = lines[i + 1];
+    const joined = next === undefined ? undefined : `${line.trimEnd()} ${next.replace(/^\s*(?:\/\/+|\*|#+|>|-)?\s*/, "")}`;
     for (const rule of FORBIDDEN) {
       if (rule.prose && !prose) continue;
       if (rule.pattern.test(line)) found.push(`${file}:${i + 1}: ${rule.why} — ${line.trim().slice(0, 160)}`);
+      else if (joined !== undefined && !rule.pattern.test(next as string) && rule.pattern.test(joined)) found.push(`${file}:${i + 1}: ${rule.why}, across a line break — ${joined.trim().slice(0, 160)}`);
     }
   });
   return found;
@@ -58,6 +66,11 @@ describe("the repository speaks of the product", () => {
     assert.deepEqual(findForbidden("a.md", "from the wt-bench checkout").length, 1);
     assert.deepEqual(findForbidden("a.md", "written to /tmp/outside").length, 1);
     assert.deepEqual(findForbidden("a.md", "another engineer wrote code meanwhile").length, 1);
+    assert.deepEqual(findForbidden("a.md", "again 0 wrong→right (issue\n  4's reflect-retry got +2)").length, 1, "a number wrapped onto the next line");
+    assert.match(findForbidden("a.ts", "// fixed in session\n// 12, as planned")[0] ?? "", /^a\.ts:1: .*across a line break/);
+    assert.deepEqual(findForbidden("a.md", "on the worker — the issue's default path").length, 1);
+    assert.deepEqual(findForbidden("a.md", "an H100 (the task was lent one)").length, 1);
+    assert.deepEqual(findForbidden("a.md", "the issues of the upstream\ntracker, 3 of them"), [], "a wrapped line that joins into no phrase");
     assert.deepEqual(findForbidden("a.ts", 'const outside = ["/tmp/x"];'), [], "a path in code is data, not prose");
     for (const ok of ["each (instruction, sample) is its own KV-cache session", "the assistant's turn", "HumanEval's prompt and its helpers", "a Python session's state", "issues of the upstream tracker"]) {
       assert.deepEqual(findForbidden("a.md", ok), [], ok);
