@@ -5,7 +5,7 @@ import { curateReflectionData, curatedSets, type CurationReport, type CuratedSet
 import { formatEfficacy } from "../data/efficacy.js";
 import { exportReflectionData, trainingSettings, type ExportSplit, type TrainingSetting } from "../data/export.js";
 import { exportFormats, type ExportFormat } from "../data/formats.js";
-import { generateReflectionData } from "../data/generate.js";
+import { defaultFirstSampling, defaultGenerationReflectionSampling, generateReflectionData } from "../data/generate.js";
 import { recordSource, type RecordSource } from "../data/record-source.js";
 import type { RequestRecord } from "../critics/request/request-task.js";
 import { buildRequestChecks } from "../critics/request/build.js";
@@ -87,8 +87,8 @@ export function registerData(program: Command): void {
     .option("--temperature <t>", "sampling temperature of reflections and retries", nonNegativeNumber, 0.7)
     .option("--first-temperature <t>", "sampling temperature of first answers (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
-    .option("--max-tokens <n>", "token limit of a first answer or a retry", int(1), 256)
-    .option("--reflection-max-tokens <n>", "token limit of a reflection", int(1), 128);
+    .option("--max-tokens <n>", "token limit of a first answer or a retry (reflect eval's)", int(1), defaultFirstSampling.maxTokens)
+    .option("--reflection-max-tokens <n>", "token limit of a reflection (reflect eval's)", int(1), defaultGenerationReflectionSampling.maxTokens);
   modelFlags(generate, "items")
     .requiredOption("--out <dir>", "run folder: samples.jsonl, config.json, summary.json; an existing folder with the same flags is resumed")
     .option("--json", "print summary.json instead of the table", false)

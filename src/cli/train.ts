@@ -14,7 +14,7 @@ import type { FeedbackMode } from "../loops/feedback.js";
 import { readPreferenceData, readSftData } from "../train/datasets.js";
 import { dpoFingerprint, trainDpo } from "../train/dpo.js";
 import { trainModelSource } from "../train/model-source.js";
-import { rrrFingerprint, samplerSummary, signalSummary, trainRrr } from "../train/rrr.js";
+import { rrrFingerprint, rrrTokenLimits, samplerSummary, signalSummary, trainRrr } from "../train/rrr.js";
 import { openEngineSampler } from "../train/engine-sampler.js";
 import { SAMPLER_KINDS, workerSampler, type RolloutSampler, type SamplerKind } from "../train/rollout-sampler.js";
 import { openServerSampler } from "../train/server-sampler.js";
@@ -409,8 +409,8 @@ export function registerTrain(program: Command): void {
     .option("--exclude-run <dir...>", "leave out items whose record appears in these `reflect eval` runs (held-out evaluation items)")
     .option("--group <n>", "G: reflections sampled per failure", int(2), 4)
     .option("--feedback <mode>", "binary (the paper's) or detailed", choice(["binary", "detailed"] as const), "binary")
-    .option("--attempt-max-tokens <n>", "first attempt and retry token limit", int(1), 128)
-    .option("--reflection-max-tokens <n>", "reflection token limit", int(1), 96)
+    .option("--attempt-max-tokens <n>", `first attempt and retry token limit (${rrrTokenLimits.why})`, int(1), rrrTokenLimits.attempt)
+    .option("--reflection-max-tokens <n>", "reflection token limit (see --attempt-max-tokens)", int(1), rrrTokenLimits.reflection)
     .option("--temperature <x>", "reflection sampling temperature", nonNegativeNumber, 1)
     .option("--retry-temperature <x>", "retry sampling temperature (0: greedy)", nonNegativeNumber, 0)
     .option("--kl <x>", "β of the k3 KL penalty to the untrained model (the adapter switched off) on reflection tokens (LoRA only)", nonNegativeNumber, 0)

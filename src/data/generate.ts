@@ -3,7 +3,7 @@ import { ReflectkitError, UsageError } from "../errors.js";
 import { durableRun } from "../record/durable-run.js";
 import { writeFileWhole } from "../record/log.js";
 import { Budget, type BudgetLimits } from "../loops/budget.js";
-import { callModel, episodeError, verifyOutput, type CallSampling, type CallScope } from "../loops/episode-run.js";
+import { callModel, defaultAttemptSampling, defaultReflectionSampling, episodeError, verifyOutput, type CallSampling, type CallScope } from "../loops/episode-run.js";
 import { afterFailure, retryTurn } from "../loops/conversation.js";
 import { feedbackMessage, type FeedbackMode } from "../loops/feedback.js";
 import type { CallRole, EpisodeError, ModelCall } from "../loops/types.js";
@@ -31,7 +31,7 @@ export interface GenerateReflectionDataOptions<R> {
   samples?: number;
   /** What the model is told about its failed first answer: `binary` (default) or `detailed` (the verifier's words). */
   feedback?: FeedbackMode;
-  /** Sampling of the first answer (default 256 tokens, greedy), of reflections (128 tokens, 0.7) and of retries (256 tokens, 0.7). */
+  /** Sampling of the first answer, of reflections and of retries (default `defaultFirstSampling`, `defaultGenerationReflectionSampling`, `defaultRetrySampling`). */
   first?: Sampling;
   reflection?: Sampling;
   retry?: Sampling;
@@ -66,9 +66,16 @@ export interface GenerateReflectionDataResult<R> {
   resumed: number;
 }
 
-export const defaultFirstSampling = { maxTokens: 256, temperature: 0 } as const;
-export const defaultGenerationReflectionSampling = { maxTokens: 128, temperature: 0.7 } as const;
-export const defaultRetrySampling = { maxTokens: 256, temperature: 0.7 } as const;
+/**
+ * The data pipeline's sampling, derived from the loops' defaults (`defaultAttemptSampling`, `defaultReflectionSampling`):
+ * the same token limits, so a reflection learned here fits what `reflect eval` lets a reflection write. The one
+ * departure, and why: reflections and retries are sampled (temperature 0.7) where the loops are greedy, because
+ * rejection sampling needs several different reflections of one failure to choose from.
+ */
+export const GENERATION_TEMPERATURE = 0.7;
+export const defaultFirstSampling = { maxTokens: defaultAttemptSampling.maxTokens, temperature: defaultAttemptSampling.temperature } as const;
+export const defaultGenerationReflectionSampling = { maxTokens: defaultReflectionSampling.maxTokens, temperature: GENERATION_TEMPERATURE } as const;
+export const defaultRetrySampling = { maxTokens: defaultAttemptSampling.maxTokens, temperature: GENERATION_TEMPERATURE } as const;
 
 /**
  * ReflectEvo's reflection-data generation (Li et al. 2025): a first answer to each item; for each item it gets wrong,
