@@ -10,6 +10,7 @@ import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, Toke
 import { capReply, replyByteLimit, type Truncation } from "./reply-cap.js";
 import { raceAbort } from "../util/abortable.js";
 import { alignTokenLogprobs } from "./token-texts.js";
+import { isRecord } from "../util/is-record.js";
 
 /** How failed attempts are retried: exponential backoff with jitter, or the server's `Retry-After` when it sends one. */
 export interface RetryPolicy {
@@ -474,9 +475,6 @@ function isFailure(outcome: GenerateResult | RetryableFailure): outcome is Retry
   return "detail" in outcome;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return sleepFor(ms, undefined, signal === undefined ? undefined : { signal });

@@ -1,5 +1,6 @@
 import { parseJson } from "../util/parse-json.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "./language-model.js";
+import { isRecord } from "../util/is-record.js";
 
 /**
  * Tool calling for a model with no tool API (the embedded GGUF models): the offered functions go into a system
@@ -113,6 +114,3 @@ function readBlock(raw: string): { calls: Array<Omit<ToolCall, "id">> } | { prob
   return { calls };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

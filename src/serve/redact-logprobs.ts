@@ -17,6 +17,7 @@
  * tokens' lengths, never on what they say.
  */
 import { redactionMark, type Secret } from "./redact-stream.js";
+import { isRecord } from "../util/is-record.js";
 
 /** One token entry of a log-probability sequence, as the upstream wrote it (`token`, `logprob`, `bytes`, …). */
 export type TokenEntry = Record<string, unknown> & { token: string };
@@ -116,6 +117,3 @@ function entryBytes(entry: TokenEntry): Buffer {
   return Buffer.from(entry.token, "utf8");
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -21,6 +21,7 @@ import zlib from "node:zlib";
 import type { DialectName } from "./dialects/index.js";
 import { heldEntryCount, isTokenSequence, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
 import { sseStreamsOf, type HeldText, type HeldTokens, type SseStreams, type StreamSlot } from "./sse-streams.js";
+import { isRecord } from "../util/is-record.js";
 
 /** What stands in for the key wherever it was. */
 export const redactionMark = "[redacted]";
@@ -751,9 +752,6 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function fieldName(line: string): string {
   const colon = line.indexOf(":");

@@ -10,6 +10,7 @@ import { resolveStrategy, StrategyOptionError, type ResolvedStrategy, type Strat
 import type { ChatMessage, ToolCall, ToolDefinition } from "../models/language-model.js";
 import type { RecordedRequestOptions, RequestCheckSpec } from "../critics/request/request-task.js";
 import { refuseInheritedNames } from "./field-names.js";
+import { isRecord } from "../util/is-record.js";
 
 /** What a request may ask of the reflected path at most; the server's `GatewayLimits` supply these. */
 export interface RequestBounds {
@@ -426,9 +427,6 @@ export function optionalBoolean(body: Record<string, unknown>, key: string): boo
   return value;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** A reflected request's options as its record keeps them (`RequestRecord.options`), under their Chat Completions names. */
 export function recordedOptions(chat: Pick<ChatRequest, "sampling" | "seed" | "checks" | "reflect">): RecordedRequestOptions {

@@ -37,11 +37,12 @@ import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstr
 import { redactJsonValue } from "./redact-stream.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { inDialect, parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
-import { ARM_KEY_CHARS, isRecord, recordedOptions, resolveGatewayStrategy, type ChatRequest } from "./request.js";
+import { ARM_KEY_CHARS, recordedOptions, resolveGatewayStrategy, type ChatRequest } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ErrorType, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
 import { tenantsOfKeys, type TenantKey } from "./tenants.js";
 import { isTenantName, LOCAL_TENANT } from "../core/tenant.js";
+import { isRecord } from "../util/is-record.js";
 
 /** What one request may take of the gateway. */
 export interface GatewayLimits {

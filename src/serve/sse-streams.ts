@@ -8,6 +8,7 @@
  * nothing here looks at what a string says, so what is held never depends on the text.
  */
 import type { DialectName } from "./dialects/index.js";
+import { isRecord } from "../util/is-record.js";
 
 /** A string in a parsed event that a client appends to the strings of the same stream in earlier events. */
 export interface StreamSlot {
@@ -52,9 +53,6 @@ export function sseStreamsOf(dialect: DialectName): SseStreams {
   return dialect === "responses" ? responsesStreams : dialect === "messages" ? messagesStreams : chatStreams;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 // Chat Completions: every string within a choice, but those a client replaces (a tool call's id and name, the role)
 // and `logprobs`; array elements (tool calls) are matched across events by their `index` field, else their position.

@@ -20,10 +20,11 @@ import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
-import { checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
+import { checkFields, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
 import { refuseInheritedNames } from "../field-names.js";
+import { isRecord } from "../../util/is-record.js";
 
 /** Most `stop_sequences` a request may send: each is matched against everything an upstream writes. */
 export const maxStopSequences = 16;

@@ -15,11 +15,12 @@ import type { RequestCheckSpec } from "../../critics/request/request-task.js";
 import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
-import { asksForReflection, checkFields, isRecord, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
+import { asksForReflection, checkFields, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
 import { refuseInheritedNames } from "../field-names.js";
+import { isRecord } from "../../util/is-record.js";
 
 const ID_PREFIX = "resp_";
 
