@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reflection on Qwen2.5-Coder Instruct against its controls, with the scorer kept out of the loop (BENCHMARKS.md,
-# "Qwen2.5-Coder: reflection against its controls, the scorer out of the loop"). MBPP (ReflectEvo's 500-item test
+# "Reflection against its controls, the scorer out of the loop"). MBPP (ReflectEvo's 500-item test
 # split, the first LIMIT items), 2 attempts, the feedback from the one test the prompt shows (`--feedback-from
 # shown-tests`, detailed: the failing assert and the value returned), every attempt scored after the fact on all of the
 # item's tests. Sampled (T = 0.7, top-p 0.8: the model's own generation settings) over seeds 1–3, under each
