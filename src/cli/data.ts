@@ -5,7 +5,7 @@ import { curateReflectionData, curatedSets, type CurationReport, type CuratedSet
 import { formatEfficacy } from "../data/efficacy.js";
 import { exportReflectionData, trainingSettings, type ExportSplit, type TrainingSetting } from "../data/export.js";
 import { exportFormats, type ExportFormat } from "../data/formats.js";
-import { defaultFirstSampling, defaultGenerationReflectionSampling, generateReflectionData } from "../data/generate.js";
+import { defaultFirstSampling, defaultGenerationReflectionSampling, GENERATION_TEMPERATURE, generateReflectionData } from "../data/generate.js";
 import { recordSource, type RecordSource } from "../data/record-source.js";
 import type { RequestRecord } from "../critics/request/request-task.js";
 import { buildRequestChecks } from "../critics/request/build.js";
@@ -84,7 +84,7 @@ export function registerData(program: Command): void {
     .option("--instructions-per-item <k>", "instructions drawn from the pool of 32 for each failed item, without replacement", int(0), 4)
     .option("--samples <n>", "reflection-and-retry samples per instruction", int(1), 2)
     .option("--feedback <mode>", "what the model is told about a wrong first answer: binary (only that it is wrong) or detailed (the verifier's words)", choice(["binary", "detailed"]), "binary")
-    .option("--temperature <t>", "sampling temperature of reflections and retries", nonNegativeNumber, 0.7)
+    .option("--temperature <t>", "sampling temperature of reflections and retries", nonNegativeNumber, GENERATION_TEMPERATURE)
     .option("--first-temperature <t>", "sampling temperature of first answers (0 = greedy)", nonNegativeNumber, 0)
     .option("--top-p <p>", "nucleus sampling", nonNegativeNumber)
     .option("--max-tokens <n>", "token limit of a first answer or a retry (reflect eval's)", int(1), defaultFirstSampling.maxTokens)

@@ -475,8 +475,6 @@ function isFailure(outcome: GenerateResult | RetryableFailure): outcome is Retry
   return "detail" in outcome;
 }
 
-
 function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return sleepFor(ms, undefined, signal === undefined ? undefined : { signal });
 }
-

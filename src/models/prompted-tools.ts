@@ -113,4 +113,3 @@ function readBlock(raw: string): { calls: Array<Omit<ToolCall, "id">> } | { prob
   }
   return { calls };
 }
-

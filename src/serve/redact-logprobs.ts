@@ -116,4 +116,3 @@ function entryBytes(entry: TokenEntry): Buffer {
   if (Array.isArray(bytes) && bytes.every((b) => Number.isInteger(b) && (b as number) >= 0 && (b as number) <= 255)) return Buffer.from(bytes as number[]);
   return Buffer.from(entry.token, "utf8");
 }
-

@@ -752,7 +752,6 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
-
 function fieldName(line: string): string {
   const colon = line.indexOf(":");
   return colon < 0 ? line : line.slice(0, colon);

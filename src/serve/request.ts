@@ -427,7 +427,6 @@ export function optionalBoolean(body: Record<string, unknown>, key: string): boo
   return value;
 }
 
-
 /** A reflected request's options as its record keeps them (`RequestRecord.options`), under their Chat Completions names. */
 export function recordedOptions(chat: Pick<ChatRequest, "sampling" | "seed" | "checks" | "reflect">): RecordedRequestOptions {
   const reflect = chat.reflect;

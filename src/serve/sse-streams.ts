@@ -53,7 +53,6 @@ export function sseStreamsOf(dialect: DialectName): SseStreams {
   return dialect === "responses" ? responsesStreams : dialect === "messages" ? messagesStreams : chatStreams;
 }
 
-
 // Chat Completions: every string within a choice, but those a client replaces (a tool call's id and name, the role)
 // and `logprobs`; array elements (tool calls) are matched across events by their `index` field, else their position.
 

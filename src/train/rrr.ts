@@ -13,13 +13,13 @@ import { defaultAttemptSampling, defaultReflectionSampling } from "../loops/epis
 /**
  * RRR's token limits, and their one departure from the loops' (`defaultAttemptSampling`, `defaultReflectionSampling`),
  * stated here and in `reflect train rrr --help`: every step samples a group of G reflections and retries per failure,
- * so on CPU the limits are halved for attempts and cut by a quarter for reflections to keep a step's rollouts short.
+ * so on CPU the limits are 128 for attempts and 96 for reflections to keep a step's rollouts short.
  * A reflection trained under a 96-token cap fits within eval's 128; evaluate the adapter with
  * `--reflection-max-tokens 96` to compare like with like.
  */
 export const rrrTokenLimits = {
-  attempt: defaultAttemptSampling.maxTokens / 2,
-  reflection: (defaultReflectionSampling.maxTokens * 3) / 4,
+  attempt: 128,
+  reflection: 96,
   why: `shorter than reflect eval's ${defaultAttemptSampling.maxTokens} / ${defaultReflectionSampling.maxTokens} so that a step's group of rollouts stays short on CPU; a reflection trained under this cap fits within eval's`,
 } as const;
 import { groupAdvantages, tokenAdvantages } from "./advantages.js";
