@@ -187,6 +187,32 @@ describe("pass-through to an HTTP upstream", () => {
     assert.ok((arrivals[4]?.at as number) - (arrivals[0]?.at as number) > 4 * 80 * 0.6, "the deltas arrived as the upstream wrote them");
   });
 
+  it("sends a stream's status and headers at once when its first events are held back, and after a wait when no body comes", async (t) => {
+    // The first event's text is held (a window of 32 holds it all); the upstream then waits before the rest.
+    const held: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: UPSTREAM_MODEL, choices: [{ index: 0, delta: { content: "held" }, finish_reason: null }] })}\n\n`);
+      setTimeout(() => res.end("data: [DONE]\n\n"), 600);
+    };
+    // Headers, then silence: no body byte for 600 ms.
+    const silent: Behaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.flushHeaders();
+      setTimeout(() => res.end("data: [DONE]\n\n"), 600);
+    };
+    const { gateway } = await setup(t, [held, silent]);
+    for (const [name, most] of [["held", 300], ["silent", 400]] as const) {
+      const started = performance.now();
+      const response = await post(`${gateway.url}/v1`, JSON.stringify({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "x" }], stream: true }));
+      const headersAt = performance.now() - started;
+      assert.equal(response.status, 200, name);
+      assert.ok(headersAt < most, `${name}: headers after ${headersAt.toFixed(0)} ms, before the upstream's body ended`);
+      const text = await response.text();
+      assert.ok(performance.now() - started >= 550, `${name}: the body ended with the upstream's`);
+      if (name === "held") assert.match(text, /"held"/u);
+    }
+  });
+
   it("cuts the client's stream where the upstream's was cut", async (t) => {
     const { gateway, outcomes } = await setup(t, streamReply(["one ", "two ", "three"], { cutAfter: 2 }));
     const stream = await client(gateway.url).chat.completions.create({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "count" }], stream: true });

@@ -61,6 +61,9 @@ export interface UpstreamRelay {
   close(): void;
 }
 
+/** How long a relayed body's headers wait for its first bytes before they go out alone. */
+export const headerWaitMs = 100;
+
 /**
  * A transparent relay to an HTTP upstream, on Node streams end to end: the raw body bytes to the dialect's path, the
  * client's headers with only its credentials replaced by the upstream's key (`Authorization: Bearer`, or Anthropic's
@@ -140,18 +143,24 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
         status = response.statusCode ?? 502;
         timer.refresh();
         const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
-        const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, new Secret(secret), dialect.name);
+        const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, Secret.of(secret), dialect.name);
         // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
         outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secret, layers.length === 0 && redactor === undefined));
         resolve(undefined);
-        // Headers go out with the first body bytes; a body not under way by the next turn (a stream whose first events
-        // are held back) gets them now. `headersSent` cannot tell: it is true as soon as `writeHead` stored them.
+        // Headers go out with the first body bytes, in one write. A body whose first bytes are all held back (a stream's
+        // first events), or that has not begun within `headerWaitMs`, gets them alone. `headersSent` cannot tell whether
+        // they went: it is true as soon as `writeHead` stored them.
         let wrote = false;
-        setImmediate(() => {
-          if (!wrote && !outgoing.destroyed) outgoing.flushHeaders();
-        });
+        const flushHeaders = (): void => {
+          if (wrote || outgoing.destroyed) return;
+          wrote = true;
+          clearTimeout(headerWait);
+          outgoing.flushHeaders();
+        };
+        const headerWait = setTimeout(flushHeaders, headerWaitMs);
         const decoders = layers.map((make) => make());
         const cut = (): void => {
+          clearTimeout(headerWait);
           end(timedOut ? "timeout" : "network");
           response.destroy();
           for (const decoder of decoders) decoder.destroy();
@@ -176,8 +185,11 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
           timer.refresh();
           const out = redactor === undefined ? chunk : redactor.push(chunk);
           if (out === null) return cut();
-          if (out.byteLength === 0) return;
-          wrote = true;
+          if (out.byteLength === 0) return flushHeaders();
+          if (!wrote) {
+            wrote = true;
+            clearTimeout(headerWait);
+          }
           if (!outgoing.write(out)) source.pause();
         });
         outgoing.on("drain", () => source.resume());
@@ -185,6 +197,7 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
           if (ended) return;
           const rest = redactor === undefined ? undefined : redactor.end();
           if (rest === null) return cut();
+          clearTimeout(headerWait);
           end(failure);
           outgoing.end(rest !== undefined && rest.byteLength > 0 ? rest : undefined);
         });

@@ -62,6 +62,13 @@ export class Secret {
   /** The bytes a stream's held log-probability tokens must spell at least: the key's UTF-8 length, rounded up likewise. */
   readonly byteWindow: number;
 
+  /** The key's forms, worked out once for the key a gateway relays with (the last one asked for is kept). */
+  static of(text: string): Secret {
+    if (Secret.last?.text !== text) Secret.last = new Secret(text);
+    return Secret.last;
+  }
+  private static last: Secret | undefined;
+
   constructor(readonly text: string) {
     this.bytes = Buffer.from(text, "utf8");
     this.awkward = /["\\\u0000-\u001f]/u.test(text);
