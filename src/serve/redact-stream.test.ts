@@ -223,6 +223,18 @@ describe("SseRedactor", () => {
     }
   });
 
+  it("holds a key split across events that repeat their text in a field no client concatenates", () => {
+    // Each event holds its text twice: in a field of the chunk's own and as the delta's content. Only the content is
+    // a stream; the text is found in both places, so no shape is learnt around either.
+    const twice = (text: string) => event({ content: text }).replace('"object":', `"note":${JSON.stringify(text)},"object":`);
+    const pieces = ["one ", "two ", KEY.slice(0, 9), KEY.slice(9), " three"];
+    const list = [...pieces.map(twice), event({}, "stop"), "data: [DONE]\n\n"];
+    for (const cut of [[], [30], [180, 181]]) {
+      const out = redact(list.join(""), cut);
+      assert.equal(decode(out).content, "one two [redacted] three");
+    }
+  });
+
   it("cuts a body whose event outgrows what can be held", () => {
     const redactor = new SseRedactor(secret, "chat");
     const big = Buffer.alloc(1024 * 1024, 0x61);

@@ -400,11 +400,16 @@ export class SseRedactor implements BodyRedactor {
     const out: Buffer[] = [];
     let start = 0;
     for (let end = this.eventEnd(final); end >= 0; end = this.eventEnd(final)) {
-      const relayed = this.event(this.pending.subarray(start, end), false);
+      // A chunk of one whole event (the usual way events come) is that event: no view of it to make.
+      const whole = start === 0 && end === this.pending.length;
+      const relayed = this.event(whole ? this.pending : this.pending.subarray(start, end), false);
       if (relayed.length > 0) out.push(relayed);
       start = end;
     }
-    if (start > 0) {
+    if (start > 0 && start === this.pending.length) {
+      this.pending = empty;
+      this.line = 0;
+    } else if (start > 0) {
       this.pending = this.pending.subarray(start);
       this.line -= start;
     }
@@ -440,10 +445,7 @@ export class SseRedactor implements BodyRedactor {
     const holdsKey = decoded.includes(this.secret.text);
     // No `data` field (a comment, a keep-alive): nothing a client decodes as JSON.
     if (!last && !decoded.includes("data")) return this.enqueue({ bytes: holdsKey ? replaceBytes(raw, this.secret.bytes) : raw, text: "" }, false);
-    const lines = this.sawCr ? decoded.split(/\r\n|\r|\n/u) : decoded.split("\n");
-    while (lines.length > 0 && lines.at(-1) === "") lines.pop();
-    const data: string[] = [];
-    for (const line of lines) if (fieldName(line) === "data") data.push(fieldValue(line));
+    const { lines, data } = eventLines(decoded, this.sawCr);
     const payload = data.join("\n");
     const done = data.length > 0 && payload.startsWith("[DONE]");
     let parsed: unknown;
@@ -575,6 +577,13 @@ export class SseRedactor implements BodyRedactor {
     const at = raw.indexOf(literal);
     if (at < 0 || raw.indexOf(literal, at + 1) >= 0) return;
     const [prefix, suffix] = [Buffer.from(raw.subarray(0, at)), Buffer.from(raw.subarray(at + literal.length))];
+    // Bytes without a backslash write every string as it decodes, so the slot's string stands in them as `literal`
+    // (JSON.stringify escapes nothing a valid unescaped string holds), and the one place `literal` stands is that
+    // string: the bytes around it are the event's around its text, which a stream's slots never read (sse-streams.ts).
+    if (raw.indexOf(0x5c) < 0) {
+      this.shape = { prefix, suffix, value, slot };
+      return;
+    }
     const probe = this.parseEvent(Buffer.concat([prefix, Buffer.from('"#"'), suffix]));
     const [only] = probe?.slots ?? [];
     if (probe === undefined || probe.slots.length !== 1 || only?.id !== slot.id || only.parent[only.key] !== "#" || probe.tokenSlots.some((s) => (s.parent[s.key] as unknown[]).length > 0)) return;
@@ -583,10 +592,7 @@ export class SseRedactor implements BodyRedactor {
 
   /** `raw` parsed as an event object (`undefined` if it is none), for an event that holds no key. */
   private parseEvent(raw: Buffer): ParsedEvent | undefined {
-    const lines = raw.toString("utf8").split("\n");
-    while (lines.length > 0 && lines.at(-1) === "") lines.pop();
-    const data: string[] = [];
-    for (const line of lines) if (fieldName(line) === "data") data.push(fieldValue(line));
+    const { lines, data } = eventLines(raw.toString("utf8"), false);
     let value: unknown;
     try {
       value = JSON.parse(data.join("\n"));
@@ -749,6 +755,20 @@ export class SseRedactor implements BodyRedactor {
     // An unterminated last event stays unterminated: a client that would have dropped it still does.
     return replaceBytes(Buffer.from(`${out.join("\n")}${last ? "" : "\n\n"}`, "utf8"), this.secret.bytes);
   }
+}
+
+/** An event's lines (line ends and the blank line after it dropped) and the values of its `data` lines, in order. */
+function eventLines(text: string, anyLineEnd: boolean): { lines: string[]; data: string[] } {
+  // The usual event: one `data: ` line and its blank line, and no other line end.
+  if (!anyLineEnd && text.startsWith("data: ") && text.endsWith("\n\n") && text.indexOf("\n") === text.length - 2) {
+    const line = text.slice(0, -2);
+    return { lines: [line], data: [line.slice(6)] };
+  }
+  const lines = anyLineEnd ? text.split(/\r\n|\r|\n/u) : text.split("\n");
+  while (lines.length > 0 && lines.at(-1) === "") lines.pop();
+  const data: string[] = [];
+  for (const line of lines) if (fieldName(line) === "data") data.push(fieldValue(line));
+  return { lines, data };
 }
 
 function isHighSurrogate(code: number): boolean {
