@@ -42,7 +42,8 @@ export { afterFailure, afterFeedback, feedbackPlacements, feedbackTurn, replyTex
 export { describeStopReason, parseStopReason, stopReasonString, runBudgetLimit, type StopReasonKind } from "./loops/stop-reason.js";
 export { selectedAttempt } from "./loops/selected-attempt.js";
 export { answerDecision, type AnswerDecision, type AnswerOutcome } from "./loops/answer-decision.js";
-export { Budget, BudgetSpentError, promptTokenBound, type BudgetOptions, type BudgetLimits, type BudgetKind, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
+export { Budget, BudgetSpentError, promptTokenBound, type BudgetOptions, type BudgetLimits, type BudgetScope, type RefusalReason, type Reservation } from "./loops/budget.js";
+export type { BudgetKind } from "./loops/budget-kind.js";
 export {
   isAttemptCount,
   isVerified,
@@ -61,7 +62,8 @@ export { verifierCritic, checkFromVerdict } from "./critics/verifier-critic.js";
 export { checksPass, checksScore } from "./critics/verdict.js";
 export { rubricJudge, parseJudgement, failureCategories, judgeSchema, type FailureCategory, type RubricJudgeOptions } from "./critics/rubric-judge.js";
 export type * from "./loops/types.js";
-export { summarize, wilsonInterval, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";
+export { summarize, type Summary, type Flips, type CriticAgreement } from "./eval/metrics.js";
+export { wilsonInterval } from "./eval/estimate.js";
 export { confidenceByTurn, confirmRate, degenerationRate, selfAgreement, selfAgreementAcross, type TheatreMetrics, type ConfidenceByTurn, type ConfidenceTurn, type ConfidenceCell, type SelfAgreement, type JudgeSelfAgreement, type JudgeSelfAgreementAcross } from "./eval/theatre.js";
 export { meanEstimate, newcombeDifference, type RateEstimate, type MeanEstimate, type DifferenceEstimate, type Unavailable } from "./eval/estimate.js";
 export { bootstrapMean, itemScores, pairedDifference, type Estimate, type ItemScore } from "./eval/paired-bootstrap.js";
@@ -99,17 +101,16 @@ export {
   distillConversation,
   preferenceConversation,
   describeExport,
-  trainingSettings,
   type ExportReflectionDataOptions,
   type ExportResult,
-  type ExportSplit,
-  type TrainingSetting,
   type WeightedMessage,
   type PreferenceConversation,
 } from "./data/export.js";
+export { trainingSettings, type ExportSplit, type TrainingSetting } from "./data/export-options.js";
 export { exportFormats, formatSchemas, parquetColumns, validateExportRow, validateExportFile, type ExportFormat } from "./data/formats.js";
 export { datasetCard, writeDatasetCard, cardFile, type DatasetCardInput } from "./data/card.js";
-export { writeDistillData, distillSet, distillRow, readDistillSources, type DistillExample, type DistillSet, type DistillCounts, type WriteDistillDataOptions, type DistillDataResult } from "./data/record-distill.js";
+export { writeDistillData, distillSet, distillRow, readDistillSources, type WriteDistillDataOptions, type DistillDataResult } from "./data/record-distill.js";
+export type { DistillExample, DistillSet, DistillCounts } from "./data/distill-set.js";
 export { instructionEfficacy, formatEfficacy, type InstructionEfficacy } from "./data/efficacy.js";
 export { reflectionStatistics, generationStats, formatStatistics, wordCount, type TaskStatistics } from "./data/stats.js";
 export { compareReflections, preferenceSchema, parsePreference, type PairComparison, type Preference } from "./data/preference-judge.js";

@@ -6,10 +6,11 @@ import { before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /*
- * Two rules about the shape of the package, checked on the TypeScript sources (type-only imports count: a type is
+ * Three rules about the shape of the package, checked on the TypeScript sources (type-only imports count: a type is
  * part of a module's contract):
  * - the folders of src/ form no import cycle: whatever one folder imports from another, the other never imports back,
  *   directly or through a third;
+ * - nor do its files, within a folder too: a module that two others share lives below both, never in one of them;
  * - the published package holds the modules its entry points (package.json `exports` and `bin`) reach, and nothing
  *   else: no tests, harnesses, fixtures or modules only tests import.
  * Tests and the modules only tests import are leaves of the graph (nothing the product loads imports them), so they may
@@ -113,21 +114,12 @@ function folderOf(file: string): string {
 }
 
 /**
- * Cycles between folders, one per strongly connected group of folders, each as the folders in order with, for every
- * step, one import that makes it (`critics → loops (critics/critic.ts imports loops/types.ts)`). Empty when none.
+ * One ring per strongly connected group of nodes of `next`: the first node (in sorted order) that leads back to itself,
+ * then the shortest way back to it, so a cycle reads as few steps as it has (`[a, b, c, a]`). Empty when none.
  */
-function folderCycles(edges: readonly Edge[]): string[] {
-  const witness = new Map<string, Edge>();
-  const next = new Map<string, Set<string>>();
-  for (const edge of edges) {
-    const a = folderOf(edge.from);
-    const b = folderOf(edge.to);
-    if (a === b) continue;
-    if (!witness.has(`${a}\0${b}`)) witness.set(`${a}\0${b}`, edge);
-    next.set(a, (next.get(a) ?? new Set()).add(b));
-  }
+function rings(next: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
   const wayBack = (start: string, goal: string): string[] | null => {
-    // Breadth first: the shortest way back, so a cycle reads as few steps as it has.
+    // Breadth first: the shortest way back.
     const before = new Map<string, string>([[start, start]]);
     const queue = [start];
     while (queue.length > 0) {
@@ -145,25 +137,54 @@ function folderCycles(edges: readonly Edge[]): string[] {
     }
     return null;
   };
-  const cycles: string[] = [];
+  const found: string[][] = [];
   const covered = new Set<string>();
   for (const a of [...next.keys()].sort()) {
     if (covered.has(a)) continue;
-    for (const b of [...(next.get(a) as Set<string>)].sort()) {
+    for (const b of [...(next.get(a) as ReadonlySet<string>)].sort()) {
       const back = wayBack(b, a);
       if (back === null) continue;
       const ring = [a, ...back];
       ring.forEach((f) => covered.add(f));
-      const steps = ring.slice(1).map((to, i) => {
-        const from = ring[i] as string;
-        const edge = witness.get(`${from}\0${to}`) as Edge;
-        return `${to} (${edge.from} imports ${edge.to})`;
-      });
-      cycles.push([a, ...steps].join(" → "));
+      found.push(ring);
       break;
     }
   }
-  return cycles;
+  return found;
+}
+
+/**
+ * Cycles between folders, one per strongly connected group of folders, each as the folders in order with, for every
+ * step, one import that makes it (`critics → loops (critics/critic.ts imports loops/types.ts)`). Empty when none.
+ */
+function folderCycles(edges: readonly Edge[]): string[] {
+  const witness = new Map<string, Edge>();
+  const next = new Map<string, Set<string>>();
+  for (const edge of edges) {
+    const a = folderOf(edge.from);
+    const b = folderOf(edge.to);
+    if (a === b) continue;
+    if (!witness.has(`${a}\0${b}`)) witness.set(`${a}\0${b}`, edge);
+    next.set(a, (next.get(a) ?? new Set()).add(b));
+  }
+  return rings(next).map((ring) => {
+    const steps = ring.slice(1).map((to, i) => {
+      const from = ring[i] as string;
+      const edge = witness.get(`${from}\0${to}`) as Edge;
+      return `${to} (${edge.from} imports ${edge.to})`;
+    });
+    return [ring[0] as string, ...steps].join(" → ");
+  });
+}
+
+/**
+ * Cycles between files, one per strongly connected group of modules, each as the chain of files it runs through
+ * (`tasks/registry.ts → tasks/bbh/index.ts → tasks/registry.ts`). Empty when none.
+ */
+function fileCycles(edges: readonly Edge[]): string[] {
+  const next = new Map<string, Set<string>>();
+  for (const { from, to } of edges) next.set(from, (next.get(from) ?? new Set()).add(to));
+  return rings(next).map((ring) => ring.join(" → "));
 }
 
 const files = sourceFiles();
@@ -171,7 +192,7 @@ const edges = importEdges(files);
 const isTest = (file: string) => file.endsWith(".test.ts");
 const product = reachable(entryModules(), edges.filter((e) => !isTest(e.from)));
 
-describe("layering: folders of src/", () => {
+describe("layering: folders and files of src/", () => {
   it("the cycle finder names a cycle with the imports that make it, and finds none in a layered graph", () => {
     const ring = [
       { from: "a/x.ts", to: "b/y.ts" },
@@ -183,6 +204,20 @@ describe("layering: folders of src/", () => {
     assert.deepEqual(folderCycles(ring.slice(0, 2).concat(ring.slice(3))), []);
     // Within a folder (subfolders included) imports may go any way.
     assert.deepEqual(folderCycles([{ from: "tasks/ifeval/a.ts", to: "tasks/task.ts" }, { from: "tasks/task.ts", to: "tasks/ifeval/a.ts" }]), []);
+  });
+
+  it("the file cycle finder names each cycle as a chain of files, and finds none in a layered graph", () => {
+    const graph = [
+      { from: "a/x.ts", to: "a/y.ts" },
+      { from: "a/y.ts", to: "b/z.ts" },
+      { from: "b/z.ts", to: "a/x.ts" },
+      { from: "b/z.ts", to: "c/v.ts" },
+      { from: "c/v.ts", to: "c/w.ts" },
+      { from: "c/w.ts", to: "c/v.ts" },
+    ];
+    assert.deepEqual(fileCycles(graph), ["a/x.ts → a/y.ts → b/z.ts → a/x.ts", "c/v.ts → c/w.ts → c/v.ts"]);
+    // The same modules layered: every import points down, so none leads back.
+    assert.deepEqual(fileCycles(graph.filter((_, i) => i !== 2 && i !== 5)), []);
   });
 
   it("the import reader sees static, re-exported, dynamic and worker-script imports, not ones in comments", () => {
@@ -210,6 +245,11 @@ describe("layering: folders of src/", () => {
   it("no import cycle between the folders of the shipped modules", () => {
     const cycles = folderCycles(edges.filter((e) => product.has(e.from) && product.has(e.to)));
     assert.deepEqual(cycles, [], `import cycles between folders of src/ — move the shared part to a folder both may import (core/, util/):\n${cycles.join("\n")}`);
+  });
+
+  it("no import cycle between the files of the shipped modules", () => {
+    const cycles = fileCycles(edges.filter((e) => product.has(e.from) && product.has(e.to)));
+    assert.deepEqual(cycles, [], `import cycles between files of src/ — move the shared part (a type, a constant, a small function) to a module both may import:\n${cycles.join("\n")}`);
   });
 });
 

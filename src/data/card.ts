@@ -3,9 +3,9 @@ import { readdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { writeFileWhole } from "../record/log.js";
 import type { CuratedSet, CurationReport } from "./curate.js";
+import type { DistillSelectOptions, DistillSet } from "./distill-set.js";
 import { percent } from "./efficacy.js";
-import type { ExportSplit, TrainingSetting } from "./export.js";
-import type { DistillSet, DistillSelectOptions } from "./record-distill.js";
+import type { ExportSplit, TrainingSetting } from "./export-options.js";
 import type { ExportFormat } from "./formats.js";
 import { statisticsCells } from "./stats.js";
 

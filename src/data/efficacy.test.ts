@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { wilsonInterval } from "../eval/metrics.js";
+import { wilsonInterval } from "../eval/estimate.js";
 import { formatEfficacy, instructionEfficacy } from "./efficacy.js";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder } from "./fixture.js";
 import { firstAnswerPrompt } from "./generate.js";

@@ -1,4 +1,4 @@
-import { wilsonInterval } from "../eval/metrics.js";
+import { wilsonInterval } from "../eval/estimate.js";
 import type { ReflectionDataItem } from "./types.js";
 
 /** How often reflections written under one instruction led to a retry the verifier judged correct. */

@@ -8,7 +8,8 @@ import { reflectionRequest } from "../loops/feedback.js";
 import { scriptedModel } from "../models/scripted.js";
 import { readRecords } from "../tasks/records.js";
 import { curateReflectionData, type CuratedSet, type CurationResult } from "./curate.js";
-import { exportReflectionData, type TrainingSetting, type WeightedMessage } from "./export.js";
+import type { TrainingSetting } from "./export-options.js";
+import { exportReflectionData, type WeightedMessage } from "./export.js";
 import { failedItem, fixtureItem, QUICK, STEP, writeGenerationFolder, type ItemSpec } from "./fixture.js";
 import { validateExportFile, validateExportRow, type ExportFormat } from "./formats.js";
 

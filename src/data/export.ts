@@ -6,20 +6,11 @@ import { reflectionRequest, retryRequest } from "../loops/feedback.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { readRecords } from "../tasks/records.js";
 import { shellCommand, writeDatasetCard } from "./card.js";
-import { curatedSets, type AttemptContext, type CuratedSet, type CurationReport, type DistillRow, type DPlusRow, type PairRow, type Split } from "./curate.js";
+import { curatedSets, type AttemptContext, type CuratedSet, type CurationReport, type DistillRow, type DPlusRow, type PairRow } from "./curate.js";
+import type { ExportSplit, TrainingSetting } from "./export-options.js";
 import { jsonValidator, parquetColumns, parquetIntColumns, type ExportFormat, type ParquetKind } from "./formats.js";
 import { instructedReflectionRequest } from "./generate.js";
 import { readJsonFile } from "./generation-folder.js";
-
-/**
- * ReflectEvo's training settings (Li et al. 2025) for the SFT sets: `one-stage` trains the reflection and the
- * corrected answer in one conversation; `two-stage-reflection` and `two-stage-correction` are the two stages of the
- * two-stage setting, trained one after the other. The DPO settings (on D± and on D_pref) are the pair sets exported
- * as `trl-dpo` or `openai-dpo`.
- */
-export const trainingSettings = ["one-stage", "two-stage-reflection", "two-stage-correction"] as const;
-export type TrainingSetting = (typeof trainingSettings)[number];
-export type ExportSplit = Split | "all";
 
 export interface ExportReflectionDataOptions {
   /** A `reflect data curate` folder. */

@@ -16,7 +16,8 @@ import { openRecordWriter } from "../record/record-writer.js";
 import { readSftData } from "../train/datasets.js";
 import { validateExportRow } from "./formats.js";
 import { replayRequest } from "../serve/replay-request.js";
-import { distillRow, distillSet, selectEpisode, writeDistillData, type DistillExample, type DistillSource } from "./record-distill.js";
+import type { DistillExample } from "./distill-set.js";
+import { distillRow, distillSet, selectEpisode, writeDistillData, type DistillSource } from "./record-distill.js";
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "reflectkit-distill-"));

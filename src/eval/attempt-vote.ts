@@ -1,6 +1,6 @@
 import type { Episode } from "../loops/types.js";
 import { majorityVote } from "../loops/vote.js";
-import { wilsonInterval } from "./metrics.js";
+import { wilsonInterval } from "./estimate.js";
 
 /**
  * Majority vote over an episode's attempts (self-consistency over the resampling baseline's samples): the plurality of

@@ -32,6 +32,17 @@ export interface DifferenceEstimate {
 
 export { bootstrapResamples as BOOTSTRAP_RESAMPLES, bootstrapSeed as BOOTSTRAP_SEED } from "./bootstrap.js";
 
+/** Wilson score interval for k successes in n trials (z = 1.96 for 95%). [0, 0] when n = 0. */
+export function wilsonInterval(k: number, n: number, z = 1.959963984540054): [number, number] {
+  if (n === 0) return [0, 0];
+  const p = k / n;
+  const z2 = z * z;
+  const denominator = 1 + z2 / n;
+  const centre = (p + z2 / (2 * n)) / denominator;
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denominator;
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
 /**
  * The mean of `values` and its 95% percentile-bootstrap interval, as a `MeanEstimate`: the project's one bootstrap
  * (`bootstrapMean` in bootstrap.ts, a fixed seed, so the same values always give the same interval). The

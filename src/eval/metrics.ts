@@ -1,19 +1,9 @@
 import type { AttemptVote } from "./attempt-vote.js";
+import { wilsonInterval } from "./estimate.js";
 import type { RunProtocol } from "./protocol.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import type { AttemptRecord, Episode } from "../loops/types.js";
 import { theatreMetrics, type TheatreMetrics } from "./theatre.js";
-
-/** Wilson score interval for k successes in n trials (z = 1.96 for 95%). [0, 0] when n = 0. */
-export function wilsonInterval(k: number, n: number, z = 1.959963984540054): [number, number] {
-  if (n === 0) return [0, 0];
-  const p = k / n;
-  const z2 = z * z;
-  const denominator = 1 + z2 / n;
-  const centre = (p + z2 / (2 * n)) / denominator;
-  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denominator;
-  return [Math.max(0, centre - half), Math.min(1, centre + half)];
-}
 
 /** Verdicts between attempt t and attempt t+1, over the episodes that made attempt t+1. */
 export interface Flips {

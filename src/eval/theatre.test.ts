@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AnswerConfidence, AttemptRecord, Check, Episode } from "../loops/types.js";
-import { meanEstimate, newcombeDifference, type RateEstimate } from "./estimate.js";
-import { summarize, wilsonInterval } from "./metrics.js";
+import { meanEstimate, newcombeDifference, wilsonInterval, type RateEstimate } from "./estimate.js";
+import { summarize } from "./metrics.js";
 import { confidenceByTurn, confirmRate, degenerationRate, selfAgreement, selfAgreementAcross } from "./theatre.js";
 
 const close = (actual: number, expected: number, tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) < tolerance, `${actual} ≉ ${expected}`);

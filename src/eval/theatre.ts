@@ -1,6 +1,5 @@
 import type { AttemptRecord, Episode } from "../loops/types.js";
-import { meanEstimate, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, newcombeDifference, type DifferenceEstimate, type MeanEstimate, type RateEstimate, type Unavailable } from "./estimate.js";
-import { wilsonInterval } from "./metrics.js";
+import { meanEstimate, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, newcombeDifference, wilsonInterval, type DifferenceEstimate, type MeanEstimate, type RateEstimate, type Unavailable } from "./estimate.js";
 
 /**
  * Theatre metrics: does reflection change answers, or does it confirm them and grow surer of them? Each

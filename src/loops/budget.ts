@@ -1,4 +1,5 @@
 import { ReflectkitError, UsageError } from "../errors.js";
+import type { BudgetKind } from "./budget-kind.js";
 import type { StopReason } from "./stop-reason.js";
 
 /** Limits of one episode or one run. Tokens are prompt plus completion tokens, as APIs bill them. */
@@ -8,8 +9,6 @@ export interface BudgetLimits {
   /** Wall-clock milliseconds from the budget's creation. */
   ms?: number;
 }
-
-export type BudgetKind = "tokens" | "calls" | "time";
 
 /** A call's claim on a budget chain: `tokens` reserved (its prompt bound plus its token limit) and one call. */
 export interface Reservation {

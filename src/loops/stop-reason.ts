@@ -1,4 +1,4 @@
-import type { BudgetKind } from "./budget.js";
+import type { BudgetKind } from "./budget-kind.js";
 
 /**
  * Why an episode stopped, as the code branches on it. Records keep the stable string form (`stopReasonString`:

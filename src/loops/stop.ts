@@ -1,5 +1,5 @@
 import { checksPass, checksScore } from "../critics/verdict.js";
-import type { BudgetKind } from "./budget.js";
+import type { BudgetKind } from "./budget-kind.js";
 import { parseStopReason, stopReasonString, type StopReason } from "./stop-reason.js";
 import type { AttemptRecord } from "./types.js";
 

@@ -3,7 +3,7 @@ import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { assertExit, cli, tempDir } from "../cli/cli-harness.js";
-import { wilsonInterval } from "../eval/metrics.js";
+import { wilsonInterval } from "../eval/estimate.js";
 import type { Episode } from "../loops/types.js";
 import { requestEpisode } from "../record/record-fixture.js";
 import { openRecordWriter } from "../record/record-writer.js";

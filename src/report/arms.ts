@@ -5,8 +5,7 @@
  * replay beside its original), the paired differences adapter − base over those requests.
  */
 import type { Estimate } from "../eval/bootstrap.js";
-import { meanEstimate, type MeanEstimate, type RateEstimate } from "../eval/estimate.js";
-import { wilsonInterval } from "../eval/metrics.js";
+import { meanEstimate, wilsonInterval, type MeanEstimate, type RateEstimate } from "../eval/estimate.js";
 import { pairedDifference } from "../eval/paired-bootstrap.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
 import { attemptPassed } from "../loops/answer-decision.js";

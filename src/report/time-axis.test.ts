@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { requestEpisode } from "../record/record-fixture.js";
-import { wilsonInterval } from "../eval/metrics.js";
+import { wilsonInterval } from "../eval/estimate.js";
 import { timeAxis, timeAxisCells, type TimeBucket } from "./time-axis.js";
 import { timeFixtureEpisodes, timeFixtureExpected } from "./time-fixture.js";
 

@@ -1,4 +1,5 @@
-import { summarize, wilsonInterval } from "../eval/metrics.js";
+import { wilsonInterval } from "../eval/estimate.js";
+import { summarize } from "../eval/metrics.js";
 import { attemptPassed } from "../loops/answer-decision.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
 import type { Episode } from "../loops/types.js";

@@ -10,7 +10,8 @@ import { describe, it, type TestContext } from "node:test";
 import { createHttpModel, type RetryPolicy } from "../models/http.js";
 import type { DialectName } from "./dialects/index.js";
 import { heldEntryCount, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
-import { redactionMark, redactJsonBody, Secret, SseRedactor } from "./redact-stream.js";
+import { redactionMark, Secret } from "./redact-secret.js";
+import { redactJsonBody, SseRedactor } from "./redact-stream.js";
 import { events, parseSse } from "./redaction-harness.js";
 import { client, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour } from "./serve-harness.js";
 

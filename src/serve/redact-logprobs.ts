@@ -16,7 +16,7 @@
  * hold at least the text window (`Secret.window`) and whose bytes hold the byte window — a cut that depends on the
  * tokens' lengths, never on what they say.
  */
-import { redactionMark, type Secret } from "./redact-stream.js";
+import { redactionMark, type Secret } from "./redact-secret.js";
 import { isRecord } from "../util/is-record.js";
 
 /** One token entry of a log-probability sequence, as the upstream wrote it (`token`, `logprob`, `bytes`, …). */

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import { Readable } from "node:stream";
-import { bodyRedactor, contentDecoders, maxQueuedBytes, redactHeaderValue, redactJsonBody, redactJsonValue, Secret, SseRedactor } from "./redact-stream.js";
+import { Secret } from "./redact-secret.js";
+import { bodyRedactor, contentDecoders, maxQueuedBytes, redactHeaderValue, redactJsonBody, redactJsonValue, SseRedactor } from "./redact-stream.js";
 import { charByChar, decodeStream, eventShape, parseSse, splitEverywhere, upstreamEvents } from "./redaction-harness.js";
 import type { DialectName } from "./dialects/index.js";
 

@@ -20,11 +20,10 @@ import type { Transform } from "node:stream";
 import zlib from "node:zlib";
 import type { DialectName } from "./dialects/index.js";
 import { heldEntryCount, isTokenSequence, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
+import { redactionMark, roundUp, Secret } from "./redact-secret.js";
 import { sseStreamsOf, type HeldText, type HeldTokens, type SseStreams, type StreamSlot } from "./sse-streams.js";
 import { isRecord } from "../util/is-record.js";
 
-/** What stands in for the key wherever it was. */
-export const redactionMark = "[redacted]";
 const markBytes = Buffer.from(redactionMark, "utf8");
 
 /** The most a non-streamed body, or one SSE event, may grow to while it is held to be checked whole. */
@@ -34,9 +33,6 @@ export const maxDecodedBytes = 64 * 1024 * 1024;
 /** The most content-encoding layers undone; a longer chain is refused (nobody stacks more, an attacker might). */
 export const maxEncodingLayers = 3;
 
-/** The hold-back window is the key's length rounded up to a multiple of this many characters (or bytes). */
-export const holdBackQuantum = 32;
-
 const LF = 0x0a;
 const CR = 0x0d;
 const backslashU = Buffer.from("\\u", "utf8");
@@ -44,49 +40,10 @@ const backslashSlash = Buffer.from("\\/", "utf8");
 /** Log-probability entries name their token so (a `\u`-escaped name is parsed anyway): the key may span tokens there. */
 const tokenField = Buffer.from('"token"', "utf8");
 
-/** The key in the forms the redactors search for, worked out once per request. */
-export class Secret {
-  readonly bytes: Buffer;
-  /**
-   * The key holds a character JSON writes escaped (`"`, `\`, a control character): then no byte search of JSON text
-   * finds it as it decodes, and every JSON string must be decoded to be checked.
-   */
-  readonly awkward: boolean;
-  /** The key holds `/`, which JSON may also write `\/`. */
-  readonly slash: boolean;
-  /**
-   * The UTF-16 code units every concatenated string's end is held back by (`SseRedactor`): the key's length rounded up
-   * to a multiple of `holdBackQuantum`, so a held end can hold a whole key and its size says nothing about the text.
-   */
-  readonly window: number;
-  /** The bytes a stream's held log-probability tokens must spell at least: the key's UTF-8 length, rounded up likewise. */
-  readonly byteWindow: number;
-
-  /** The key's forms, worked out once for the key a gateway relays with (the last one asked for is kept). */
-  static of(text: string): Secret {
-    if (Secret.last?.text !== text) Secret.last = new Secret(text);
-    return Secret.last;
-  }
-  private static last: Secret | undefined;
-
-  constructor(readonly text: string) {
-    this.bytes = Buffer.from(text, "utf8");
-    this.awkward = /["\\\u0000-\u001f]/u.test(text);
-    this.slash = text.includes("/");
-    this.window = roundUp(text.length);
-    this.byteWindow = roundUp(this.bytes.length);
-  }
-}
-
 /** A body's redaction, chunk by chunk: `null` when the body cannot be relayed safely (it outgrew what can be held). */
 export interface BodyRedactor {
   push(chunk: Buffer): Uint8Array | null;
   end(): Uint8Array | null;
-}
-
-/** `n` rounded up to a multiple of `holdBackQuantum` (at least one). */
-function roundUp(n: number): number {
-  return Math.max(1, Math.ceil(n / holdBackQuantum)) * holdBackQuantum;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { TaskFamily } from "../registry.js";
+import type { TaskFamily } from "../task-family.js";
 import type { Task } from "../task.js";
 import { loadBbh } from "./load.js";
 import { bbhPrompt } from "./prompt.js";

@@ -1,9 +1,10 @@
-import type { TaskFamily } from "../registry.js";
+import type { TaskFamily } from "../task-family.js";
 import type { Task } from "../task.js";
 import { loadBfcl } from "./load.js";
 import { bfclPrompt } from "./prompt.js";
-import { parseBfclRecord, type BfclRecord } from "./record.js";
+import { parseBfclRecord } from "./record.js";
 import { referenceCalls } from "./reference-calls.js";
+import type { BfclRecord } from "./types.js";
 import { verifyBfcl } from "./verify.js";
 
 export { loadBfcl } from "./load.js";
@@ -12,7 +13,8 @@ export { equalsAnswer, normalizeString, valueProblems } from "./match-value.js";
 export { parseCallList, readCalls, type CallReading, type CallSource, type ParsedCall } from "./parse-calls.js";
 export { bfclPrompt } from "./prompt.js";
 export { formatPython, fromJson, LiteralSyntaxError, parsePythonLiteral, type PyValue } from "./python-literal.js";
-export { parseBfclRecord, type BfclExpectedCall, type BfclFunction, type BfclMessage, type BfclRecord, type BfclSchema } from "./record.js";
+export { parseBfclRecord } from "./record.js";
+export type { BfclExpectedCall, BfclFunction, BfclMessage, BfclRecord, BfclSchema } from "./types.js";
 export { referenceCalls, type JsonCall } from "./reference-calls.js";
 export { schemaType, type SchemaType } from "./schema-type.js";
 export { formatCalls, verifyBfcl } from "./verify.js";

@@ -1,9 +1,11 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { InputError } from "../../errors.js";
+import { isRecord } from "../../util/is-record.js";
 import { readRecords, recordError, type SourceRecord } from "../records.js";
 import type { TaskItem } from "../task.js";
-import { isObject, parseBfclRecord, type BfclRecord } from "./record.js";
+import { parseBfclRecord } from "./record.js";
+import type { BfclRecord } from "./types.js";
 
 /**
  * BFCL items from a question file, joined by `id` with its possible-answer file, found where BFCL keeps it:
@@ -16,12 +18,12 @@ import { isObject, parseBfclRecord, type BfclRecord } from "./record.js";
  */
 export async function loadBfcl(file: string): Promise<TaskItem<BfclRecord>[]> {
   const rows = await readRecords(file);
-  const needsAnswers = rows.some(({ value }) => isObject(value) && !("ground_truth" in value) && !("query" in value));
+  const needsAnswers = rows.some(({ value }) => isRecord(value) && !("ground_truth" in value) && !("query" in value));
   const answers = needsAnswers ? await answersFor(file, rows) : null;
   const base = path.basename(file);
   return rows.map(({ value, line }) => {
     let joined = value;
-    if (answers !== null && isObject(value) && !("ground_truth" in value) && !("query" in value)) {
+    if (answers !== null && isRecord(value) && !("ground_truth" in value) && !("query" in value)) {
       const groundTruth = answers === "none" ? [] : answers.byId.get(String(value.id));
       if (groundTruth === undefined) {
         const where = answers === "none" ? "" : answers.file;
@@ -45,7 +47,7 @@ async function answersFor(file: string, rows: SourceRecord[]): Promise<{ file: s
   const answerFile = path.join(path.dirname(file), "possible_answer", path.basename(file));
   if (!existsSync(answerFile)) {
     if (/irrelevance/iu.test(path.basename(file))) return "none";
-    const first = rows.find(({ value }) => isObject(value) && !("ground_truth" in value));
+    const first = rows.find(({ value }) => isRecord(value) && !("ground_truth" in value));
     throw new InputError(
       `the records have no "ground_truth" and there is no possible-answer file at ${answerFile} — BFCL keeps the answers in possible_answer/<same file name> beside the question file; put it there or give records that carry "ground_truth"`,
       file,
@@ -54,7 +56,7 @@ async function answersFor(file: string, rows: SourceRecord[]): Promise<{ file: s
   }
   const byId = new Map<string, unknown>();
   for (const { value, line } of await readRecords(answerFile)) {
-    if (!isObject(value) || (typeof value.id !== "string" && typeof value.id !== "number")) throw recordError(answerFile, line, 'a possible-answer record must be an object with an "id"');
+    if (!isRecord(value) || (typeof value.id !== "string" && typeof value.id !== "number")) throw recordError(answerFile, line, 'a possible-answer record must be an object with an "id"');
     if (!Array.isArray(value.ground_truth)) throw recordError(answerFile, line, 'field "ground_truth" must be a list of expected calls');
     const id = String(value.id);
     if (byId.has(id)) throw recordError(answerFile, line, `a second possible answer with id ${JSON.stringify(id)}`);

@@ -1,6 +1,6 @@
 import { quote, valueProblems } from "./match-value.js";
 import type { ParsedCall } from "./parse-calls.js";
-import type { BfclFunction, BfclRecord } from "./record.js";
+import type { BfclFunction, BfclRecord } from "./types.js";
 
 /** An expected call with the doc of its function. */
 export interface ExpectedCall {

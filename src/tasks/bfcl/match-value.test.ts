@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { normalizeString, valueProblems } from "./match-value.js";
 import { parsePythonLiteral } from "./python-literal.js";
-import type { BfclSchema } from "./record.js";
+import type { BfclSchema } from "./types.js";
 
 /** The problems of a value written in Python against a schema and acceptable values, labelled `p`. */
 function check(python: string, schema: BfclSchema, acceptable: unknown[]): string[] {

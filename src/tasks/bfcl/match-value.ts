@@ -1,6 +1,7 @@
+import { isRecord } from "../../util/is-record.js";
 import { formatPython, type PyValue } from "./python-literal.js";
-import { isObject, type BfclSchema } from "./record.js";
 import { goldHasType, goldKind, hasGoldKind, hasType, kindName, schemaType, typeName } from "./schema-type.js";
+import type { BfclSchema } from "./types.js";
 
 /**
  * BFCL's string normalisation (`standardize_string` in `ast_checker.py`): drop spaces and `, . / - _ * ^`,
@@ -41,7 +42,7 @@ export function valueProblems(value: PyValue, schema: BfclSchema | undefined, ac
   const typeProblem = innerTypeProblem(value, schema, acceptable, label);
   if (typeProblem !== null) return [typeProblem];
   if (variable) return acceptable.some((answer) => equalsAnswer(value, answer, false)) ? [] : [notAllowed(value, label)];
-  if (type === "dict" && value.kind === "dict") return bestOf(acceptable.filter(isObject).map((pattern) => dictProblems(value, pattern, schema, label)), value, label);
+  if (type === "dict" && value.kind === "dict") return bestOf(acceptable.filter(isRecord).map((pattern) => dictProblems(value, pattern, schema, label)), value, label);
   if ((type === "array" || type === "tuple") && (value.kind === "list" || value.kind === "tuple") && schemaType(schema?.items) === "dict") {
     return bestOf(
       acceptable.filter((answer): answer is unknown[] => Array.isArray(answer)).map((answer) => listOfDictsProblems(value.items, answer, schema?.items, label)),
@@ -60,11 +61,11 @@ function innerTypeProblem(value: PyValue, schema: BfclSchema | undefined, accept
       const problem = typeProblem(value.items[i] as PyValue, schema.items, itemAnswers, `${label}[${i}]`);
       if (problem !== null) return problem;
     }
-  } else if (value.kind === "dict" && isObject(schema?.properties)) {
+  } else if (value.kind === "dict" && isRecord(schema?.properties)) {
     for (const [key, item] of value.entries) {
       const property = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
       if (property === undefined) continue;
-      const keyAnswers = acceptable.flatMap((answer) => (isObject(answer) && Object.hasOwn(answer, key) ? asList(answer[key]) : []));
+      const keyAnswers = acceptable.flatMap((answer) => (isRecord(answer) && Object.hasOwn(answer, key) ? asList(answer[key]) : []));
       const problem = typeProblem(item, property, keyAnswers, `${label}[${quote(key)}]`);
       if (problem !== null) return problem;
     }
@@ -84,7 +85,7 @@ function typeProblem(value: PyValue, schema: BfclSchema, answers: readonly unkno
 /** A dict value against one acceptable dict (`{key: [acceptable values…]}`). */
 function dictProblems(value: Extract<PyValue, { kind: "dict" }>, pattern: Record<string, unknown>, schema: BfclSchema | undefined, label: string): string[] {
   const problems: string[] = [];
-  const properties = isObject(schema?.properties) ? schema.properties : {};
+  const properties = isRecord(schema?.properties) ? schema.properties : {};
   for (const [key, item] of value.entries) {
     if (!Object.hasOwn(pattern, key)) {
       problems.push(`${label} has an unexpected key ${quote(key)}`);
@@ -105,7 +106,7 @@ function listOfDictsProblems(items: PyValue[], answer: unknown[], itemSchema: Bf
   items.forEach((item, i) => {
     const expected = answer[i];
     const itemLabel = `${label}[${i}]`;
-    if (item.kind === "dict" && isObject(expected)) problems.push(...dictProblems(item, expected, itemSchema, itemLabel));
+    if (item.kind === "dict" && isRecord(expected)) problems.push(...dictProblems(item, expected, itemSchema, itemLabel));
     else if (!equalsAnswer(item, expected, true)) problems.push(notAllowed(item, itemLabel));
   });
   return problems;
@@ -141,7 +142,7 @@ export function equalsAnswer(value: PyValue, answer: unknown, normalize: boolean
     if (value.kind !== "list" && value.kind !== "tuple") return false;
     return value.items.length === answer.length && value.items.every((item, i) => equalsAnswer(item, answer[i], normalize));
   }
-  if (!isObject(answer) || value.kind !== "dict") return false;
+  if (!isRecord(answer) || value.kind !== "dict") return false;
   const keys = Object.keys(answer);
   return keys.length === value.entries.size && keys.every((key) => value.entries.has(key) && equalsAnswer(value.entries.get(key) as PyValue, answer[key], normalize));
 }

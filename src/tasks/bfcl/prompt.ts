@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../../models/language-model.js";
-import type { BfclRecord } from "./record.js";
+import type { BfclRecord } from "./types.js";
 
 const INSTRUCTIONS =
   'Answer with the function call(s) that fulfil the request: a JSON list of {"name": …, "arguments": {…}} objects ' +

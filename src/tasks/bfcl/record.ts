@@ -1,46 +1,6 @@
+import { isRecord } from "../../util/is-record.js";
+import type { BfclExpectedCall, BfclFunction, BfclMessage, BfclRecord, BfclSchema } from "./types.js";
 import { isXlamRecord, parseXlamRecord } from "./xlam.js";
-
-/** A parameter schema as BFCL writes it (`type: "dict"`, `float`, `tuple`, …); other keys (`enum`, `default`) are kept. */
-export interface BfclSchema {
-  type?: string;
-  description?: string;
-  properties?: Record<string, BfclSchema>;
-  required?: string[];
-  items?: BfclSchema;
-  [key: string]: unknown;
-}
-
-/** A function doc: the name may hold dots (`math.hypot`); `parameters` is a `dict` schema. */
-export interface BfclFunction {
-  name: string;
-  description?: string;
-  parameters: BfclSchema;
-  [key: string]: unknown;
-}
-
-export interface BfclMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
-
-/**
- * One expected call, as in BFCL's possible-answer files: `{function_name: {parameter: [acceptable values…]}}`, one
- * key. A `""` among the values means the parameter may be left out; a value at a `dict` position is itself such a
- * map (`{key: [acceptable values…]}`), and an array of dicts is an array of such maps.
- */
-export type BfclExpectedCall = Record<string, Record<string, unknown[]>>;
-
-/**
- * A BFCL question record with its possible answer joined in: `question` is a list of turns, each a list of
- * messages (all single-turn in these categories), `function` the docs offered, `ground_truth` the expected calls
- * (order-free; empty for irrelevance, where the right answer is no call).
- */
-export interface BfclRecord {
-  id?: string;
-  question: BfclMessage[][];
-  function: BfclFunction[];
-  ground_truth: BfclExpectedCall[];
-}
 
 /**
  * Validates a BFCL record (question fields plus `ground_truth`), or converts an APIGen / xLAM record
@@ -48,7 +8,7 @@ export interface BfclRecord {
  * `function` a single doc. Throws an Error saying which field is wrong.
  */
 export function parseBfclRecord(value: unknown): BfclRecord {
-  if (!isObject(value)) throw new Error("a BFCL record must be an object {id, question, function, ground_truth}");
+  if (!isRecord(value)) throw new Error("a BFCL record must be an object {id, question, function, ground_truth}");
   if (isXlamRecord(value)) return parseXlamRecord(value);
   if (!("question" in value) && !("function" in value) && "ground_truth" in value) {
     throw new Error("this is a possible-answer record (it has no question or functions): pass the question file; the loader reads possible_answer/<same name> beside it");
@@ -75,7 +35,7 @@ function parseQuestion(value: unknown): BfclMessage[][] {
   const parsed = turns.map((turn, t) =>
     turn.map((message, m) => {
       const where = `question[${t}][${m}]`;
-      if (!isObject(message)) throw new Error(`${where} must be a {role, content} object`);
+      if (!isRecord(message)) throw new Error(`${where} must be a {role, content} object`);
       const { role, content } = message;
       if (role !== "system" && role !== "user" && role !== "assistant") throw new Error(`${where}: role must be "system", "user" or "assistant"`);
       if (typeof content !== "string") throw new Error(`${where}: content must be a string`);
@@ -87,14 +47,14 @@ function parseQuestion(value: unknown): BfclMessage[][] {
 }
 
 function parseFunctions(value: unknown): BfclFunction[] {
-  const list = isObject(value) ? [value] : value;
+  const list = isRecord(value) ? [value] : value;
   if (!Array.isArray(list) || list.length === 0) throw new Error('field "function" must be a non-empty list of function docs');
   return list.map((doc, i) => {
-    if (!isObject(doc)) throw new Error(`function[${i}] must be an object {name, description, parameters}`);
+    if (!isRecord(doc)) throw new Error(`function[${i}] must be an object {name, description, parameters}`);
     if (typeof doc.name !== "string" || doc.name === "") throw new Error(`function[${i}] has no "name" string`);
     const parameters = doc.parameters ?? { type: "dict", properties: {} };
-    if (!isObject(parameters)) throw new Error(`function[${i}] ("${doc.name}"): "parameters" must be an object`);
-    if (parameters.properties !== undefined && !isObject(parameters.properties)) throw new Error(`function[${i}] ("${doc.name}"): "parameters.properties" must be an object`);
+    if (!isRecord(parameters)) throw new Error(`function[${i}] ("${doc.name}"): "parameters" must be an object`);
+    if (parameters.properties !== undefined && !isRecord(parameters.properties)) throw new Error(`function[${i}] ("${doc.name}"): "parameters.properties" must be an object`);
     const required = parameters.required;
     if (required !== undefined && (!Array.isArray(required) || !required.every((name) => typeof name === "string"))) {
       throw new Error(`function[${i}] ("${doc.name}"): "parameters.required" must be a list of names`);
@@ -107,16 +67,12 @@ function parseGroundTruth(value: unknown): BfclExpectedCall[] {
   if (value === undefined) throw new Error('field "ground_truth" is missing (join the question with its possible-answer record, or load the question file with loadBfcl)');
   if (!Array.isArray(value)) throw new Error('field "ground_truth" must be a list of expected calls {function_name: {parameter: [values…]}}');
   return value.map((call, i) => {
-    if (!isObject(call) || Object.keys(call).length !== 1) throw new Error(`ground_truth[${i}] must be an object with one key, the function name`);
+    if (!isRecord(call) || Object.keys(call).length !== 1) throw new Error(`ground_truth[${i}] must be an object with one key, the function name`);
     const [name, params] = Object.entries(call)[0] as [string, unknown];
-    if (!isObject(params)) throw new Error(`ground_truth[${i}] ("${name}"): the parameters must be an object`);
+    if (!isRecord(params)) throw new Error(`ground_truth[${i}] ("${name}"): the parameters must be an object`);
     for (const [param, values] of Object.entries(params)) {
       if (!Array.isArray(values)) throw new Error(`ground_truth[${i}] ("${name}"): parameter "${param}" must map to a list of acceptable values`);
     }
     return { [name]: params as Record<string, unknown[]> };
   });
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

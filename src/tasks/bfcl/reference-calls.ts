@@ -1,6 +1,7 @@
+import { isRecord } from "../../util/is-record.js";
 import { expectedCalls } from "./match-calls.js";
-import { isObject, type BfclRecord, type BfclSchema } from "./record.js";
 import { schemaType } from "./schema-type.js";
+import type { BfclRecord, BfclSchema } from "./types.js";
 
 /** A call as plain JSON, the shape the prompt asks for. */
 export interface JsonCall {
@@ -44,7 +45,7 @@ function firstValue(values: readonly unknown[], schema: BfclSchema | undefined):
 /** An acceptable value made concrete: a dict pattern `{key: [values…]}` becomes `{key: first value}`. */
 function concrete(value: unknown, schema: BfclSchema | undefined): unknown {
   const type = schemaType(schema);
-  if (type === "dict" && isObject(value)) {
+  if (type === "dict" && isRecord(value)) {
     const out: Record<string, unknown> = {};
     for (const [key, values] of Object.entries(value)) {
       const item = firstValue(Array.isArray(values) ? values : [values], schema?.properties?.[key]);

@@ -1,5 +1,5 @@
 import type { PyValue } from "./python-literal.js";
-import type { BfclSchema } from "./record.js";
+import type { BfclSchema } from "./types.js";
 
 /**
  * The parameter types of BFCL's Python function docs. JSON Schema's names (`object`, `number`, `list`, `str`, …)

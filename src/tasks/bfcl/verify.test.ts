@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bfclTask } from "./index.js";
-import { parseBfclRecord, type BfclRecord } from "./record.js";
+import { parseBfclRecord } from "./record.js";
+import type { BfclRecord } from "./types.js";
 import { verifyBfcl } from "./verify.js";
 
 /** A parallel record in BFCL's shape: two calls to one dotted function, one optional parameter each. */

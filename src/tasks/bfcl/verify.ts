@@ -2,7 +2,7 @@ import type { Verdict } from "../task.js";
 import { checkCalls } from "./match-calls.js";
 import { CALL_SOURCE_NAMES, readCalls, type ParsedCall } from "./parse-calls.js";
 import { formatPython } from "./python-literal.js";
-import type { BfclRecord } from "./record.js";
+import type { BfclRecord } from "./types.js";
 
 const ASK = 'Give the calls as a JSON list of {"name": …, "arguments": {…}} objects inside <answer></answer> tags.';
 /** At most this many problems are listed; the rest are counted. */

@@ -1,5 +1,6 @@
-import { isObject, type BfclExpectedCall, type BfclFunction, type BfclRecord, type BfclSchema } from "./record.js";
+import { isRecord } from "../../util/is-record.js";
 import { goldHasType, schemaType } from "./schema-type.js";
+import type { BfclExpectedCall, BfclFunction, BfclRecord, BfclSchema } from "./types.js";
 
 /**
  * APIGen / xLAM function-calling records (Salesforce `xlam-function-calling-60k`):
@@ -45,14 +46,14 @@ function jsonField(value: unknown, field: string): unknown {
 }
 
 function toolFunction(tool: unknown, index: number): BfclFunction {
-  if (!isObject(tool) || typeof tool.name !== "string" || tool.name === "") throw new Error(`tools[${index}] must be an object with a "name" string`);
+  if (!isRecord(tool) || typeof tool.name !== "string" || tool.name === "") throw new Error(`tools[${index}] must be an object with a "name" string`);
   const description = typeof tool.description === "string" ? tool.description : "";
   const params = tool.parameters ?? {};
-  if (!isObject(params)) throw new Error(`tools[${index}] ("${tool.name}"): "parameters" must be an object`);
-  if (typeof params.type === "string" && isObject(params.properties)) return { name: tool.name, description, parameters: params as BfclSchema };
+  if (!isRecord(params)) throw new Error(`tools[${index}] ("${tool.name}"): "parameters" must be an object`);
+  if (typeof params.type === "string" && isRecord(params.properties)) return { name: tool.name, description, parameters: params as BfclSchema };
   const properties: Record<string, BfclSchema> = {};
   for (const [name, spec] of Object.entries(params)) {
-    if (!isObject(spec)) throw new Error(`tools[${index}] ("${tool.name}"): parameter "${name}" must be an object {type, description, default}`);
+    if (!isRecord(spec)) throw new Error(`tools[${index}] ("${tool.name}"): parameter "${name}" must be an object {type, description, default}`);
     const { type, items } = typeof spec.type === "string" ? pythonType(spec.type) : { type: "any", items: undefined };
     const schema: BfclSchema = { ...spec, type };
     if (items !== undefined) schema.items = items;
@@ -100,9 +101,9 @@ export function pythonType(text: string): { type: string; items: BfclSchema | un
 }
 
 function expectedCall(answer: unknown, index: number, functions: BfclFunction[]): BfclExpectedCall {
-  if (!isObject(answer) || typeof answer.name !== "string" || answer.name === "") throw new Error(`answers[${index}] must be an object with a "name" string`);
+  if (!isRecord(answer) || typeof answer.name !== "string" || answer.name === "") throw new Error(`answers[${index}] must be an object with a "name" string`);
   const args = jsonField(answer.arguments ?? {}, `answers[${index}].arguments`);
-  if (!isObject(args)) throw new Error(`answers[${index}] ("${answer.name}"): "arguments" must be an object`);
+  if (!isRecord(args)) throw new Error(`answers[${index}] ("${answer.name}"): "arguments" must be an object`);
   const fn = functions.find((f) => f.name === answer.name);
   const properties = fn?.parameters.properties ?? {};
   const params: Record<string, unknown[]> = {};
@@ -119,7 +120,7 @@ function expectedCall(answer: unknown, index: number, functions: BfclFunction[])
 /** A literal answer value as BFCL's possible-answer shape: at `dict` positions a map of key → [value]. */
 function toPattern(value: unknown, schema: BfclSchema | undefined): unknown {
   const type = schemaType(schema);
-  if (type === "dict" && isObject(value)) {
+  if (type === "dict" && isRecord(value)) {
     const pattern: Record<string, unknown[]> = {};
     for (const [key, item] of Object.entries(value)) pattern[key] = [toPattern(item, schema?.properties?.[key])];
     return pattern;

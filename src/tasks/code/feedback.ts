@@ -1,5 +1,6 @@
 import type { Verdict } from "../task.js";
-import type { CodeRunOutcome, PythonError, RunStage, TestCase } from "./run-tests.js";
+import type { PythonError } from "./report.js";
+import type { CodeRunOutcome, RunStage, TestCase } from "./run-tests.js";
 
 /** Longest feedback handed back; the model's context is small. */
 const FEEDBACK_LIMIT = 700;

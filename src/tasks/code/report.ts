@@ -1,4 +1,12 @@
-import type { PythonError } from "./run-tests.js";
+/** An exception Python raised, as the judge reports it. */
+export interface PythonError {
+  type: string;
+  message: string;
+  /** Line in the model's code (1-based) where it was raised, null when elsewhere. */
+  line: number | null;
+  /** That source line. */
+  text: string | null;
+}
 
 /** One event of the judge's report (judge-source.ts lists them); `seq` counts from 0. */
 export type HarnessEvent = { seq: number } & (

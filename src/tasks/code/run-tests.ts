@@ -2,7 +2,7 @@ import { resolveLimits, type SandboxLimits } from "../../sandbox/limits.js";
 import { defaultSandbox, type LinkedResult, type PythonSandbox } from "../../sandbox/python-sandbox.js";
 import { CANDIDATE_SOURCE } from "./candidate-source.js";
 import { JUDGE_SOURCE } from "./judge-source.js";
-import { readReport } from "./report.js";
+import { readReport, type PythonError } from "./report.js";
 
 export interface TestCase {
   source: string;
@@ -28,15 +28,6 @@ export interface CodeTestSpec {
   /** Trusted code run in the judge's process after the program has loaded and before the tests (MBPP `test_setup_code`). */
   after: string;
   tests: readonly TestCase[];
-}
-
-export interface PythonError {
-  type: string;
-  message: string;
-  /** Line in the model's code (1-based) where it was raised, null when elsewhere. */
-  line: number | null;
-  /** That source line. */
-  text: string | null;
 }
 
 /** Where a run was when it stopped without finishing. */

@@ -1,5 +1,5 @@
 import type { CodeJudgeOptions } from "../code/judge.js";
-import type { TaskFamily } from "../registry.js";
+import type { TaskFamily } from "../task-family.js";
 import { loadRecords } from "../records.js";
 import type { Task, Verdict } from "../task.js";
 import { humanevalPrompt } from "./prompt.js";

@@ -1,4 +1,4 @@
-import type { TaskFamily } from "../registry.js";
+import type { TaskFamily } from "../task-family.js";
 import { loadRecords } from "../records.js";
 import type { Task } from "../task.js";
 import { ifevalPrompt } from "./prompt.js";

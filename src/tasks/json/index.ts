@@ -1,4 +1,4 @@
-import type { TaskFamily } from "../registry.js";
+import type { TaskFamily } from "../task-family.js";
 import { trimmedSpan } from "../extract-answer.js";
 import type { AnswerSpan, Task } from "../task.js";
 import { extractJson } from "./extract-json.js";

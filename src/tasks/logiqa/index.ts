@@ -1,4 +1,4 @@
-import type { TaskFamily } from "../registry.js";
+import type { TaskFamily } from "../task-family.js";
 import { locateChoice } from "../choice/extract-choice.js";
 import type { Task } from "../task.js";
 import { LOGIQA_LETTERS } from "./record.js";

@@ -1,4 +1,4 @@
-import type { TaskFamily } from "../registry.js";
+import type { TaskFamily } from "../task-family.js";
 import { locateChoice } from "../choice/extract-choice.js";
 import type { AnswerSpan, Task } from "../task.js";
 import { locateFreeAnswer } from "./read-answer.js";
