@@ -84,130 +84,146 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRe
   const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets }) : new http.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets });
   const request = secure ? https.request : http.request;
   const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/u, "$1"), port: base.port, method: "POST", agent };
+  const relay: RelayTarget = { upstream, base, request, target, timeoutMs };
+  return { send: (exchange, onEnd, dialect) => relayOnce(relay, exchange, onEnd, dialect), close: () => agent.destroy() };
+}
 
-  function send({ body, incoming, outgoing }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
-    const key = process.env[upstream.apiKeyEnv];
-    const secret = key === undefined || key === "" ? undefined : key;
-    const headers: OutgoingHttpHeaders = {};
-    for (const name in incoming.headers) if (!droppedRequestHeaders.has(name)) headers[name] = incoming.headers[name];
-    if (secret !== undefined) {
-      if (dialect.name === "messages") headers["x-api-key"] = secret;
-      else headers.authorization = `Bearer ${secret}`;
-    }
-    headers["content-length"] = body.byteLength;
-    const path = `${base.pathname}${dialect.upstreamPath}${base.search}`;
+/** Where `openRelay`'s requests go: the upstream, its base URL, and the request function and options of its agent. */
+interface RelayTarget {
+  upstream: UpstreamHttp;
+  base: URL;
+  request: typeof http.request;
+  target: { protocol: string; hostname: string; port: string; method: string; agent: http.Agent };
+  timeoutMs: number;
+}
 
-    return new Promise((resolve) => {
-      let status = 0;
-      let ended = false;
-      let timedOut = false;
-      let relaying = false;
-      const upstreamRequest = request({ ...target, path, headers });
-      // One timer per request: until the response headers, then re-armed by every body chunk.
-      const timer = setTimeout(() => {
-        timedOut = true;
-        upstreamRequest.destroy(new Error(`the upstream sent nothing for ${timeoutMs} ms`));
-      }, timeoutMs);
-      const end = (failure: UpstreamFailure | undefined): void => {
-        if (ended) return;
-        ended = true;
-        clearTimeout(timer);
-        onEnd(status, failure);
+/** The client's headers for the upstream: its credentials replaced by the upstream's key, the body's length set. */
+function upstreamHeaders(incoming: RelayExchange["incoming"], secret: string | undefined, dialect: Dialect, body: Buffer): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {};
+  for (const name in incoming.headers) if (!droppedRequestHeaders.has(name)) headers[name] = incoming.headers[name];
+  if (secret !== undefined) {
+    if (dialect.name === "messages") headers["x-api-key"] = secret;
+    else headers.authorization = `Bearer ${secret}`;
+  }
+  headers["content-length"] = body.byteLength;
+  return headers;
+}
+
+/** One exchange of `openRelay`'s: the request to the upstream, and its answer relayed to the client. */
+function relayOnce({ upstream, base, request, target, timeoutMs }: RelayTarget, { body, incoming, outgoing }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
+  const key = process.env[upstream.apiKeyEnv];
+  const secret = key === undefined || key === "" ? undefined : key;
+  const headers = upstreamHeaders(incoming, secret, dialect, body);
+  const path = `${base.pathname}${dialect.upstreamPath}${base.search}`;
+
+  return new Promise((resolve) => {
+    let status = 0;
+    let ended = false;
+    let timedOut = false;
+    let relaying = false;
+    const upstreamRequest = request({ ...target, path, headers });
+    // One timer per request: until the response headers, then re-armed by every body chunk.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      upstreamRequest.destroy(new Error(`the upstream sent nothing for ${timeoutMs} ms`));
+    }, timeoutMs);
+    const end = (failure: UpstreamFailure | undefined): void => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      onEnd(status, failure);
+    };
+    outgoing.once("close", () => {
+      if (outgoing.writableFinished || ended) return;
+      // The client left. Before the upstream answered that is no upstream failure (499, as nginx logs it).
+      if (!relaying) status = 499;
+      end(!relaying || (status >= 200 && status < 300) ? undefined : "status");
+      upstreamRequest.destroy();
+      if (!relaying) resolve(dialectError(dialect, { status: 499, message: "the client closed the request", type: "invalid_request_error", param: null, code: "client_closed" }));
+    });
+    upstreamRequest.once("error", () => {
+      if (relaying || ended) return;
+      status = timedOut ? 504 : 502;
+      end(timedOut ? "timeout" : "network");
+      if (timedOut) resolve(dialectError(dialect, { status: 504, message: `the upstream did not answer within ${timeoutMs} ms`, type: "server_error", param: null, code: "upstream_timeout" }));
+      else resolve(dialectError(dialect, { status: 502, message: "the upstream could not be reached", type: "server_error", param: null, code: "upstream_unreachable" }));
+    });
+    upstreamRequest.once("response", (response) => {
+      // A 204 or 304 has no body to decode, whatever its content-encoding says.
+      const layers = response.statusCode === 204 || response.statusCode === 304 ? [] : contentDecoders(response.headers["content-encoding"]);
+      if (layers === undefined) {
+        // Nothing is sent: a body the gateway cannot decode is one it cannot redact; the client gets none of it.
+        status = 502;
+        end("malformed");
+        response.destroy();
+        resolve(dialectError(dialect, { status: 502, message: "the upstream answered in a content-encoding the gateway does not undo (it undoes up to 3 layers of gzip, deflate and br)", type: "server_error", param: null, code: "upstream_encoding" }));
+        return;
+      }
+      relaying = true;
+      status = response.statusCode ?? 502;
+      timer.refresh();
+      const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
+      const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, Secret.of(secret), dialect.name);
+      // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
+      outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secret, layers.length === 0 && redactor === undefined));
+      resolve(undefined);
+      // Headers go out with the first body bytes, in one write. A body whose first bytes are all held back (a stream's
+      // first events), or that has not begun within `headerWaitMs`, gets them alone. `headersSent` cannot tell whether
+      // they went: it is true as soon as `writeHead` stored them.
+      let wrote = false;
+      const flushHeaders = (): void => {
+        if (wrote || outgoing.destroyed) return;
+        wrote = true;
+        clearTimeout(headerWait);
+        outgoing.flushHeaders();
       };
-      outgoing.once("close", () => {
-        if (outgoing.writableFinished || ended) return;
-        // The client left. Before the upstream answered that is no upstream failure (499, as nginx logs it).
-        if (!relaying) status = 499;
-        end(!relaying || (status >= 200 && status < 300) ? undefined : "status");
-        upstreamRequest.destroy();
-        if (!relaying) resolve(dialectError(dialect, { status: 499, message: "the client closed the request", type: "invalid_request_error", param: null, code: "client_closed" }));
-      });
-      upstreamRequest.once("error", () => {
-        if (relaying || ended) return;
-        status = timedOut ? 504 : 502;
+      const headerWait = setTimeout(flushHeaders, headerWaitMs);
+      const decoders = layers.map((make) => make());
+      const cut = (): void => {
+        clearTimeout(headerWait);
         end(timedOut ? "timeout" : "network");
-        if (timedOut) resolve(dialectError(dialect, { status: 504, message: `the upstream did not answer within ${timeoutMs} ms`, type: "server_error", param: null, code: "upstream_timeout" }));
-        else resolve(dialectError(dialect, { status: 502, message: "the upstream could not be reached", type: "server_error", param: null, code: "upstream_unreachable" }));
+        response.destroy();
+        for (const decoder of decoders) decoder.destroy();
+        outgoing.destroy();
+      };
+      response.once("close", () => {
+        if (!response.complete) cut();
       });
-      upstreamRequest.once("response", (response) => {
-        // A 204 or 304 has no body to decode, whatever its content-encoding says.
-        const layers = response.statusCode === 204 || response.statusCode === 304 ? [] : contentDecoders(response.headers["content-encoding"]);
-        if (layers === undefined) {
-          // Nothing is sent: a body the gateway cannot decode is one it cannot redact; the client gets none of it.
-          status = 502;
-          end("malformed");
-          response.destroy();
-          resolve(dialectError(dialect, { status: 502, message: "the upstream answered in a content-encoding the gateway does not undo (it undoes up to 3 layers of gzip, deflate and br)", type: "server_error", param: null, code: "upstream_encoding" }));
-          return;
-        }
-        relaying = true;
-        status = response.statusCode ?? 502;
+      let source: Readable = response;
+      for (const decoder of decoders) {
+        // Each layer is bounded, so a decompression bomb is cut, neither relayed nor held.
+        let decoded = 0;
+        decoder.on("data", (chunk: Buffer) => {
+          decoded += chunk.byteLength;
+          if (decoded > maxDecodedBytes) cut();
+        });
+        decoder.on("error", cut);
+        source = source.pipe(decoder);
+      }
+      source.on("data", (chunk: Buffer) => {
+        if (ended) return;
         timer.refresh();
-        const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
-        const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, Secret.of(secret), dialect.name);
-        // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
-        outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secret, layers.length === 0 && redactor === undefined));
-        resolve(undefined);
-        // Headers go out with the first body bytes, in one write. A body whose first bytes are all held back (a stream's
-        // first events), or that has not begun within `headerWaitMs`, gets them alone. `headersSent` cannot tell whether
-        // they went: it is true as soon as `writeHead` stored them.
-        let wrote = false;
-        const flushHeaders = (): void => {
-          if (wrote || outgoing.destroyed) return;
+        const out = redactor === undefined ? chunk : redactor.push(chunk);
+        if (out === null) return cut();
+        if (out.byteLength === 0) return flushHeaders();
+        if (!wrote) {
           wrote = true;
           clearTimeout(headerWait);
-          outgoing.flushHeaders();
-        };
-        const headerWait = setTimeout(flushHeaders, headerWaitMs);
-        const decoders = layers.map((make) => make());
-        const cut = (): void => {
-          clearTimeout(headerWait);
-          end(timedOut ? "timeout" : "network");
-          response.destroy();
-          for (const decoder of decoders) decoder.destroy();
-          outgoing.destroy();
-        };
-        response.once("close", () => {
-          if (!response.complete) cut();
-        });
-        let source: Readable = response;
-        for (const decoder of decoders) {
-          // Each layer is bounded, so a decompression bomb is cut, neither relayed nor held.
-          let decoded = 0;
-          decoder.on("data", (chunk: Buffer) => {
-            decoded += chunk.byteLength;
-            if (decoded > maxDecodedBytes) cut();
-          });
-          decoder.on("error", cut);
-          source = source.pipe(decoder);
         }
-        source.on("data", (chunk: Buffer) => {
-          if (ended) return;
-          timer.refresh();
-          const out = redactor === undefined ? chunk : redactor.push(chunk);
-          if (out === null) return cut();
-          if (out.byteLength === 0) return flushHeaders();
-          if (!wrote) {
-            wrote = true;
-            clearTimeout(headerWait);
-          }
-          if (!outgoing.write(out)) source.pause();
-        });
-        outgoing.on("drain", () => source.resume());
-        source.once("end", () => {
-          if (ended) return;
-          const rest = redactor === undefined ? undefined : redactor.end();
-          if (rest === null) return cut();
-          clearTimeout(headerWait);
-          end(failure);
-          outgoing.end(rest !== undefined && rest.byteLength > 0 ? rest : undefined);
-        });
+        if (!outgoing.write(out)) source.pause();
       });
-      upstreamRequest.end(body);
+      outgoing.on("drain", () => source.resume());
+      source.once("end", () => {
+        if (ended) return;
+        const rest = redactor === undefined ? undefined : redactor.end();
+        if (rest === null) return cut();
+        clearTimeout(headerWait);
+        end(failure);
+        outgoing.end(rest !== undefined && rest.byteLength > 0 ? rest : undefined);
+      });
     });
-  }
-
-  return { send, close: () => agent.destroy() };
+    upstreamRequest.end(body);
+  });
 }
 
 export { StreamRedactor } from "./redact-stream.js";
