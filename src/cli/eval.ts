@@ -171,7 +171,7 @@ export function registerEval(program: Command): void {
         ...(flags.refinerModel === undefined ? {} : { refiner_model: flags.refinerModel }),
         ...(stopText === defaults.stopWhen ? {} : { stop_when: stopText }),
         ...(reflectionMode === "model" ? {} : { reflection_mode: reflectionMode }),
-        ...(donors === undefined ? {} : { placebo_from: donors.dir }),
+        ...(donors === undefined ? {} : { placebo_from: flags.placeboFrom }),
         ...(resolved.feedbackAs === undefined ? {} : { feedback_as: resolved.feedbackAs }),
         ...(resolved.resampleTemperature === undefined ? {} : { resample_temperature: resolved.resampleTemperature }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
