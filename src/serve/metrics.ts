@@ -94,37 +94,10 @@ function checkResult(pass: boolean | null): "pass" | "fail" | "unjudged" {
 }
 
 /**
- * Prometheus metrics as a `GatewayObserver`: hand it to the server, and serve `text()` at `GET /metrics`.
- *
- * Pass rates before and after reflection: `reflect_gateway_checked_requests_total` counts reflected requests with at
- * least one attempt; `…_first_pass_total` those whose first attempt passed its checks (`attemptPassed`: the verifier's
- * and a judge's alike, what the client is told as `decision`), `…_final_pass_total` those whose returned (selected)
- * attempt passed them; `…_first_unjudged_total` and `…_final_unjudged_total` those whose checks could not judge
- * (e.g. a request with no deterministic check and no judge). First-draft pass rate = first_pass / checked; final = final_pass / checked.
+ * The series read when `/metrics` is scraped rather than counted as requests end: the gateway's load (requests in
+ * flight, each tenant's, queued, check jobs), the lesson store's counts, and check workers replaced.
  */
-export function createGatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetrics {
-  const registry = new Registry();
-  const registers = [registry];
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
-
-  const requests = new Counter({ name: "reflect_gateway_requests_total", help: "Requests answered, by kind (pass-through, reflected, rejected) and HTTP status.", labelNames: ["kind", "status"] as const, registers });
-  const duration = new Histogram({ name: "reflect_gateway_request_duration_seconds", help: "From a request's arrival to its response's end, by kind.", labelNames: ["kind"] as const, buckets: [...durationBuckets], registers });
-  const attempts = new Counter({ name: "reflect_gateway_attempts_total", help: "Attempts made by reflected requests (first drafts and retries).", registers });
-  const reflections = new Counter({ name: "reflect_gateway_reflections_total", help: "Reflections written after a failed attempt.", registers });
-  const checked = new Counter({ name: "reflect_gateway_checked_requests_total", help: "Reflected requests with at least one attempt: the denominator of the pass rates.", registers });
-  const firstPass = new Counter({ name: "reflect_gateway_first_pass_total", help: "Reflected requests whose first draft passed its checks, a judge's included (the decision the client was told).", registers });
-  const finalPass = new Counter({ name: "reflect_gateway_final_pass_total", help: "Reflected requests whose returned attempt passed its checks, a judge's included (decision verified).", registers });
-  const firstUnjudged = new Counter({ name: "reflect_gateway_first_unjudged_total", help: "Reflected requests whose first draft's checks could not judge it.", registers });
-  const finalUnjudged = new Counter({ name: "reflect_gateway_final_unjudged_total", help: "Reflected requests whose returned attempt's checks could not judge it.", registers });
-  const byDialect = new Counter({ name: "reflect_gateway_dialect_requests_total", help: "Requests answered, by the dialect they came in on (chat, responses, messages).", labelNames: ["dialect"] as const, registers });
-  const tokens = new Counter({ name: "reflect_gateway_tokens_total", help: "Prompt plus completion tokens of reflected requests' model calls, by role.", labelNames: ["role"] as const, registers });
-  const calls = new Counter({ name: "reflect_gateway_calls_total", help: "Model calls of reflected requests, failed ones included, by role.", labelNames: ["role"] as const, registers });
-  const upstreamErrors = new Counter({ name: "reflect_gateway_upstream_errors_total", help: "Requests whose upstream call failed, by failure kind.", labelNames: ["kind"] as const, registers });
-  const checks = new Counter({ name: "reflect_gateway_checks_total", help: "Checks run on attempts, by source and result (pass, fail, unjudged).", labelNames: ["source", "result"] as const, registers });
-  const armRequests = new Counter({ name: "reflect_gateway_arm_requests_total", help: "Requests by the arm they ran on (base, adapter): pass_through, and for reflected requests what their first draft and returned attempt did (reflected; checked: at least one attempt; first_pass; final_pass).", labelNames: ["arm", "outcome"] as const, registers });
-  const stops = new Counter({ name: "reflect_gateway_stops_total", help: "Why reflected requests' loops stopped.", labelNames: ["reason"] as const, registers });
-  const tenantNames = [...new Set(options.tenants ?? [])];
-  const byTenant = new Counter({ name: "reflect_gateway_tenant_requests_total", help: "Requests answered, by tenant (the names the operator gave the client keys), kind and status class (2xx, 4xx, 5xx; 429 on its own: a tenant's share full).", labelNames: ["tenant", "kind", "status"] as const, registers });
+function registerLoadSeries(registers: Registry[], options: GatewayMetricsOptions, tenantNames: readonly string[]): void {
   const tenantInFlight = options.tenantInFlight;
   new Gauge({
     name: "reflect_gateway_tenant_in_flight_requests",
@@ -211,6 +184,42 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       replacedSeen = replaced;
     },
   });
+  if (lessons !== undefined) for (const reason of refusalReasons) lessonsRefused.inc({ reason }, 0);
+}
+
+/**
+ * Prometheus metrics as a `GatewayObserver`: hand it to the server, and serve `text()` at `GET /metrics`.
+ *
+ * Pass rates before and after reflection: `reflect_gateway_checked_requests_total` counts reflected requests with at
+ * least one attempt; `…_first_pass_total` those whose first attempt passed its checks (`attemptPassed`: the verifier's
+ * and a judge's alike, what the client is told as `decision`), `…_final_pass_total` those whose returned (selected)
+ * attempt passed them; `…_first_unjudged_total` and `…_final_unjudged_total` those whose checks could not judge
+ * (e.g. a request with no deterministic check and no judge). First-draft pass rate = first_pass / checked; final = final_pass / checked.
+ */
+export function createGatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({ name: "reflect_gateway_requests_total", help: "Requests answered, by kind (pass-through, reflected, rejected) and HTTP status.", labelNames: ["kind", "status"] as const, registers });
+  const duration = new Histogram({ name: "reflect_gateway_request_duration_seconds", help: "From a request's arrival to its response's end, by kind.", labelNames: ["kind"] as const, buckets: [...durationBuckets], registers });
+  const attempts = new Counter({ name: "reflect_gateway_attempts_total", help: "Attempts made by reflected requests (first drafts and retries).", registers });
+  const reflections = new Counter({ name: "reflect_gateway_reflections_total", help: "Reflections written after a failed attempt.", registers });
+  const checked = new Counter({ name: "reflect_gateway_checked_requests_total", help: "Reflected requests with at least one attempt: the denominator of the pass rates.", registers });
+  const firstPass = new Counter({ name: "reflect_gateway_first_pass_total", help: "Reflected requests whose first draft passed its checks, a judge's included (the decision the client was told).", registers });
+  const finalPass = new Counter({ name: "reflect_gateway_final_pass_total", help: "Reflected requests whose returned attempt passed its checks, a judge's included (decision verified).", registers });
+  const firstUnjudged = new Counter({ name: "reflect_gateway_first_unjudged_total", help: "Reflected requests whose first draft's checks could not judge it.", registers });
+  const finalUnjudged = new Counter({ name: "reflect_gateway_final_unjudged_total", help: "Reflected requests whose returned attempt's checks could not judge it.", registers });
+  const byDialect = new Counter({ name: "reflect_gateway_dialect_requests_total", help: "Requests answered, by the dialect they came in on (chat, responses, messages).", labelNames: ["dialect"] as const, registers });
+  const tokens = new Counter({ name: "reflect_gateway_tokens_total", help: "Prompt plus completion tokens of reflected requests' model calls, by role.", labelNames: ["role"] as const, registers });
+  const calls = new Counter({ name: "reflect_gateway_calls_total", help: "Model calls of reflected requests, failed ones included, by role.", labelNames: ["role"] as const, registers });
+  const upstreamErrors = new Counter({ name: "reflect_gateway_upstream_errors_total", help: "Requests whose upstream call failed, by failure kind.", labelNames: ["kind"] as const, registers });
+  const checks = new Counter({ name: "reflect_gateway_checks_total", help: "Checks run on attempts, by source and result (pass, fail, unjudged).", labelNames: ["source", "result"] as const, registers });
+  const armRequests = new Counter({ name: "reflect_gateway_arm_requests_total", help: "Requests by the arm they ran on (base, adapter): pass_through, and for reflected requests what their first draft and returned attempt did (reflected; checked: at least one attempt; first_pass; final_pass).", labelNames: ["arm", "outcome"] as const, registers });
+  const stops = new Counter({ name: "reflect_gateway_stops_total", help: "Why reflected requests' loops stopped.", labelNames: ["reason"] as const, registers });
+  const tenantNames = [...new Set(options.tenants ?? [])];
+  const byTenant = new Counter({ name: "reflect_gateway_tenant_requests_total", help: "Requests answered, by tenant (the names the operator gave the client keys), kind and status class (2xx, 4xx, 5xx; 429 on its own: a tenant's share full).", labelNames: ["tenant", "kind", "status"] as const, registers });
+  registerLoadSeries(registers, options, tenantNames);
 
   // Series of fixed, small label sets start at 0, so a rate over them exists before the first event.
   for (const role of roles) {
@@ -219,7 +228,6 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   }
   for (const kind of failures) upstreamErrors.inc({ kind }, 0);
   for (const dialect of dialects) byDialect.inc({ dialect }, 0);
-  if (lessons !== undefined) for (const reason of refusalReasons) lessonsRefused.inc({ reason }, 0);
   for (const arm of arms) for (const outcome of ["pass_through", "reflected", "checked", "first_pass", "final_pass"]) armRequests.inc({ arm, outcome }, 0);
 
   function episodeSeen(episode: Episode, armName: string | undefined): void {
