@@ -96,20 +96,131 @@ export function armOf(key: string, percent: number): ArmName {
 /** The part of an embedded model the arms need: generation and the adapter switch. */
 export type AdapterEngine = Pick<EmbeddedModel, "doGenerate" | "setLora" | "lora" | "modelId" | "maxConcurrency"> & Partial<Pick<LanguageModel, "countTokens" | "close">>;
 
+/** Calls waiting for their arm's turn, and adapter loads waiting for the engine to be idle, in arrival order. */
+type Waiter = { kind: "call"; arm: ArmName; admit: () => void; fail: (error: unknown) => void } | { kind: "load"; adapter: LoraAdapter; done: () => void; fail: (error: unknown) => void };
+
+/**
+ * The engine's turns between the arms (see the file's comment): the calls of the arm whose weights it holds go in; a
+ * switch of arm, or of adapter, waits for the calls in flight to end, and then takes every waiting call of its arm.
+ */
+class EngineTurns {
+  /** The adapter the adapter arm runs (undefined: none loaded). */
+  adapter: LoraAdapter | undefined;
+  /** Switches of the engine's weights made so far. */
+  switches = 0;
+  /** The arm whose weights the engine holds; undefined after a failed switch (the next turn switches). */
+  private holding: ArmName | undefined;
+  private running = 0;
+  private switching = false;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(
+    private readonly engine: AdapterEngine,
+    initial: LoraAdapter | undefined,
+  ) {
+    this.adapter = initial;
+    this.holding = engine.lora === undefined ? "base" : "adapter";
+  }
+
+  /** Waits for `arm`'s turn (rejects with the signal's reason if it aborts first); `leave` once the call ends. */
+  enter(arm: ArmName, signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    if (!this.switching && this.waiting.length === 0 && arm === this.holding) {
+      this.running += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const entry: Waiter = { kind: "call", arm, admit: resolve, fail: reject };
+      this.waiting.push(entry);
+      signal?.addEventListener(
+        "abort",
+        () => {
+          const at = this.waiting.indexOf(entry);
+          if (at < 0) return;
+          this.waiting.splice(at, 1);
+          reject(signal.reason);
+          void this.pump();
+        },
+        { once: true },
+      );
+      void this.pump();
+    });
+  }
+
+  leave(): void {
+    this.running -= 1;
+    void this.pump();
+  }
+
+  /** Applies `adapter` in the engine's turn (checked against the base there, so a bad file is refused to the caller). */
+  load(adapter: LoraAdapter): Promise<void> {
+    return new Promise<void>((done, fail) => {
+      this.waiting.push({ kind: "load", adapter, done, fail });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.switching) return;
+    for (;;) {
+      const next = this.waiting[0];
+      if (next === undefined) return;
+      if (next.kind === "call" && next.arm === this.holding) {
+        this.waiting.shift();
+        this.running += 1;
+        next.admit();
+        continue;
+      }
+      // A switch (of arm, or of adapter) waits for the calls in flight to end; their `leave` pumps again.
+      if (this.running > 0) return;
+      this.waiting.shift();
+      this.switching = true;
+      const target = next.kind === "load" ? next.adapter : next.arm === "base" ? undefined : this.adapter;
+      try {
+        await this.engine.setLora(target);
+        this.holding = target === undefined ? "base" : "adapter";
+        this.switches += 1;
+        if (next.kind === "load") {
+          this.adapter = next.adapter;
+          next.done();
+        } else {
+          this.running += 1;
+          next.admit();
+          this.admitTurn();
+        }
+      } catch (error) {
+        // The engine's adapter is unknown after a failed switch: the next turn switches again.
+        this.holding = undefined;
+        next.fail(error);
+      } finally {
+        this.switching = false;
+      }
+    }
+  }
+
+  /**
+   * The turn takes every call of the held arm waiting before the next load, so mixed traffic switches once per turn,
+   * not once per call; calls arriving during the turn wait behind the other arm's.
+   */
+  private admitTurn(): void {
+    for (let i = 0; i < this.waiting.length; ) {
+      const w = this.waiting[i] as Waiter;
+      if (w.kind === "load") break;
+      if (w.arm === this.holding) {
+        this.waiting.splice(i, 1);
+        this.running += 1;
+        w.admit();
+      } else i += 1;
+    }
+  }
+}
+
 /**
  * Two arms on one engine that takes turns between them (see the file's comment). `initial` is the adapter to start
  * with (`reflect serve --lora FILE`), already applied to the engine or not.
  */
 export function engineArms(engine: AdapterEngine, options: { canaryPercent: number; initial?: LoraAdapter }): GatewayArms & { switches(): number } {
-  let adapter: LoraAdapter | undefined = options.initial;
-  /** The arm whose weights the engine holds; undefined after a failed switch (the next turn switches). */
-  let holding: ArmName | undefined = engine.lora === undefined ? "base" : "adapter";
-  let running = 0;
-  let switching = false;
-  let switchCount = 0;
-  /** Calls waiting for their arm's turn, and adapter loads waiting for the engine to be idle, in arrival order. */
-  type Waiter = { kind: "call"; arm: ArmName; admit: () => void; fail: (error: unknown) => void } | { kind: "load"; adapter: LoraAdapter; done: () => void; fail: (error: unknown) => void };
-  const waiting: Waiter[] = [];
+  const turns = new EngineTurns(engine, options.initial);
   /** Episodes pinned to the adapter now applied, and replacements waiting for them to end (see the file's comment). */
   let pinned = 0;
   let replacing = 0;
@@ -119,96 +230,19 @@ export function engineArms(engine: AdapterEngine, options: { canaryPercent: numb
   const baseId = engine.lora === undefined ? engine.modelId : engine.modelId.replace(/\+lora:.*$/u, "");
   const idOf = (a: LoraAdapter): string => `${baseId}+lora:${a.path.split(/[\\/]/u).pop() ?? a.path}${(a.scale ?? 1) === 1 ? "" : `@${a.scale}`}`;
 
-  async function pump(): Promise<void> {
-    if (switching) return;
-    for (;;) {
-      const next = waiting[0];
-      if (next === undefined) return;
-      if (next.kind === "call" && next.arm === holding) {
-        waiting.shift();
-        running += 1;
-        next.admit();
-        continue;
-      }
-      // A switch (of arm, or of adapter) waits for the calls in flight to end; their `leave` pumps again.
-      if (running > 0) return;
-      waiting.shift();
-      switching = true;
-      const target = next.kind === "load" ? next.adapter : next.arm === "base" ? undefined : adapter;
-      try {
-        await engine.setLora(target);
-        holding = target === undefined ? "base" : "adapter";
-        switchCount += 1;
-        if (next.kind === "load") {
-          adapter = next.adapter;
-          next.done();
-        } else {
-          running += 1;
-          next.admit();
-          // The turn takes every call of this arm waiting before the next load, so mixed traffic switches once per
-          // turn, not once per call; calls arriving during the turn wait behind the other arm's.
-          for (let i = 0; i < waiting.length; ) {
-            const w = waiting[i] as Waiter;
-            if (w.kind === "load") break;
-            if (w.arm === holding) {
-              waiting.splice(i, 1);
-              running += 1;
-              w.admit();
-            } else i += 1;
-          }
-        }
-      } catch (error) {
-        // The engine's adapter is unknown after a failed switch: the next turn switches again.
-        holding = undefined;
-        next.fail(error);
-      } finally {
-        switching = false;
-      }
-    }
-  }
-
-  function enter(arm: ArmName, signal: AbortSignal | undefined): Promise<void> {
-    signal?.throwIfAborted();
-    if (!switching && waiting.length === 0 && arm === holding) {
-      running += 1;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => {
-      const entry: Waiter = { kind: "call", arm, admit: resolve, fail: reject };
-      waiting.push(entry);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          const at = waiting.indexOf(entry);
-          if (at < 0) return;
-          waiting.splice(at, 1);
-          reject(signal.reason);
-          void pump();
-        },
-        { once: true },
-      );
-      void pump();
-    });
-  }
-
-  function leave(): void {
-    running -= 1;
-    void pump();
-  }
-
   const armModel = (arm: ArmName): LanguageModel => ({
     specificationVersion: "v1",
     get modelId() {
-      return arm === "base" || adapter === undefined ? baseId : idOf(adapter);
+      return arm === "base" || turns.adapter === undefined ? baseId : idOf(turns.adapter);
     },
     maxConcurrency: engine.maxConcurrency,
     async doGenerate(request: GenerateRequest): Promise<GenerateResult> {
-      if (arm === "adapter" && adapter === undefined) throw new ModelCallError("no adapter is loaded on the adapter arm — load one with POST /admin/lora", undefined, false);
-      await enter(arm, request.signal);
+      if (arm === "adapter" && turns.adapter === undefined) throw new ModelCallError("no adapter is loaded on the adapter arm — load one with POST /admin/lora", undefined, false);
+      await turns.enter(arm, request.signal);
       try {
         return await engine.doGenerate(request);
       } finally {
-        leave();
+        turns.leave();
       }
     },
     ...(engine.countTokens === undefined ? {} : { countTokens: engine.countTokens.bind(engine) }),
@@ -245,13 +279,13 @@ export function engineArms(engine: AdapterEngine, options: { canaryPercent: numb
 
   return {
     canaryPercent: options.canaryPercent,
-    model: (arm) => (arm === "base" ? base : adapter === undefined ? undefined : withAdapter),
+    model: (arm) => (arm === "base" ? base : turns.adapter === undefined ? undefined : withAdapter),
     async pin(arm, signal) {
       if (arm === "base") return lease(base, () => {});
       // Checked again after each wait, in the same turn as the pin is counted: a load begun meanwhile goes first.
       while (replacing > 0) await afterReplacing(signal);
       signal?.throwIfAborted();
-      if (adapter === undefined) return undefined;
+      if (turns.adapter === undefined) return undefined;
       pinned += 1;
       return lease(withAdapter, unpin);
     },
@@ -262,10 +296,7 @@ export function engineArms(engine: AdapterEngine, options: { canaryPercent: numb
         // The episodes on the adapter before end on it; new ones wait for this one (`pin`).
         if (pinned > 0) await new Promise<void>((go) => drained.push(go));
         // Applied (and checked against the base) in the engine's turn, so a bad file is refused to the admin.
-        await new Promise<void>((done, fail) => {
-          waiting.push({ kind: "load", adapter: next, done, fail });
-          void pump();
-        });
+        await turns.load(next);
       } finally {
         replacing -= 1;
         if (replacing === 0) {
@@ -276,7 +307,7 @@ export function engineArms(engine: AdapterEngine, options: { canaryPercent: numb
       }
       return { model: idOf(next) };
     },
-    switches: () => switchCount,
+    switches: () => turns.switches,
   };
 }
 
