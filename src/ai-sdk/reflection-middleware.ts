@@ -9,18 +9,18 @@ import type { JSONObject, LanguageModelV4, LanguageModelV4CallOptions, LanguageM
 import type { CheckPool } from "../critics/request/check-pool.js";
 import { defaultCheckPool, prepareRequestChecks } from "../critics/request/isolated-checks.js";
 import type { Reply, RequestCheck } from "../critics/request/request-check.js";
-import { requestTask, type RequestCheckSpec, type RequestRecord } from "../critics/request/request-task.js";
-import { rubricJudge } from "../critics/rubric-judge.js";
+import type { RequestCheckSpec, RequestRecord } from "../critics/request/request-task.js";
 import { ModelCallError, UsageError } from "../errors.js";
 import type { BudgetLimits } from "../loops/budget.js";
 import type { RecordWriter } from "../record/record-writer.js";
 import type { FeedbackMode } from "../loops/feedback.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { StopCondition } from "../loops/stop.js";
-import { resolveStrategy, runStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyOption } from "../loops/strategies.js";
+import { resolveStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyOption } from "../loops/strategies.js";
 import type { Check, Episode } from "../loops/types.js";
 import { selectedAttempt } from "../loops/selected-attempt.js";
-import { answerDecision } from "../loops/answer-decision.js";
+import type { AnswerOutcome } from "../loops/answer-decision.js";
+import { runRequestEpisode } from "../loops/request-episode.js";
 import { fromAISDK } from "./from-ai-sdk.js";
 import { checkAsk, checkTenant, requestMemoryLimits, type MemoryAsk, type RequestMemory } from "../loops/request-memory.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
@@ -109,21 +109,15 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
     const spec = checkSpec(params);
     const own = await prepareRequestChecks(spec, { pool: options.checkPool ?? defaultCheckPool(), toolChoiceRequired: spec.toolsRequired === true, client: "app", ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }) });
     const checks = [...own, ...custom];
-    const record: RequestRecord = { messages: chatMessages(params.prompt), checks: spec };
     const resolved = resolveMiddlewareStrategy(options, params.maxOutputTokens);
     const memory = options.memory?.memory;
     const ask = memoryAsk(options.memory, params);
-    const recalled = memory === undefined || ask === undefined ? undefined : await memory.recall(tenant, ask, record.messages, params.abortSignal);
-    const task = requestTask(checks, "ai-sdk");
-    const ran = await runStrategy(resolved, {
-      model: fromAISDK(withCallSettings(model, params)),
-      task: memory === undefined || recalled === undefined ? task : memory.task(task, recalled),
-      item: { id: randomUUID(), record },
-      reflection: { maxTokens: resolved.reflectionMaxTokens, temperature: 0 },
-      ...(judge === undefined ? {} : { critics: [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })] }),
-      ...(options.budget === undefined ? {} : { budget: options.budget }),
-      ...(params.seed === undefined ? {} : { seed: params.seed }),
-      ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
+    const { recorder } = options;
+    const { episode, outcome } = await runRequestEpisode({
+      request: { messages: chatMessages(params.prompt), checks: spec },
+      checks,
+      door: "ai-sdk",
+      strategy: resolved,
       attempt: {
         maxTokens: resolved.attemptMaxTokens,
         ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
@@ -133,11 +127,16 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
         ...(spec.schema === undefined ? {} : { responseFormat: { type: "json" as const, schema: spec.schema.schema } }),
         ...(spec.tools === undefined ? {} : { tools: spec.tools }),
       },
+      ...(params.seed === undefined ? {} : { seed: params.seed }),
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
+      id: randomUUID(),
+      tenant,
+      ...(memory === undefined || ask === undefined ? {} : { memory: { memory, ask } }),
+      ...(judge === undefined ? {} : { judge }),
+      model: fromAISDK(withCallSettings(model, params)),
+      ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
+      ...(recorder === undefined ? {} : { record: (e) => recorder.append(e) }),
     });
-    const episode = memory === undefined || recalled === undefined ? ran : memory.annotate(ran, recalled);
-    // In the background: recording a lesson never delays the result.
-    if (memory !== undefined && ask !== undefined) memory.learn(tenant, ask, record.messages, episode);
-    await options.recorder?.append(episode);
     await options.onEpisode?.(episode);
     const selected = selectedAttempt(episode);
     if (selected === undefined) {
@@ -152,7 +151,7 @@ export function reflectionMiddleware(options: ReflectionMiddlewareOptions = {}):
       finishReason: finishReasonV4({ text: call.output, finishReason: call.finishReason, usage: call.usage, ...(call.toolCalls === undefined ? {} : { toolCalls: call.toolCalls }) }),
       // The total of every call of the episode: attempts, reflections, the judge.
       usage: usageV4({ text: "", finishReason: "stop", usage: episode.usage }),
-      providerMetadata: { reflectkit: episodeMetadata(episode) },
+      providerMetadata: { reflectkit: episodeMetadata(episode, outcome) },
       warnings: [],
     };
   }
@@ -235,8 +234,7 @@ function requestCheckOf(check: MiddlewareCheck, index: number): RequestCheck {
  * (`decision`: `verified`, `failed` or `unjudged`; `passed`; `rolledBack`), then attempts with their checks,
  * reflections and the loop's own per-attempt decisions (`accept`, `continue`, `rollback`), and usage.
  */
-function episodeMetadata(episode: Episode<RequestRecord>): JSONObject {
-  const outcome = answerDecision(episode);
+function episodeMetadata(episode: Episode<RequestRecord>, outcome: AnswerOutcome): JSONObject {
   return JSON.parse(
     JSON.stringify({
       id: episode.id,

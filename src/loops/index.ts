@@ -48,3 +48,4 @@ export {
 } from "./stop.js";
 export type * from "./types.js";
 export { RequestMemory, withRequestLessons, requestMemoryLimits, type MemoryAsk, type RequestMemoryOptions, type RequestMemoryStats, type Recalled } from "./request-memory.js";
+export { runRequestEpisode, type PinnedModel, type RequestEpisode, type RequestEpisodeOptions } from "./request-episode.js";

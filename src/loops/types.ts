@@ -195,8 +195,9 @@ export interface Episode<R = unknown> {
   /** The id of the recorded episode this one replays (`reflect replay`), which pairs the arms' answers to one request. */
   replayOf?: string;
   /**
-   * The gateway's tenant that sent it (src/core/tenant.ts): the name given beside its client key, `local` on a keyless
-   * gateway. Absent outside the gateway and in records written before tenants, which are read as `local`'s.
+   * The tenant that sent it (src/core/tenant.ts): the gateway's name given beside its client key, `local` on a keyless
+   * gateway; the AI SDK middleware's memory tenant, `local` by default. Absent in `reflect eval`'s records and in
+   * records written before tenants, which are read as `local`'s.
    */
   tenant?: string;
   /** The request lessons recalled for it under the application's key (the gateway's `reflect.memory`). */

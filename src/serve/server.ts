@@ -15,11 +15,10 @@ import { Hono, type Context } from "hono";
 import { CheckBudget, CheckPool, CheckPoolBusyError, type JobOutcome } from "../critics/request/check-pool.js";
 import { compileRequestChecks, type RequestCheckPlan } from "../critics/request/isolated-checks.js";
 import type { RequestCheck } from "../critics/request/request-check.js";
-import { requestTask, type RequestRecord } from "../critics/request/request-task.js";
-import { rubricJudge } from "../critics/rubric-judge.js";
+import type { RequestRecord } from "../critics/request/request-task.js";
 import { RequestFieldError, UsageError } from "../errors.js";
 import { parseStopReason } from "../loops/stop-reason.js";
-import { runStrategy } from "../loops/strategies.js";
+import { runRequestEpisode, type RequestEpisode } from "../loops/request-episode.js";
 import type { Episode } from "../loops/types.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
@@ -328,25 +327,12 @@ async function settle(gateway: Gateway, request: Admitted, began: (kind: "pass-t
 
 /** 2. Build options, 3. run the loop, record the episode, 4. shape the response: a reflected request, in its span. */
 async function settleReflected(gateway: Gateway, request: Admitted): Promise<Settled> {
-  const { chat, meta, dialect, arm, tenant, replayOf, model } = request;
-  const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
-  const { options, limits, secret } = gateway;
+  const { chat, meta, dialect, arm, tenant, model } = request;
+  const { limits } = gateway;
   const span = startRequestSpan(gateway.tracer, { method: "POST", route: dialect.route, ...(model === undefined ? {} : { model }), stream: chat.stream, tenant, ...(arm === undefined ? {} : { arm }) });
   let episode: Episode<RequestRecord>;
   try {
-    // A replay draws the original's sampling seeds (they derive from the item's id), so on a sampled model
-    // it repeats the original's calls and both arms of a paired replay share their random numbers.
-    episode = await runReflected(gateway, { chat, checks: request.checks, judge: request.judge, id: replayOf ?? meta.id, signal: request.signal, span, dialect: dialect.name, arm: arm ?? "base", tenant });
-    episode.id = meta.id;
-    episode.arm = arm ?? "base";
-    episode.tenant = tenant;
-    if (replayOf !== undefined) episode.replayOf = replayOf;
-    // In the background, after the answer: recording a lesson never delays it, nor fails it.
-    // The lessons are the tenant's, and hold no upstream key an upstream echoed into a reflection.
-    if (reflect.memory !== undefined) options.memory?.learn(tenant, reflect.memory, chat.messages, redactJsonValue(episode, secret()));
-    await options.recorder?.append(episode).catch((error: unknown) => {
-      throw new Refusal({ status: 500, message: `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, type: "server_error", code: "record_failed" });
-    });
+    ({ episode } = await runReflected(gateway, { ...request, span, arm: arm ?? "base" }));
   } catch (error) {
     endRequestSpan(span, error instanceof Error ? error : new Error(String(error)), refusalOf(error, { timedOut: request.deadline.aborted, clientGone: request.client.aborted }, limits).status);
     throw error;
@@ -385,47 +371,48 @@ function shapeReflected({ secret, limits }: Gateway, chat: ChatRequest, episode:
   return new Response(redactText(dialect.events(meta, reply, episode.usage, chat, reflect), secret()), { headers: { ...sseHeaders, ...headers } });
 }
 
-/** What `runReflected` runs: the request, its checks and judge, the episode's id, and where its spans and lessons go. */
-interface ReflectedRun {
-  chat: ChatRequest;
-  checks: readonly RequestCheck[];
-  judge: LanguageModel | undefined;
-  id: string;
-  signal: AbortSignal;
-  span: SpanHandle;
-  dialect: DialectName;
-  arm: ArmName;
-  tenant: string;
-}
-
 /**
- * The cascade on the request, the same loop as `reflect eval`, inside the request's `gateway.request` span; with
- * `reflect.memory`, the lessons recalled under its key are quoted notes in its prompt and named in its record.
+ * The cascade on the request, the same loop as `reflect eval` (`runRequestEpisode`, as the AI SDK middleware runs it),
+ * inside the request's `gateway.request` span; with `reflect.memory`, the lessons recalled under its key are quoted
+ * notes in its prompt and named in its record, and its reflections are learnt without the upstream key an upstream
+ * echoed into one. The episode pins its arm's adapter: one loaded meanwhile never takes its later calls
+ * (src/serve/arms.ts). A record that cannot be written fails the request: nothing unrecorded is acknowledged.
  */
-async function runReflected({ options, tracer }: Gateway, request: ReflectedRun): Promise<Episode<RequestRecord>> {
-  const { chat, checks, judge, id, signal, span } = request;
+function runReflected({ options, tracer, secret }: Gateway, request: Admitted & { span: SpanHandle; arm: ArmName }): Promise<RequestEpisode> {
+  const { chat, arm, signal } = request;
   const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
-  const resolved = resolveGatewayStrategy(chat);
-  const reflection = { maxTokens: resolved.reflectionMaxTokens, temperature: 0 };
-  const memory = reflect.memory === undefined ? undefined : options.memory;
-  const recalled = memory === undefined || reflect.memory === undefined ? undefined : await memory.recall(request.tenant, reflect.memory, chat.messages, signal);
-  const task = requestTask(checks);
-  // The episode pins its arm's adapter: one loaded meanwhile never takes its later calls (src/serve/arms.ts).
-  const lease = request.arm === "base" ? undefined : await options.arms?.pin(request.arm, signal);
-  const episode = await runStrategy<RequestRecord>(resolved, {
-    model: lease?.model ?? options.arms?.model("base") ?? options.upstream,
-    task: memory === undefined || recalled === undefined ? task : memory.task(task, recalled),
-    item: { id, record: { messages: chat.messages, checks: chat.checks, dialect: request.dialect, options: recordedOptions(chat) } },
-    critics: judge === undefined ? [] : [rubricJudge<RequestRecord>(judge, { sampling: { maxTokens: resolved.judgeMaxTokens, temperature: 0 } })],
-    budget: reflect.budget,
+  const { arms, upstream, memory, recorder } = options;
+  return runRequestEpisode({
+    request: { messages: chat.messages, checks: chat.checks, dialect: request.dialect.name, options: recordedOptions(chat) },
+    checks: request.checks,
+    door: "gateway",
+    strategy: resolveGatewayStrategy(chat),
     attempt: chat.sampling,
-    reflection,
     ...(chat.seed === undefined ? {} : { seed: chat.seed }),
+    budget: reflect.budget,
+    id: request.meta.id,
+    ...(request.replayOf === undefined ? {} : { replayOf: request.replayOf }),
+    arm,
+    tenant: request.tenant,
+    ...(reflect.memory === undefined || memory === undefined ? {} : { memory: { memory, ask: reflect.memory } }),
+    ...(request.judge === undefined ? {} : { judge: request.judge }),
+    model: async () => {
+      const lease = arm === "base" ? undefined : await arms?.pin(arm, signal);
+      return { model: lease?.model ?? arms?.model("base") ?? upstream, release: () => lease?.release() };
+    },
     signal,
     tracer,
-    parentSpan: span,
-  }).finally(() => lease?.release());
-  return memory === undefined || recalled === undefined ? episode : memory.annotate(episode, recalled);
+    parentSpan: request.span,
+    redactLessons: (episode) => redactJsonValue(episode, secret()) as Episode,
+    ...(recorder === undefined
+      ? {}
+      : {
+          record: (episode) =>
+            recorder.append(episode).catch((error: unknown) => {
+              throw new Refusal({ status: 500, message: `the request ran but its record could not be written (${(error as Error).message}); it is not acknowledged — check the --record folder`, type: "server_error", code: "record_failed" });
+            }),
+        }),
+  });
 }
 
 /**
