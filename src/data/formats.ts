@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { Ajv } from "ajv";
+import type { Ajv, ValidateFunction } from "ajv";
 import { InputError } from "../errors.js";
+import { ajvModules } from "../tasks/json/ajv.js";
 import { describeViolations } from "../tasks/json/violations.js";
 
 /**
@@ -19,12 +20,18 @@ export const exportFormats = ["trl-sft", "trl-dpo", "openai-sft", "openai-dpo", 
 export type ExportFormat = (typeof exportFormats)[number];
 export type JsonlFormat = Exclude<ExportFormat, "parquet">;
 
-const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, logger: false });
+let ajv: Ajv | undefined;
 
-/** A compiled JSON Schema: the violations of a value as readable lines, or null when it conforms. */
+/**
+ * A JSON Schema validator: the violations of a value as readable lines, or null when it conforms. The schema is
+ * compiled on the first validation, so that the validators this folder defines cost nothing until data is checked.
+ */
 export function jsonValidator(schema: Record<string, unknown>): (value: unknown) => string | null {
-  const validate = ajv.compile(schema);
-  return (value) => (validate(value) ? null : describeViolations(validate.errors ?? []));
+  let validate: ValidateFunction | undefined;
+  return (value) => {
+    validate ??= (ajv ??= new (ajvModules().draft07.Ajv)({ allErrors: true, strict: true, strictRequired: false, logger: false })).compile(schema);
+    return validate(value) ? null : describeViolations(validate.errors ?? []);
+  };
 }
 
 const role = { enum: ["system", "user", "assistant"] };

@@ -6,8 +6,9 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { InputError, UsageError } from "../errors.js";
+import { sqliteDriver } from "./sqlite.js";
 import type { Lesson, LessonQuery, LessonStore } from "./lesson-store.js";
 import { lessonText } from "./lesson-text.js";
 
@@ -86,10 +87,11 @@ const COLUMNS = "l.id, l.task, l.item_id, l.run_id, l.question, l.text, l.helped
  */
 export function openLessonStore(file: string, options: LessonStoreOptions = {}): LessonStore {
   const now = options.now ?? Date.now;
+  const Sqlite = sqliteDriver();
   let db: Database.Database;
   try {
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    db = new Database(file, { timeout: 5000 });
+    db = new Sqlite(file, { timeout: 5000 });
   } catch (error) {
     throw new InputError(`cannot open the lesson store (${messageOf(error)}) — pass a path to a file in a writable folder`, file, undefined, { cause: error });
   }
@@ -220,7 +222,7 @@ function checkFormat(db: Database.Database, file: string): "empty" | "ours" {
 
 /** Turns SQLite's errors about the file itself into an `InputError` naming it; leaves every other error alone. */
 function explain(error: unknown, file: string): unknown {
-  if (error instanceof Database.SqliteError) {
+  if (error instanceof sqliteDriver().SqliteError) {
     if (error.code === "SQLITE_NOTADB") {
       return new InputError("is not a reflectkit lesson store (not an SQLite database) — pass another path; reflectkit will not modify this file", file, undefined, { cause: error });
     }

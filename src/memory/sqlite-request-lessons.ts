@@ -16,9 +16,10 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { LOCAL_TENANT } from "../core/tenant.js";
 import { InputError, UsageError } from "../errors.js";
+import { sqliteDriver } from "./sqlite.js";
 import { checkRecallCount, checkScope, checkTenant, quotaPassed, resolvePolicy, storedLesson, type LessonScope, type NewRequestLesson, type RecordOutcome, type LessonRefusalReason, type RequestLesson, type RequestLessonPolicy, type RequestLessonStore, type RequestLessonStoreOptions, type TenantUsage } from "./request-lesson-store.js";
 import { ftsQuery } from "./sqlite-lesson-store.js";
 
@@ -131,10 +132,11 @@ interface Row {
 export function openSqliteRequestLessons(file: string, options: RequestLessonStoreOptions = {}): RequestLessonStore {
   const policy = resolvePolicy(options);
   const now = options.now ?? Date.now;
+  const Sqlite = sqliteDriver();
   let db: Database.Database;
   try {
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    db = new Database(file, { timeout: LOCK_WAIT_MS });
+    db = new Sqlite(file, { timeout: LOCK_WAIT_MS });
   } catch (error) {
     throw new InputError(`cannot open the lesson store (${(error as Error).message}) — pass a path to a file in a writable folder`, file, undefined, { cause: error });
   }
@@ -167,7 +169,7 @@ export function toWal(db: Database.Database): void {
       db.pragma("journal_mode = WAL");
       return;
     } catch (error) {
-      if (!(error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY")) || Date.now() > until) throw error;
+      if (!(error instanceof sqliteDriver().SqliteError && error.code.startsWith("SQLITE_BUSY")) || Date.now() > until) throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
     }
   }
@@ -313,7 +315,7 @@ function checkFormat(db: Database.Database, file: string): "empty" | "version 1"
 }
 
 function explain(error: unknown, file: string): unknown {
-  if (error instanceof Database.SqliteError) {
+  if (error instanceof sqliteDriver().SqliteError) {
     if (error.code === "SQLITE_NOTADB") return new InputError("is not a reflectkit request-lessons file (not an SQLite database) — pass another path; reflectkit will not modify this file", file, undefined, { cause: error });
     if (error.code.startsWith("SQLITE_CORRUPT")) return new InputError(`damaged request-lessons file (${error.message}) — move the file away to start an empty memory`, file, undefined, { cause: error });
     if (error.code.startsWith("SQLITE_READONLY") || error.code.startsWith("SQLITE_CANTOPEN") || error.code.startsWith("SQLITE_PERM")) {

@@ -1,8 +1,9 @@
 import { closeSync, fdatasyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import { SpanStatusCode, type HrTime } from "@opentelemetry/api";
-import { ExportResultCode, hrTimeToMilliseconds, type ExportResult } from "@opentelemetry/core";
+import type * as OtelApi from "@opentelemetry/api";
+import type * as OtelCore from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { requireOptional } from "../util/optional-package.js";
 
 /** One finished span, as one line of a trace file. */
 export interface SpanRecord {
@@ -19,11 +20,20 @@ export interface SpanRecord {
   events?: Array<{ name: string; time: string; attributes: Record<string, unknown> }>;
 }
 
-const statusNames = { [SpanStatusCode.UNSET]: "UNSET", [SpanStatusCode.OK]: "OK", [SpanStatusCode.ERROR]: "ERROR" } as const;
+/** The OpenTelemetry packages a trace file is written with, loaded when the first span is written or the first file opened. */
+const FEATURE = "a trace file (OpenTelemetry spans)";
+const otelApi = () => requireOptional<typeof OtelApi>("@opentelemetry/api", FEATURE);
+const otelCore = () => requireOptional<typeof OtelCore>("@opentelemetry/core", FEATURE);
 
-const isoTime = (time: HrTime): string => new Date(hrTimeToMilliseconds(time)).toISOString();
+function statusName(code: OtelApi.SpanStatusCode): SpanRecord["status"]["code"] {
+  const { SpanStatusCode } = otelApi();
+  return code === SpanStatusCode.ERROR ? "ERROR" : code === SpanStatusCode.OK ? "OK" : "UNSET";
+}
+
+const isoTime = (time: OtelApi.HrTime): string => new Date(otelCore().hrTimeToMilliseconds(time)).toISOString();
 
 export function toSpanRecord(span: ReadableSpan): SpanRecord {
+  const { hrTimeToMilliseconds } = otelCore();
   const context = span.spanContext();
   const record: SpanRecord = {
     traceId: context.traceId,
@@ -34,7 +44,7 @@ export function toSpanRecord(span: ReadableSpan): SpanRecord {
     endTime: isoTime(span.endTime),
     durationMs: hrTimeToMilliseconds(span.duration),
     attributes: { ...span.attributes },
-    status: { code: statusNames[span.status.code], ...(span.status.message === undefined ? {} : { message: span.status.message }) },
+    status: { code: statusName(span.status.code), ...(span.status.message === undefined ? {} : { message: span.status.message }) },
   };
   if (span.events.length > 0) record.events = span.events.map((event) => ({ name: event.name, time: isoTime(event.time), attributes: { ...event.attributes } }));
   return record;
@@ -57,7 +67,8 @@ export class JsonlSpanExporter implements SpanExporter {
     this.fd = openSync(path, "a");
   }
 
-  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+  export(spans: ReadableSpan[], resultCallback: (result: OtelCore.ExportResult) => void): void {
+    const { ExportResultCode } = otelCore();
     if (this.fd === undefined) {
       resultCallback({ code: ExportResultCode.FAILED, error: new Error(`trace file ${this.path} is closed: the tracer was shut down`) });
       return;

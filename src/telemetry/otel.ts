@@ -7,15 +7,17 @@
  * context manager, so two tracers in one process (or a host application's own OpenTelemetry setup) do not
  * see each other's spans.
  */
-import { ROOT_CONTEXT, SpanStatusCode, trace, type Span as OtelSpan } from "@opentelemetry/api";
-import { ExportResultCode } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
-import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type IdGenerator, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { ATTR_EXCEPTION_MESSAGE, ATTR_EXCEPTION_STACKTRACE, ATTR_EXCEPTION_TYPE, ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import type * as OtelApi from "@opentelemetry/api";
+import type * as OtelCore from "@opentelemetry/core";
+import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
+import type * as OtelResources from "@opentelemetry/resources";
+import type * as OtelSdk from "@opentelemetry/sdk-trace-base";
+import type { IdGenerator, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type * as Semconv from "@opentelemetry/semantic-conventions";
 import { ReflectkitError, UsageError } from "../errors.js";
 import { JsonlSpanExporter } from "./jsonl-exporter.js";
 import { redactSecrets, sanitizeAttributes } from "./sanitize.js";
+import { requireOptional } from "../util/optional-package.js";
 import type { Attributes, SpanHandle, Tracer } from "./tracer.js";
 
 export type { IdGenerator } from "@opentelemetry/sdk-trace-base";
@@ -89,8 +91,28 @@ function tracesUrl(endpoint: string): string {
   return url.pathname === "/" && !url.search ? `${url.origin}/v1/traces` : endpoint;
 }
 
+/** `createOtelTracer`, needing the OpenTelemetry SDK: the packages it loads on its first call. */
+const FEATURE = "createOtelTracer (OpenTelemetry tracing)";
+
+/** The OTLP/HTTP exporter, loaded only for a tracer that sends spans to a collector. */
+const otlpHttp = () => requireOptional<typeof OtlpHttp>("@opentelemetry/exporter-trace-otlp-http", FEATURE);
+
+/**
+ * The OpenTelemetry SDK packages a tracer is built from, loaded on the first `createOtelTracer` call rather than when
+ * this module is imported: importing reflectkit loads no OpenTelemetry code until a run asks for traces.
+ */
+function otelSdk() {
+  return {
+    api: requireOptional<typeof OtelApi>("@opentelemetry/api", FEATURE),
+    core: requireOptional<typeof OtelCore>("@opentelemetry/core", FEATURE),
+    resources: requireOptional<typeof OtelResources>("@opentelemetry/resources", FEATURE),
+    sdk: requireOptional<typeof OtelSdk>("@opentelemetry/sdk-trace-base", FEATURE),
+    semconv: requireOptional<typeof Semconv>("@opentelemetry/semantic-conventions", FEATURE),
+  };
+}
+
 /** `exporter`, with every refused export added to `failures`. */
-function recordingFailures(exporter: SpanExporter, sink: string, failures: ExportFailure[]): SpanExporter {
+function recordingFailures(exporter: SpanExporter, sink: string, failures: ExportFailure[], { ExportResultCode }: typeof OtelCore): SpanExporter {
   return {
     export(spans, resultCallback) {
       exporter.export(spans, (result) => {
@@ -120,19 +142,23 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
   if (jsonlPath === undefined && otlpEndpoint === undefined) {
     throw new UsageError("createOtelTracer needs jsonlPath or otlpEndpoint (or both) — use noopTracer to trace nothing");
   }
+  const { api, core, resources, sdk, semconv } = otelSdk();
+  const { ROOT_CONTEXT, SpanStatusCode, trace } = api;
+  const { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } = sdk;
+  const { ATTR_EXCEPTION_MESSAGE, ATTR_EXCEPTION_STACKTRACE, ATTR_EXCEPTION_TYPE, ATTR_SERVICE_NAME } = semconv;
 
   const failures: ExportFailure[] = [];
   const spanProcessors: SpanProcessor[] = [];
   if (jsonlPath !== undefined) {
-    spanProcessors.push(new SimpleSpanProcessor(recordingFailures(new JsonlSpanExporter(jsonlPath), `trace file ${jsonlPath}`, failures)));
+    spanProcessors.push(new SimpleSpanProcessor(recordingFailures(new JsonlSpanExporter(jsonlPath), `trace file ${jsonlPath}`, failures, core)));
   }
   if (otlpEndpoint !== undefined) {
     const url = tracesUrl(otlpEndpoint);
-    const exporter = new OTLPTraceExporter({ url, ...(options.otlpHeaders === undefined ? {} : { headers: { ...options.otlpHeaders } }) });
-    spanProcessors.push(new BatchSpanProcessor(recordingFailures(exporter, `OTLP ${url}`, failures)));
+    const exporter = new (otlpHttp().OTLPTraceExporter)({ url, ...(options.otlpHeaders === undefined ? {} : { headers: { ...options.otlpHeaders } }) });
+    spanProcessors.push(new BatchSpanProcessor(recordingFailures(exporter, `OTLP ${url}`, failures, core)));
   }
   const provider = new BasicTracerProvider({
-    resource: defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName ?? "reflectkit" })),
+    resource: resources.defaultResource().merge(resources.resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName ?? "reflectkit" })),
     // Every span, whatever OTEL_TRACES_SAMPLER says: the trace file is part of a run's record, not a sample of it.
     sampler: new AlwaysOnSampler(),
     spanProcessors,
@@ -142,7 +168,7 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
 
   const time = (): Date | undefined => (now === undefined ? undefined : new Date(now()));
   const clean = (attributes: Attributes) => sanitizeAttributes(attributes, { recordContent });
-  const spans = new WeakMap<SpanHandle, OtelSpan>();
+  const spans = new WeakMap<SpanHandle, OtelApi.Span>();
 
   function startSpan(name: string, attributes: Attributes = {}, parent?: SpanHandle): SpanHandle {
     let context = ROOT_CONTEXT;

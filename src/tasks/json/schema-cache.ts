@@ -1,7 +1,5 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import formats from "ajv-formats";
+import type { Ajv, ErrorObject, Options, ValidateFunction } from "ajv";
+import { ajvModules } from "./ajv.js";
 
 /**
  * Compiled JSON Schema validators, one per distinct schema text, so a thousand items sharing a schema compile it
@@ -133,7 +131,8 @@ export class SchemaCache {
   #instance(dialect: SchemaDialect): Ajv {
     let ajv = this.#ajv.get(dialect);
     if (ajv === undefined) {
-      ajv = dialect === "2020-12" ? new Ajv2020(OPTIONS) : dialect === "2019-09" ? new Ajv2019(OPTIONS) : new Ajv(OPTIONS);
+      const { draft07, draft2019, draft2020, formats } = ajvModules();
+      ajv = dialect === "2020-12" ? new draft2020.Ajv2020(OPTIONS) : dialect === "2019-09" ? new draft2019.Ajv2019(OPTIONS) : new draft07.Ajv(OPTIONS);
       formats.default(ajv);
       this.#ajv.set(dialect, ajv);
     }
