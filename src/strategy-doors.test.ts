@@ -12,7 +12,8 @@ import { RequestFieldError, UsageError } from "./errors.js";
 import type { FeedbackMode } from "./loops/feedback.js";
 import { isScoreAtLeast, isScoreDropped, isUnchanged, isVerified, type StopCondition } from "./loops/stop.js";
 import { strategies, type ResolvedStrategy } from "./loops/strategies.js";
-import { parseChatRequest, resolveGatewayStrategy } from "./serve/request.js";
+import { parseChatRequest } from "./serve/dialects/chat.js";
+import { resolveGatewayStrategy } from "./serve/request.js";
 import { defaultGatewayLimits, gatewayCaps } from "./serve/server.js";
 
 /** Door-neutral choices; `stop` is given as text to the CLI and the gateway, as conditions to the middleware. */

@@ -10,7 +10,7 @@ import type { RequestRecord } from "../critics/request/request-task.js";
 import { requestEpisode } from "../record/record-fixture.js";
 import { openRecordWriter } from "../record/record-writer.js";
 import type { ReplayRequest } from "../serve/replay-request.js";
-import { parseChatRequest } from "../serve/request.js";
+import { parseChatRequest } from "../serve/dialects/chat.js";
 import { readSftData } from "../train/datasets.js";
 import { assertExit, cli, jsonLines, removeCacheDir, tempDir } from "./cli-harness.js";
 

@@ -3,7 +3,8 @@ export { createGateway, startGateway, defaultGatewayLimits, type GatewayOptions,
 export { createGatewayMetrics, type GatewayMetrics } from "./metrics.js";
 export { startRequestSpan, endRequestSpan } from "./request-span.js";
 export { noopObserver, type GatewayObserver, type RequestOutcome, type UpstreamFailure } from "./observer.js";
-export { parseChatRequest, asksForReflection, type ChatRequest } from "./request.js";
+export { asksForReflection, type ChatRequest } from "./loop-request.js";
+export { parseChatRequest } from "./dialects/chat.js";
 export type { UpstreamHttp } from "./pass-through.js";
 // Request lessons (`reflect.memory`): pass `memory: new RequestMemory({ store: await openRequestLessonStore(spec) })`.
 export { RequestMemory, type RequestMemoryOptions, type RequestMemoryStats } from "../loops/request-memory.js";

@@ -7,7 +7,7 @@ import type { UpstreamFailure } from "./observer.js";
 import { Secret } from "./redact-secret.js";
 import { bodyRedactor, contentDecoders, maxDecodedBytes, redactHeaderValue, redactJsonValue } from "./redact-stream.js";
 import type { Dialect, DialectName, GatewayError } from "./dialects/index.js";
-import type { ChatRequest } from "./request.js";
+import type { ChatRequest } from "./loop-request.js";
 import type { CompletionMeta } from "./response.js";
 import { sseHeaders } from "./sse.js";
 

@@ -2,7 +2,7 @@ import { RequestFieldError } from "../errors.js";
 import { planRequestChecks, type RequestCheckPlan } from "../critics/request/isolated-checks.js";
 import { measure, type RequestCheckBounds } from "../critics/request/spec-bounds.js";
 import { dialectNamed, type DialectName } from "./dialects/index.js";
-import { type ChatRequest, type RequestBounds } from "./request.js";
+import { type ChatRequest, type RequestBounds } from "./loop-request.js";
 import { isRecord } from "../util/is-record.js";
 
 /** What reading a request body is bounded by: the chat request's own bounds, and the body's shape. */

@@ -3,7 +3,8 @@ import { describe, it } from "node:test";
 import type { RequestRecord } from "../critics/request/request-task.js";
 import { parseMessagesRequest } from "./dialects/messages.js";
 import { parseResponsesRequest } from "./dialects/responses.js";
-import { parseChatRequest, type ChatRequest, type RequestBounds } from "./request.js";
+import { parseChatRequest } from "./dialects/chat.js";
+import type { ChatRequest, RequestBounds } from "./loop-request.js";
 import { replayRequest } from "./replay-request.js";
 
 const bounds: RequestBounds = { maxTurns: 5, budget: { tokens: 32_768, calls: 16, seconds: 240 }, defaultMaxTokens: 512 };

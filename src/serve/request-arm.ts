@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { RequestFieldError } from "../errors.js";
 import { armOf, type ArmName, type GatewayArms } from "./arms.js";
-import { ARM_KEY_CHARS, type ChatRequest } from "./request.js";
+import { ARM_KEY_CHARS, type ChatRequest } from "./loop-request.js";
 
 /**
  * The arm of a reflected request: the one it forces (`reflect.arm`), else the canary's pick by the hash of

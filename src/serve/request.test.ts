@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { RequestFieldError, UsageError } from "../errors.js";
 import { createHttpModel } from "../models/http.js";
-import { parseChatRequest, type RequestBounds } from "./request.js";
+import { parseChatRequest } from "./dialects/chat.js";
+import type { RequestBounds } from "./loop-request.js";
 import { client, reply, startTestGateway, startUpstream, UPSTREAM_MODEL } from "./serve-harness.js";
 import { startGateway } from "./server.js";
 

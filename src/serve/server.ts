@@ -44,7 +44,8 @@ import { redactJsonValue } from "./redact-stream.js";
 import { busyRefusal, isUpstreamFailure, jsonReply, Refusal, refusalOf, refusalReply, upstreamRefusal } from "./refusal.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
 import { armFor, passThroughArm, replayOfHeader } from "./request-arm.js";
-import { recordedOptions, resolveGatewayStrategy, type ChatRequest } from "./request.js";
+import type { ChatRequest } from "./loop-request.js";
+import { recordedOptions, resolveGatewayStrategy } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
 

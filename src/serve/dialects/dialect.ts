@@ -5,7 +5,7 @@
  * (src/serve/server.ts). A dialect holds no state and does no I/O: each function is pure, so each is unit-tested alone.
  */
 import type { TokenUsage } from "../../models/language-model.js";
-import type { ChatRequest, RequestBounds } from "../request.js";
+import type { ChatRequest, RequestBounds } from "../loop-request.js";
 import type { CompletionMeta, CompletionReply, ErrorType, ReflectExtension } from "../response.js";
 
 /** The dialects the gateway speaks: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */

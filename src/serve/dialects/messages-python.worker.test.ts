@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { RequestFieldError } from "../../errors.js";
 import { ensureAnthropicPythonClient, runAnthropicPythonClient, type AnthropicClientHttpError, type AnthropicCreateResult, type AnthropicEventsResult, type AnthropicStreamResult } from "../anthropic-python-client.js";
-import type { RequestBounds } from "../request.js";
+import type { RequestBounds } from "../loop-request.js";
 import type { CompletionReply, ReflectExtension } from "../response.js";
 import { messagesDialect } from "./messages.js";
 

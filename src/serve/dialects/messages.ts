@@ -17,10 +17,8 @@
  */
 import { RequestFieldError } from "../../errors.js";
 import { replyText } from "../../loops/conversation.js";
-import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
-import type { RequestCheckSpec } from "../../critics/request/request-task.js";
-import { checkFields, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
+import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
 import { refuseInheritedNames } from "../field-names.js";
@@ -55,26 +53,11 @@ export function parseMessagesRequest(body: unknown, bounds: RequestBounds): Chat
   const topP = optionalNumber(body, "top_p", 0, 1);
   const stop = parseStopSequences(body.stop_sequences);
   const stream = optionalBoolean(body, "stream") ?? false;
-  const format = parseOutputConfig(body.output_config);
+  const schema = parseOutputConfig(body.output_config);
   const { tools, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
-  const reflect = body.reflect === undefined || body.reflect === null ? undefined : parseReflect(body.reflect, bounds);
-  const reflectSpec = isRecord(body.reflect) ? body.reflect : {};
-  const checks: RequestCheckSpec = {
-    ...(format === undefined ? {} : { schema: { schema: format } }),
-    ...(tools === undefined ? {} : { tools }),
-    ...(toolChoiceRequired ? { toolsRequired: true } : {}),
-    ...checkFields(reflectSpec),
-  };
-  const sampling: CallSampling = {
-    maxTokens,
-    ...(temperature === undefined ? {} : { temperature }),
-    ...(topP === undefined ? {} : { topP }),
-    ...(stop === undefined ? {} : { stop }),
-    ...(format === undefined ? {} : { responseFormat: { type: "json", schema: format } }),
-    ...(tools === undefined ? {} : { tools }),
-  };
+  const format = schema === undefined ? {} : { schema: { schema }, responseFormat: { type: "json" as const, schema } };
   // Anthropic's stream always carries usage (message_start and message_delta), so the client always gets it.
-  return { messages, sampling, stream, includeUsage: true, checks, toolChoiceRequired, ...(reflect === undefined ? {} : { reflect }) };
+  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, format, tools, toolChoiceRequired, stream, includeUsage: true, reflect: body.reflect }, bounds);
 }
 
 function parseSystem(value: unknown): ChatMessage | undefined {
@@ -256,11 +239,6 @@ function parseToolChoice(choice: unknown): "auto" | "any" | "tool" | "none" {
   const parallel = choice.disable_parallel_tool_use;
   if (parallel !== undefined && parallel !== null && typeof parallel !== "boolean") throw new RequestFieldError("tool_choice.disable_parallel_tool_use", "must be true or false");
   return choice.type as "auto" | "any" | "tool" | "none";
-}
-
-/** Whether a body asks for reflection (has a `reflect` object); anything else is passed through. */
-function asksForReflection(body: unknown): boolean {
-  return isRecord(body) && body.reflect !== undefined && body.reflect !== null;
 }
 
 /** Anthropic's `usage` of a Message, every member its SDK declares. */

@@ -11,7 +11,7 @@ import { after, before, describe, it, type TestContext } from "node:test";
 import { createHttpModel } from "../../models/http.js";
 import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour } from "../serve-harness.js";
 import { RequestFieldError } from "../../errors.js";
-import type { ChatRequest, RequestBounds } from "../request.js";
+import type { ChatRequest, RequestBounds } from "../loop-request.js";
 import type { CompletionReply, ReflectExtension } from "../response.js";
 import { ensureOpenaiPythonClient, runPythonResponsesClient, type PythonClientHttpError, type PythonResponsesCreateResult, type PythonResponsesStreamResult, type PythonStreamError } from "../python-client.js";
 import { responsesDialect } from "./responses.js";

@@ -4,8 +4,8 @@ import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool } from "@ope
 import OpenAI, { APIError } from "openai";
 import { z } from "zod";
 import { RequestFieldError } from "../../errors.js";
-import { parseChatRequest, type RequestBounds } from "../request.js";
-import type { ChatRequest } from "../request.js";
+import type { ChatRequest, RequestBounds } from "../loop-request.js";
+import { parseChatRequest } from "./chat.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { GatewayError } from "./dialect.js";
 import { responseEvents, responseObject, responsesDialect, type ResponsesObject } from "./responses.js";

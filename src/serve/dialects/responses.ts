@@ -15,7 +15,7 @@ import type { RequestCheckSpec } from "../../critics/request/request-task.js";
 import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
-import { asksForReflection, checkFields, optionalBoolean, optionalInt, optionalNumber, parseReflect, screenFields, type ChatRequest, type FieldRules, type RequestBounds } from "../request.js";
+import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
@@ -108,21 +108,6 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
   parseStreamOptions(body.stream_options);
   const format = parseText(body.text);
   const { tools, offered, choice, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
-  const reflect = body.reflect === undefined || body.reflect === null ? undefined : parseReflect(body.reflect, bounds);
-  const reflectSpec = isRecord(body.reflect) ? body.reflect : {};
-  const checks: RequestCheckSpec = {
-    ...(format.schema === undefined ? {} : { schema: format.schema }),
-    ...(offered === undefined ? {} : { tools: offered }),
-    ...(toolChoiceRequired ? { toolsRequired: true } : {}),
-    ...checkFields(reflectSpec),
-  };
-  const sampling: CallSampling = {
-    maxTokens: maxOutputTokens ?? bounds.defaultMaxTokens,
-    ...(temperature === undefined ? {} : { temperature }),
-    ...(topP === undefined ? {} : { topP }),
-    ...(format.responseFormat === undefined ? {} : { responseFormat: format.responseFormat }),
-    ...(offered === undefined ? {} : { tools: offered }),
-  };
   const echo: ResponsesEcho = {
     instructions: instructions ?? null,
     max_output_tokens: maxOutputTokens ?? null,
@@ -135,7 +120,7 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
     text: { format: format.echo },
     ...(typeof body.user === "string" ? { user: body.user } : {}),
   };
-  return { messages, sampling, stream, includeUsage: true, checks, toolChoiceRequired, ...(reflect === undefined ? {} : { reflect }), echo };
+  return toLoopRequest({ messages, maxTokens: maxOutputTokens, temperature, topP, format, tools: offered, toolChoiceRequired, stream, includeUsage: true, reflect: body.reflect, echo }, bounds);
 }
 
 /** `stream_options.include_obfuscation` is accepted either way: the gateway streams a settled answer and pads no delta. */
