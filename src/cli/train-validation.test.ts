@@ -49,7 +49,7 @@ describe("reflect train checks its data and flags before it starts anything", ()
     await trainFails(t, dir, ["sft", "--data", missing, ...out], new RegExp(`${escape(missing)}: cannot read \\(ENOENT\\)`));
 
     const cases: [string, string, RegExp][] = [
-      ["bad-json.jsonl", `${line(sftRow)}${line(sftRow)}{"messages": [\n`, /:3: not JSON/],
+      ["bad-json.jsonl", `${line(sftRow)}${line(sftRow)}{"messages": [\n`, /:3: not valid JSON/],
       ["no-messages.jsonl", `${line(sftRow)}${line({ conversation: sftRow.messages })}`, /:2: not a conversational SFT row: .*messages/],
       ["wrong-role.jsonl", line({ messages: [{ role: "robot", content: "hi" }, sftRow.messages[1]] }), /:1: not a conversational SFT row: .*role/],
       ["no-answer.jsonl", `\n${line({ messages: [sftRow.messages[0]] })}`, /:2: not a conversational SFT row/],
@@ -69,7 +69,7 @@ describe("reflect train checks its data and flags before it starts anything", ()
     await trainFails(t, dir, ["dpo", "--data", missing, ...out], new RegExp(`${escape(missing)}: cannot read \\(ENOENT\\)`));
     const { rejected: _, ...noRejected } = dpoRow;
     const cases: [string, string, RegExp][] = [
-      ["bad-json.jsonl", `${line(dpoRow)}not json\n`, /:2: not JSON/],
+      ["bad-json.jsonl", `${line(dpoRow)}not json\n`, /:2: not valid JSON/],
       ["no-rejected.jsonl", `${line(dpoRow)}${line(dpoRow)}${line(noRejected)}`, /:3: not a conversational preference row: .*rejected/],
       ["chosen-user.jsonl", line({ ...dpoRow, chosen: [{ role: "user", content: "5" }] }), /:1: not a conversational preference row: .*chosen/],
       ["same.jsonl", line({ ...dpoRow, rejected: dpoRow.chosen }), /:1: not a conversational preference row: the chosen and the rejected answers are the same text/],

@@ -287,16 +287,20 @@ async function runRecords(run: string): Promise<unknown[]> {
   return records;
 }
 
-/** A few in-domain conversations of a finished run, to compare the exported file with the PyTorch model on. */
+/**
+ * A few in-domain conversations of a finished run, to compare the exported file with the PyTorch model on: the last
+ * rollouts of an RRR run, else the last rows of its training data, read as training read them (a file that is gone
+ * or bad is an InputError naming it, never an empty comparison).
+ */
 async function probeConversations(run: string, config: { objective?: string; flags?: { data?: string } }): Promise<{ role: string; content: string }[][]> {
-  const lines = async (file: string) => ((await readFile(file, "utf8").catch(() => "")) as string).split("\n").filter((l) => l.trim() !== "").slice(-4).map((l) => JSON.parse(l) as Record<string, unknown>);
   if (config.objective === "rrr") {
     const file = findLog(run, "rollouts");
     const rollouts = file === null ? [] : (await readLog<Rollout>(file, { noun: "rollout" })).values.slice(-4);
     return rollouts.map((r) => [{ role: "user", content: reflectionRequest(feedbackMessage({ pass: false, feedback: "" }, "binary")) }, { role: "assistant", content: r.reflection || "(empty)" }]);
   }
-  const rows = config.flags?.data === undefined ? [] : await lines(config.flags.data);
-  return rows.map((row) => ("messages" in row ? (row.messages as { role: string; content: string }[]).map(({ role, content }) => ({ role, content })) : [...(row.prompt as { role: string; content: string }[]), ...(row.chosen as { role: string; content: string }[])]));
+  if (config.flags?.data === undefined) return [];
+  if (config.objective === "dpo") return (await readPreferenceData(config.flags.data)).rows.slice(-4).map((row) => [...row.prompt, row.chosen].map(({ role, content }) => ({ role, content })));
+  return (await readSftData(config.flags.data)).rows.slice(-4).map((row) => row.messages.map(({ role, content }) => ({ role, content })));
 }
 
 export function registerTrain(program: Command): void {

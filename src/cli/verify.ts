@@ -1,8 +1,8 @@
 import { createReadStream } from "node:fs";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import type { Command } from "commander";
-import { InputError, ReflectkitError } from "../errors.js";
+import { InputError } from "../errors.js";
+import { streamRecords } from "../tasks/records.js";
 import { findTaskFamily, taskFamilies } from "../tasks/registry.js";
 import { choice } from "./parse.js";
 
@@ -17,35 +17,18 @@ export function registerVerify(program: Command): void {
       const task = findTaskFamily(flags.task).create({ mode: flags.mode });
       const source = flags.in === undefined ? "<stdin>" : path.resolve(flags.in);
       const input = flags.in === undefined ? process.stdin : createReadStream(source);
-      // The lines' iterator ends with the input and rethrows its error; awaiting "readable" first instead could miss
-      // the "end" of an empty input and leave the loop waiting on a stream that had already ended.
-      const lines = createInterface({ input, crlfDelay: Infinity });
-      let lineNumber = 0;
-      try {
-        for await (const line of lines) {
-          lineNumber++;
-          if (line.trim() === "") continue;
-          let value: { item?: unknown; output?: unknown };
-          try {
-            value = JSON.parse(line) as typeof value;
-          } catch (error) {
-            throw new InputError(`not valid JSON (${(error as Error).message})`, source, lineNumber);
-          }
-          if (typeof value !== "object" || value === null || !("item" in value)) throw new InputError('expected {"item": <record>, "output": "<text>"}', source, lineNumber);
-          if (typeof value.output !== "string") throw new InputError('"output" must be a string', source, lineNumber);
-          let record: unknown;
-          try {
-            record = task.parseRecord(value.item);
-          } catch (error) {
-            throw new InputError(`bad ${task.name} item: ${(error as Error).message}`, source, lineNumber);
-          }
-          const verdict = await task.verify(record, value.output);
-          process.stdout.write(`${JSON.stringify({ correct: verdict.correct, feedback: verdict.feedback, answer: verdict.answer, ...(verdict.score === undefined ? {} : { score: verdict.score }) })}\n`);
+      for await (const { value, line } of streamRecords(input, source)) {
+        if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, "item")) throw new InputError('expected {"item": <record>, "output": "<text>"}', source, line);
+        const { item, output } = value as { item: unknown; output?: unknown };
+        if (typeof output !== "string") throw new InputError('"output" must be a string', source, line);
+        let record: unknown;
+        try {
+          record = task.parseRecord(item);
+        } catch (error) {
+          throw new InputError(`bad ${task.name} item: ${(error as Error).message}`, source, line);
         }
-      } catch (error) {
-        // An input that cannot be read (a missing file, a folder) fails the loop with its own error.
-        if (ReflectkitError.isInstance(error)) throw error;
-        throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, source);
+        const verdict = await task.verify(record, output);
+        process.stdout.write(`${JSON.stringify({ correct: verdict.correct, feedback: verdict.feedback, answer: verdict.answer, ...(verdict.score === undefined ? {} : { score: verdict.score }) })}\n`);
       }
     });
 }

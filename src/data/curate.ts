@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { InputError, UsageError } from "../errors.js";
-import { writeFileWhole } from "../record/log.js";
+import { jsonlText, writeFileWhole } from "../record/log.js";
 import { Budget } from "../loops/budget.js";
 import { replyText } from "../loops/conversation.js";
 import type { ModelCall } from "../loops/types.js";
@@ -221,8 +221,8 @@ export async function curateReflectionData(options: CurateReflectionDataOptions)
     config: options.config ?? {},
   };
   await mkdir(options.outDir, { recursive: true });
-  for (const [name, rows] of Object.entries(sets)) await writeFileWhole(path.join(options.outDir, `${name}.jsonl`), jsonLines(rows));
-  if (judged !== undefined) await writeFileWhole(path.join(options.outDir, "judge.jsonl"), jsonLines(judged.log));
+  for (const [name, rows] of Object.entries(sets)) await writeFileWhole(path.join(options.outDir, `${name}.jsonl`), jsonlText(rows));
+  if (judged !== undefined) await writeFileWhole(path.join(options.outDir, "judge.jsonl"), jsonlText(judged.log));
   await writeFileWhole(path.join(options.outDir, "curation.json"), `${JSON.stringify(report, null, 2)}\n`);
   return { report, sets };
 }
@@ -324,8 +324,4 @@ async function judgePairs(
 
 function countSplits(rows: readonly { split: Split }[]): Record<Split, number> {
   return { train: rows.filter((r) => r.split === "train").length, test: rows.filter((r) => r.split === "test").length };
-}
-
-function jsonLines(rows: readonly unknown[]): string {
-  return rows.map((row) => `${JSON.stringify(row)}\n`).join("");
 }

@@ -4,6 +4,7 @@ import { InputError, UsageError } from "../errors.js";
 import { afterFailure } from "../loops/conversation.js";
 import { reflectionRequest, retryRequest } from "../loops/feedback.js";
 import type { ChatMessage } from "../models/language-model.js";
+import { jsonlText } from "../record/log.js";
 import { readRecords } from "../tasks/records.js";
 import { shellCommand, writeDatasetCard } from "./card.js";
 import { curatedSets, type AttemptContext, type CuratedSet, type CurationReport, type DistillRow, type DPlusRow, type PairRow } from "./curate.js";
@@ -80,11 +81,6 @@ export async function exportReflectionData(options: ExportReflectionDataOptions)
   else await writeFile(options.outFile, jsonlText(rows.map((row) => exportRow(set, format, row, setting ?? "one-stage"))));
   const card = await writeDatasetCard({ file: options.outFile, set, format, ...(setting === undefined ? {} : { setting }), split, rows: rows.length, description: describeExport(set, format, setting), curation, command: exportCommand({ ...options, split, ...(setting === undefined ? {} : { setting }) }) });
   return { file: options.outFile, card, rows: rows.length };
-}
-
-/** Rows as a JSONL export's text: one JSON object a line, each ending in a newline ("" for no rows). */
-export function jsonlText(rows: readonly unknown[]): string {
-  return rows.map((row) => `${JSON.stringify(row)}\n`).join("");
 }
 
 type CuratedRow = DPlusRow | PairRow | DistillRow;

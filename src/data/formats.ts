@@ -3,6 +3,7 @@ import type { Ajv, ValidateFunction } from "ajv";
 import { InputError } from "../errors.js";
 import { ajvModules } from "../tasks/json/ajv.js";
 import { describeViolations } from "../tasks/json/violations.js";
+import { parseJsonLines } from "../tasks/records.js";
 
 /**
  * The export formats of curated reflection data, their JSON Schemas and validators. Each JSONL format is one JSON
@@ -168,22 +169,12 @@ export async function validateExportFile(file: string, format: ExportFormat): Pr
     throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, file, undefined, { cause: error });
   }
   if (format === "parquet") return validateParquet(file, bytes);
-  let rows = 0;
-  bytes
-    .toString("utf8")
-    .split("\n")
-    .forEach((line, index) => {
-      if (line.trim() === "") return;
-      let row: unknown;
-      try {
-        row = JSON.parse(line);
-      } catch (error) {
-        throw new InputError(`not valid JSON (${(error as Error).message})`, file, index + 1);
-      }
-      const problem = validateExportRow(format, row);
-      if (problem !== null) throw new InputError(`not a valid ${format} row:\n${problem}`, file, index + 1);
-      rows++;
-    });
+  const records = parseJsonLines(file, bytes.toString("utf8"));
+  for (const { value, line } of records) {
+    const problem = validateExportRow(format, value);
+    if (problem !== null) throw new InputError(`not a valid ${format} row:\n${problem}`, file, line);
+  }
+  const rows = records.length;
   return { rows };
 }
 

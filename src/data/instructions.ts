@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { InputError } from "../errors.js";
+import { parseRecordText } from "../tasks/records.js";
 
 /**
  * ReflectEvo's reflection instructions (Li et al. 2025): three stages composed into 2 × 8 × 2 = 32 instructions —
@@ -71,29 +72,12 @@ export function loadInstructions(file: string, pool: readonly ReflectionInstruct
   } catch (error) {
     throw new InputError(`cannot read the instructions file (${(error as Error).message})`, file);
   }
-  const entries: { value: unknown; line: number }[] = [];
-  if (text.trimStart().startsWith("[")) {
-    let values: unknown;
-    try {
-      values = JSON.parse(text);
-    } catch (error) {
-      throw new InputError(`not valid JSON (${(error as Error).message})`, file);
-    }
-    if (!Array.isArray(values)) throw new InputError("expected a JSON array of {id, text}", file);
-    values.forEach((value) => entries.push({ value, line: 1 }));
-  } else {
-    text.split("\n").forEach((raw, index) => {
-      if (raw.trim() === "") return;
-      try {
-        entries.push({ value: JSON.parse(raw), line: index + 1 });
-      } catch (error) {
-        throw new InputError(`not valid JSON (${(error as Error).message})`, file, index + 1);
-      }
-    });
-  }
+  // A JSON array counts entries, JSON lines count lines: an entry's problem names its entry, a line's its line.
+  const array = text.trimStart().startsWith("[");
+  const entries = parseRecordText(file, text).map(({ value, line }) => ({ value, line: array ? 1 : line, entry: line }));
   const seen = new Set(pool.map((i) => i.id));
-  return entries.map(({ value, line }, index) => {
-    const where = entries.length > 0 && text.trimStart().startsWith("[") ? `entry ${index + 1}: ` : "";
+  return entries.map(({ value, line, entry }) => {
+    const where = array ? `entry ${entry}: ` : "";
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InputError(`${where}an instruction must be an object {"id", "text"}`, file, line);
     const { id, text: body } = value as Record<string, unknown>;
     if (typeof id !== "string" || id.trim() === "") throw new InputError(`${where}"id" must be a non-empty string`, file, line);

@@ -10,13 +10,13 @@ import type { Episode } from "../loops/types.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { promptedReplyText, withToolsPrompt } from "../models/prompted-tools.js";
 import { checkFingerprint } from "../record/durable-run.js";
-import { findLog, writeFileWhole } from "../record/log.js";
+import { findLog, jsonlText, logText, writeFileWhole } from "../record/log.js";
 import { isRedacted } from "../record/redact-episode.js";
 import { readRequestEpisode } from "../record/request-episode.js";
 import { hash32 } from "../util/hash.js";
 import { recordDistillCard, shellCommand } from "./card.js";
 import type { DistillCounts, DistillExample, DistillSelectOptions, DistillSet, DistillSourceSummary, DistillSplitOptions, HeldOutRequest, LeftOutReason } from "./distill-set.js";
-import { jsonlText, type WeightedMessage } from "./export.js";
+import type { WeightedMessage } from "./export.js";
 import { validateExportRow } from "./formats.js";
 import { readRunFolder } from "./run-folder.js";
 
@@ -205,7 +205,7 @@ export interface WriteDistillDataOptions extends DistillSelectOptions {
   /** The run folder. */
   out: string;
   /** A held-out request as a replayable gateway request (the gateway's `replayRequest`), one line of `held-out-requests.jsonl`. */
-  replayRequest: (request: Pick<HeldOutRequest, "id" | "record" | "model">) => unknown;
+  replayRequest: (request: Pick<HeldOutRequest, "id" | "record" | "model">) => object;
   /** The command line that made the run, for the card and config.json. */
   argv?: readonly string[];
   /** The wall clock of config.json's `made_at`. */
@@ -271,7 +271,7 @@ export async function writeDistillData(options: WriteDistillDataOptions): Promis
   await writeFileWhole(files.config, `${JSON.stringify(config, null, 2)}\n`);
   await writeFileWhole(files.train, trainText);
   await writeFileWhole(files.heldOut, heldOutText);
-  await writeFileWhole(files.heldOutRequests, jsonlText(set.heldOutRequests.map(options.replayRequest)));
+  await writeFileWhole(files.heldOutRequests, logText(set.heldOutRequests.map(options.replayRequest), { noun: "request" }));
   await writeFileWhole(files.card, recordDistillCard({ set, options: { heldOut: options.heldOut, seed: options.seed, tenants: options.tenants }, command }));
   return { set, files };
 }

@@ -160,14 +160,7 @@ export interface OpenedLog<L> {
  */
 export async function openLog<L extends object>(file: string, options: OpenLogOptions<L>): Promise<OpenedLog<L>> {
   refuseCompressed(file);
-  const scrub = secretScrubber(options.secretEnv ?? []);
-  const shape = options.shape ?? ((line: L) => line);
-  const serialize = (line: L): string => {
-    const shaped = shape(line);
-    if (typeof shaped !== "object" || shaped === null || Array.isArray(shaped)) throw new UsageError(`a ${options.noun} line must be a JSON object`);
-    if ("v" in shaped) throw new UsageError(`a ${options.noun} line may not have a field "v": it is the log's format version`);
-    return `${scrubbedJson({ v: logFormat, ...shaped }, scrub)}\n`;
-  };
+  const serialize = lineSerializer(options);
   let lines: L[] = [];
   if (existsSync(file)) {
     await repairCutLine(file);
@@ -180,6 +173,37 @@ export async function openLog<L extends object>(file: string, options: OpenLogOp
     }
   }
   return openAppend(file, serialize, options.noun, lines);
+}
+
+/** What is written of a line of a record log: the format version first, the shaped line's own fields, scrubbed. */
+function lineSerializer<L extends object>(options: Pick<OpenLogOptions<L>, "noun" | "secretEnv" | "shape">): (line: L) => string {
+  const scrub = secretScrubber(options.secretEnv ?? []);
+  const shape = options.shape ?? ((line: L) => line);
+  return (line: L): string => {
+    const shaped = shape(line);
+    if (typeof shaped !== "object" || shaped === null || Array.isArray(shaped)) throw new UsageError(`a ${options.noun} line must be a JSON object`);
+    if ("v" in shaped) throw new UsageError(`a ${options.noun} line may not have a field "v": it is the log's format version`);
+    return `${scrubbedJson({ v: logFormat, ...shaped }, scrub)}\n`;
+  };
+}
+
+/**
+ * The text of a whole record log, as `openLog`'s writer writes its lines (format version, scrubbed), for a file written
+ * at once and read back with `readLog` (with `writeFileWhole`): `reflect distill`'s held-out requests.
+ */
+export function logText<L extends object>(lines: readonly L[], options: Pick<OpenLogOptions<L>, "noun" | "secretEnv" | "shape">): string {
+  const serialize = lineSerializer(options);
+  return lines.map(serialize).join("");
+}
+
+/**
+ * Rows of a file in another tool's format (TRL and OpenAI training JSONL, curated sets), one JSON object a line, each
+ * ending in a newline ("" for no rows), scrubbed of secrets like a record log but without its format version: the
+ * tools that read them know no `v`.
+ */
+export function jsonlText(rows: readonly unknown[], secretEnv: readonly string[] = []): string {
+  const scrub = secretScrubber(secretEnv);
+  return rows.map((row) => `${scrubbedJson(row, scrub)}\n`).join("");
 }
 
 async function openAppend<L>(file: string, serialize: (line: L) => string, noun: string, lines: L[]): Promise<OpenedLog<L>> {

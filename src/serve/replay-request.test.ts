@@ -43,7 +43,7 @@ describe("replayRequest: a recorded request as a gateway request again", () => {
     for (const [name, record] of Object.entries(records)) {
       it(`${dialect}, ${name}: the dialect's parser reads the body back to the recorded conversation and checks`, () => {
         const replay = replayRequest("req-1", { ...record, dialect }, { model: "upstream", maxTokens: 64 });
-        assert.deepEqual([replay.v, replay.id, replay.dialect, replay.route], [1, "req-1", dialect, { chat: "/v1/chat/completions", responses: "/v1/responses", messages: "/v1/messages" }[dialect]]);
+        assert.deepEqual([replay.id, replay.dialect, replay.route], ["req-1", dialect, { chat: "/v1/chat/completions", responses: "/v1/responses", messages: "/v1/messages" }[dialect]]);
         const parsed = parsers[dialect]!(JSON.parse(JSON.stringify(replay.body)));
         assert.deepEqual(parsed.messages, record.messages);
         // Anthropic's output_config names no schema: a Messages record never carries a name to lose.

@@ -6,11 +6,10 @@ import { dialectNamed, dialectNames, type DialectName } from "./dialects/index.j
  * A recorded request as a gateway request again: the route of its dialect and a body that the dialect's parser reads
  * back to the same conversation and the same checks (`reflect` holding the regex, task and tests; `response_format`,
  * `tools` and `tool_choice` in the dialect's own fields). One JSON object a line of `held-out-requests.jsonl`
- * (`reflect distill`), which `reflect replay` sends.
+ * (`reflect distill`, written as a record log, whose writer adds the format version and scrubs), which `reflect replay`
+ * sends.
  */
 export interface ReplayRequest {
-  /** Format version of the line. */
-  v: 1;
   /** The episode id the request was recorded under. */
   id: string;
   dialect: DialectName;
@@ -82,7 +81,7 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
       };
     },
   };
-  return { v: 1, id, dialect, route: dialectNamed(dialect).route, body: bodies[dialect]() };
+  return { id, dialect, route: dialectNamed(dialect).route, body: bodies[dialect]() };
 }
 
 /** The `reflect` options the record keeps (every one but the checks), under the request's field names. */

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
+import { Readable } from "node:stream";
 import { InputError } from "../errors.js";
-import { loadRecords, readRecords, recordError } from "./records.js";
+import { loadRecords, readRecords, recordError, streamRecords } from "./records.js";
 
 const dataDir = resolve(process.cwd(), process.env.REFLECTKIT_DATA ?? "../shared/data");
 const countdownParquet = join(dataDir, "countdown", "tinyzero_countdown_test.parquet");
@@ -158,5 +159,31 @@ describe("loadRecords", () => {
   it("recordError says row for Parquet", () => {
     assert.match(recordError("x.parquet", 5, "bad").message, /^x\.parquet: row 5: bad$/);
     assert.equal(recordError("x.jsonl", 5, "bad").line, 5);
+  });
+});
+
+describe("streamRecords", () => {
+  const collect = async (text: string, name = "<stdin>") => {
+    const out: { value: unknown; line: number }[] = [];
+    for await (const record of streamRecords(Readable.from([text]), name)) out.push(record);
+    return out;
+  };
+
+  it("yields records with their text lines, blank lines skipped", async () => {
+    assert.deepEqual(await collect('{"a":1}\n\n{"a":2}\r\n'), [{ value: { a: 1 }, line: 1 }, { value: { a: 2 }, line: 3 }]);
+    assert.deepEqual(await collect(""), []);
+  });
+
+  it("names the stream and line of a line that is not JSON, and keeps a __proto__ key as data", async () => {
+    await assert.rejects(collect('{"a":1}\n{oops\n', "in.jsonl"), (error: unknown) => error instanceof InputError && error.path === "in.jsonl" && error.line === 2 && error.message.startsWith("in.jsonl:2: "));
+    const [record] = await collect('{"__proto__": {"x": 1}}\n');
+    assert.deepEqual(Object.keys(record?.value as object), ["__proto__"]);
+  });
+
+  it("names the file of a stream that cannot be read", async () => {
+    const file = join(dir, "absent.jsonl");
+    await assert.rejects(async () => {
+      for await (const _ of streamRecords(createReadStream(file), file));
+    }, (error: unknown) => error instanceof InputError && error.path === file && /cannot read \(ENOENT\)/.test(error.message));
   });
 });

@@ -40,6 +40,11 @@ export function recordFormat(file: string): { format: RecordFormat; gzip: boolea
   return match;
 }
 
+export interface ReadRecordsOptions {
+  /** The format of a file whose name says none (`train.txt`); without it such a file is refused. */
+  otherwise?: RecordFormat;
+}
+
 /**
  * Reads the records of a data file in the usual Hugging Face layouts: JSON Lines (`.jsonl`, blank lines skipped),
  * JSON (a top-level array, an object holding one record array such as `examples`/`data`/`rows`, or the
@@ -48,8 +53,8 @@ export function recordFormat(file: string): { format: RecordFormat; gzip: boolea
  * become numbers when they are safe integers, else decimal strings), and gzip of the JSON forms. Every problem is
  * an InputError naming the file and the line (or record).
  */
-export async function readRecords(file: string): Promise<SourceRecord[]> {
-  const { format, gzip } = recordFormat(file);
+export async function readRecords(file: string, options: ReadRecordsOptions = {}): Promise<SourceRecord[]> {
+  const { format, gzip } = options.otherwise !== undefined && !FORMATS.some((f) => path.basename(file).toLowerCase().endsWith(f.suffix)) ? { format: options.otherwise, gzip: false } : recordFormat(file);
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -73,7 +78,9 @@ export async function readRecords(file: string): Promise<SourceRecord[]> {
  * for Parquet, since there `line` counts records, not text lines.
  */
 export function recordError(file: string, line: number, message: string, options?: { cause?: unknown }): InputError {
-  const { format } = recordFormat(file);
+  const name = path.basename(file).toLowerCase();
+  // A file read by content rather than by name (`parseRecordText`) counts text lines, as JSON Lines does.
+  const format = FORMATS.find((f) => name.endsWith(f.suffix))?.format ?? "jsonl";
   if (format === "jsonl") return new InputError(message, file, line, options);
   return new InputError(`${format === "parquet" ? "row" : "record"} ${line}: ${message}`, file, undefined, options);
 }
@@ -93,7 +100,64 @@ export async function loadRecords<R>(file: string, parseRecord: (value: unknown)
   });
 }
 
-function parseJsonLines(file: string, text: string): SourceRecord[] {
+/**
+ * The records of a data file's text whose name does not say its format (an instructions file, LogiQA's): a JSON
+ * document when it starts with `[`, else JSON Lines. Problems are InputErrors naming the file and the line.
+ */
+export function parseRecordText(file: string, text: string): SourceRecord[] {
+  const body = stripBom(text);
+  return body.trimStart().startsWith("[") ? parseJsonDocument(file, body) : parseJsonLines(file, body);
+}
+
+/**
+ * Reads JSON Lines from a stream (standard input, a file too large to hold), one record at a time and in order, with
+ * the 1-based text line of each; blank lines are skipped. A line that is not JSON is an InputError naming `file` and
+ * the line, and so is a stream that fails to read (a missing file, a folder), naming `file`.
+ */
+export async function* streamRecords(input: NodeJS.ReadableStream, file: string): AsyncGenerator<SourceRecord> {
+  const { createInterface } = await import("node:readline");
+  // The lines' iterator ends with the input and rethrows its error; awaiting "readable" first instead could miss the
+  // "end" of an empty input and leave the loop waiting on a stream that had already ended.
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  const iterator = lines[Symbol.asyncIterator]();
+  let line = 0;
+  try {
+    for (;;) {
+      let next: IteratorResult<string>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, file, undefined, { cause: error });
+      }
+      if (next.done === true) return;
+      line++;
+      const text = (line === 1 ? stripBom(next.value) : next.value).trim();
+      if (text === "") continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        throw new InputError(`not valid JSON (${(error as Error).message})`, file, line, { cause: error });
+      }
+      yield { value, line };
+    }
+  } finally {
+    lines.close();
+  }
+}
+
+/**
+ * The own fields of a record that must be a JSON object, or an Error saying what it is instead (`loadRecords` and the
+ * loaders turn it into an InputError naming the file and line). Fields are read as own properties only, so a
+ * `"__proto__"` key stays data and never supplies a field.
+ */
+export function recordObject(value: unknown): Record<string, unknown> {
+  if (!isObject(value)) throw new Error(`expected a JSON object, found ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`);
+  return value;
+}
+
+/** The records of JSON Lines text, with their 1-based lines; blank lines skipped, a bad line an InputError naming file and line. */
+export function parseJsonLines(file: string, text: string): SourceRecord[] {
   const records: SourceRecord[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {

@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { InputError } from "../errors.js";
 import { validateExportRow } from "../data/formats.js";
+import { readRecords, recordError, type SourceRecord } from "../tasks/records.js";
 import { hash32 } from "../util/hash.js";
 import { mulberry32 } from "../util/random.js";
 import { messageWeights } from "./masks.js";
@@ -44,7 +44,7 @@ export async function readSftData(file: string): Promise<Dataset<SftRow>> {
     const problem = weighted
       ? validateExportRow("trl-sft", value)
       : validateExportRow("trl-sft", { messages: Array.isArray(row.messages) ? row.messages.map((m) => (m?.role === "assistant" ? { ...m, weight: 1 } : m)) : row.messages });
-    if (problem !== null) throw new InputError(`not a conversational SFT row: ${problem}`, file, line);
+    if (problem !== null) throw recordError(file, line, `not a conversational SFT row: ${problem}`);
     const messages = (row.messages as Message[]).map(({ role, content }) => ({ role, content }));
     const trained = (row.messages as Message[]).flatMap((m, i) => (m.role === "assistant" && (!weighted || m.weight === 1) ? [i] : []));
     return { line, messages, trained };
@@ -56,29 +56,15 @@ export async function readSftData(file: string): Promise<Dataset<SftRow>> {
 export async function readPreferenceData(file: string): Promise<Dataset<PreferenceRow>> {
   const rows = (await readJsonl(file)).map(({ value, line }) => {
     const problem = validateExportRow("trl-dpo", value);
-    if (problem !== null) throw new InputError(`not a conversational preference row: ${problem}`, file, line);
+    if (problem !== null) throw recordError(file, line, `not a conversational preference row: ${problem}`);
     const row = value as { prompt: Message[]; chosen: Message[]; rejected: Message[] };
     return { line, prompt: row.prompt, chosen: row.chosen[0] as Message, rejected: row.rejected[0] as Message };
   });
   return { file, rows };
 }
 
-async function readJsonl(file: string): Promise<{ value: unknown; line: number }[]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, file);
-  }
-  const rows: { value: unknown; line: number }[] = [];
-  text.split("\n").forEach((raw, index) => {
-    if (raw.trim() === "") return;
-    try {
-      rows.push({ value: JSON.parse(raw), line: index + 1 });
-    } catch (error) {
-      throw new InputError(`not JSON (${(error as Error).message})`, file, index + 1);
-    }
-  });
+async function readJsonl(file: string): Promise<SourceRecord[]> {
+  const rows = await readRecords(file, { otherwise: "jsonl" });
   if (rows.length === 0) throw new InputError("no rows: the file is empty — export one with `reflect data export`", file);
   return rows;
 }

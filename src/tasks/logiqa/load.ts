@@ -1,13 +1,14 @@
-import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { InputError } from "../../errors.js";
+import { parseRecordText, readRecords, recordError, recordFormat, recordObject, type SourceRecord } from "../records.js";
 import type { TaskItem } from "../task.js";
 import { goldLetter, logiqaFromLines, parseLogiqaRecord, type LogiqaRecord } from "./record.js";
 
 /**
  * Reads LogiQA items from either layout, told apart by the first non-blank character:
  *
- * - JSON Lines (`{` first): ReflectEvo's `logiqa_test.jsonl` rows `{"id": 276, "question": "…", "answer": "d"}`,
+ * - JSON Lines (a `.jsonl` name, or `{` first), or any other format `readRecords` reads: ReflectEvo's `logiqa_test.jsonl` rows `{"id": 276, "question": "…", "answer": "d"}`,
  *   or this family's own `{context, question, options, gold}` rows. Ids are `<file>:<id>` when a row has an
  *   integer `id` (for ReflectEvo, the record's 1-based number in LogiQA's Test.txt), else `<file>:<line>`.
  * - The raw LogiQA text layout (Test.txt, Eval.txt): per record a blank line, the gold letter a–d, the passage,
@@ -16,48 +17,52 @@ import { goldLetter, logiqaFromLines, parseLogiqaRecord, type LogiqaRecord } fro
  *
  * Any bad row or record is an InputError naming the file and the 1-based line.
  */
-export function loadLogiqa(path: string): TaskItem<LogiqaRecord>[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read the file: ${(error as Error).message}`, path, undefined, { cause: error });
-  }
-  const items = text.trimStart().startsWith("{") ? readJsonl(text, path) : readRaw(text, path);
+export async function loadLogiqa(path: string): Promise<TaskItem<LogiqaRecord>[]> {
+  const items = knownRecordFormat(path) ? fromRecords(await readRecords(path), path) : await readByContent(path);
   if (items.length === 0) throw new InputError("holds no LogiQA records", path);
   return items;
 }
 
-function readJsonl(text: string, path: string): TaskItem<LogiqaRecord>[] {
+function knownRecordFormat(path: string): boolean {
+  try {
+    return recordFormat(path) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** A file whose name does not say its format (Test.txt): JSON Lines when it starts with `{`, else the raw layout. */
+async function readByContent(path: string): Promise<TaskItem<LogiqaRecord>[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new InputError(`cannot read the file: ${(error as Error).message}`, path, undefined, { cause: error });
+  }
+  return text.trimStart().startsWith("{") ? fromRecords(parseRecordText(path, text), path) : readRaw(text, path);
+}
+
+function fromRecords(records: readonly SourceRecord[], path: string): TaskItem<LogiqaRecord>[] {
   const name = basename(path);
   const items: TaskItem<LogiqaRecord>[] = [];
   const seen = new Map<string, number>();
-  text.split("\n").forEach((raw, index) => {
-    const line = raw.trim();
-    const lineNumber = index + 1;
-    if (line === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new InputError(`not valid JSON: ${(error as Error).message}`, path, lineNumber, { cause: error });
-    }
+  for (const { value, line } of records) {
     let record: LogiqaRecord;
+    let sourceId: unknown;
     try {
       record = parseLogiqaRecord(value);
+      const fields = recordObject(value);
+      sourceId = Object.hasOwn(fields, "id") ? fields.id : undefined;
+      if (sourceId !== undefined && !(Number.isSafeInteger(sourceId) && (sourceId as number) > 0)) throw new Error(`"id" must be a positive integer, got ${JSON.stringify(sourceId)}`);
     } catch (error) {
-      throw new InputError((error as Error).message, path, lineNumber, { cause: error });
+      throw recordError(path, line, (error as Error).message, { cause: error });
     }
-    const sourceId = (value as Record<string, unknown>).id;
-    if (sourceId !== undefined && !(Number.isSafeInteger(sourceId) && (sourceId as number) > 0)) {
-      throw new InputError(`"id" must be a positive integer, got ${JSON.stringify(sourceId)}`, path, lineNumber);
-    }
-    const id = `${name}:${sourceId ?? lineNumber}`;
+    const id = `${name}:${(sourceId as number | undefined) ?? line}`;
     const earlier = seen.get(id);
-    if (earlier !== undefined) throw new InputError(`duplicate id ${id} (also on line ${earlier})`, path, lineNumber);
-    seen.set(id, lineNumber);
+    if (earlier !== undefined) throw recordError(path, line, `duplicate id ${id} (also on line ${earlier})`);
+    seen.set(id, line);
     items.push({ id, record });
-  });
+  }
   return items;
 }
 

@@ -11,9 +11,9 @@ import { verifyReflectevoBigbench } from "./verify.js";
 const file = resolve(process.cwd(), process.env.REFLECTKIT_DATA ?? "../shared/data", "reflectevo", "bigbench_test.jsonl");
 
 describe("loadReflectevoBigbench on the shared data", () => {
-  it("reads all 500 rows: 144 free-text, 356 lettered; every gold verifies and corrupted answers fail", (t) => {
+  it("reads all 500 rows: 144 free-text, 356 lettered; every gold verifies and corrupted answers fail", async (t) => {
     if (!existsSync(file)) return t.skip(`shared data not found at ${file}; set REFLECTKIT_DATA`);
-    const items = loadReflectevoBigbench(file);
+    const items = await loadReflectevoBigbench(file);
     assert.equal(items.length, 500);
     assert.equal(new Set(items.map((item) => item.id)).size, 500);
     assert.deepEqual(items[0], { id: "bigbench_test.jsonl:1", record: { question: items[0]?.record.question, answers: ["fisheye"] } });
@@ -45,36 +45,38 @@ describe("loadReflectevoBigbench on fixtures", () => {
     return path;
   };
 
-  function assertInputError(path: string, line: number | undefined, message: RegExp): void {
-    assert.throws(
-      () => loadReflectevoBigbench(path),
+  async function assertInputError(path: string, line: number | undefined, message: RegExp): Promise<void> {
+    await assert.rejects(loadReflectevoBigbench(path),
       (error: unknown) => {
         assert.ok(error instanceof InputError, String(error));
         assert.equal(error.path, path);
         assert.equal(error.line, line);
         assert.match(error.message, message);
+        assert.ok(error.message.startsWith(`${path}${line === undefined ? "" : `:${line}`}: `), error.message);
         return true;
       },
     );
   }
 
-  it("ids by line, whatever ids the rows carry; several answers kept", () => {
+  it("ids by line, whatever ids the rows carry; several answers kept", async () => {
     const path = write("rows.jsonl", '{"id": 9, "question": "Q1?", "answer": "x"}\n\n{"id": 9, "question": "Q2?", "answers": ["y", "z"]}\n');
-    assert.deepEqual(loadReflectevoBigbench(path), [
+    assert.deepEqual(await loadReflectevoBigbench(path), [
       { id: "rows.jsonl:1", record: { question: "Q1?", answers: ["x"] } },
       { id: "rows.jsonl:3", record: { question: "Q2?", answers: ["y", "z"] } },
     ]);
   });
 
-  it("names the file and line of a malformed row", () => {
+  it("names the file and line of a malformed row", async () => {
     const good = '{"question": "Q?", "answer": "x"}';
-    assertInputError(write("json.jsonl", `${good}\n{"question": "Q?",`), 2, /not valid JSON/);
-    assertInputError(write("answer.jsonl", `${good}\n\n{"question": "Q?"}`), 3, /"answer" must be a non-empty string.*got nothing/);
-    assertInputError(write("blank.jsonl", `{"question": "Q?", "answer": "  "}`), 1, /"answer" must be/);
-    assertInputError(write("answers.jsonl", `{"question": "Q?", "answers": []}`), 1, /"answer" must be/);
-    assertInputError(write("question.jsonl", `{"question": 3, "answer": "x"}`), 1, /"question" must be a non-empty string/);
-    assertInputError(write("array.jsonl", "[1, 2]"), 1, /must be an object/);
-    assertInputError(write("empty.jsonl", "\n\n"), undefined, /holds no records/);
-    assertInputError(join(dir, "absent.jsonl"), undefined, /cannot read the file/);
+    await assertInputError(write("json.jsonl", `${good}\n{"question": "Q?",`), 2, /not valid JSON/);
+    await assertInputError(write("answer.jsonl", `${good}\n\n{"question": "Q?"}`), 3, /"answer" must be a non-empty string.*got nothing/);
+    await assertInputError(write("blank.jsonl", `{"question": "Q?", "answer": "  "}`), 1, /"answer" must be/);
+    await assertInputError(write("answers.jsonl", `{"question": "Q?", "answers": []}`), 1, /"answer" must be/);
+    await assertInputError(write("question.jsonl", `{"question": 3, "answer": "x"}`), 1, /"question" must be a non-empty string/);
+    await assertInputError(write("array.jsonl", "[1, 2]"), 1, /must be an object/);
+    await assertInputError(write("empty.jsonl", "\n\n"), undefined, /holds no records/);
+    await assertInputError(write("proto.jsonl", `${good}\n{"__proto__": {"question": "Q?", "answer": "x"}}\n`), 2, /"question" must be a non-empty string/);
+    assert.equal(({} as Record<string, unknown>).question, undefined, "no prototype polluted");
+    await assertInputError(join(dir, "absent.jsonl"), undefined, /cannot read/);
   });
 });
