@@ -18,7 +18,7 @@ import { readLogIn } from "../dist/record/log.js";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = (file) => new URL(`../dist/${file}`, import.meta.url).href;
 const { generateArithmetic, arithmeticPrompt } = await import(dist("tasks/arithmetic/index.js"));
-const { wilsonInterval } = await import(dist("eval/metrics.js"));
+const { wilsonInterval } = await import(dist("eval/estimate.js"));
 
 const args = process.argv.slice(2);
 const flag = (name, fallback) => {

@@ -28,7 +28,7 @@ const dist = (file) => new URL(`../dist/${file}`, import.meta.url).href;
 const { generateJsonCases } = await import(dist("tasks/json/index.js"));
 const { buildRequestChecks } = await import(dist("critics/request/build.js"));
 const { requestTask } = await import(dist("critics/request/request-task.js"));
-const { wilsonInterval } = await import(dist("eval/metrics.js"));
+const { wilsonInterval } = await import(dist("eval/estimate.js"));
 
 /** The modes, each a `reflect` object (none: no field at all). */
 const MODES = {

@@ -13,7 +13,8 @@
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { Secret, SseRedactor } from "../dist/serve/redact-stream.js";
+import { Secret } from "../dist/serve/redact-secret.js";
+import { SseRedactor } from "../dist/serve/redact-stream.js";
 import { upstreamEvents } from "../dist/serve/redaction-harness.js";
 
 const { values } = parseArgs({ options: { mb: { type: "string", default: "8" }, runs: { type: "string", default: "7" }, delta: { type: "string", default: "24" } } });
