@@ -348,7 +348,7 @@ const MEASURED = [
   ["Redaction per streamed MB, by dialect", "timings of bench/redaction.mjs"],
   ["Lesson recall with 10,000 lessons across 100 tenants", "timings of bench/lesson-recall.mjs"],
   ["Reflection against its controls, the scorer out of the loop (MBPP, 50 items, three seeds)", "bench/evidence-pool.mjs over the committed runs under bench/runs/qwen/evidence-1.5b"],
-  ["The harness against the published table (first 51 HumanEval items so far)", "a partial run and the report's published figures"],
+  ["The harness against the published table (HumanEval, all 164 items, the 1.5B)", "the committed run's summary.json and the report's published figures"],
   ["What `reflectionMiddleware` adds to a call", "timings of bench/ai-sdk-middleware.mjs"],
   ["Adapters that survive quantisation", "shipped as", "export checks of bench/lora-export.sh (GGUF files not committed)"],
 ];
