@@ -345,6 +345,8 @@ const MEASURED = [
   ["Pass-through after the hardening", "timings of bench/gateway.mjs"],
   ["Tenants and the key that never leaks", "timings of bench/gateway.mjs"],
   ["SSE pass-through again, with held events released byte-identical", "timings of bench/gateway.mjs"],
+  ["SSE pass-through with the headers sent with the first bytes", "timings of bench/gateway.mjs"],
+  ["The root import", "timings of bench/import-cost.mjs"],
   ["Redaction per streamed MB, by dialect", "timings of bench/redaction.mjs"],
   ["Lesson recall with 10,000 lessons across 100 tenants", "timings of bench/lesson-recall.mjs"],
   ["Reflection against its controls, the scorer out of the loop (MBPP, 50 items, three seeds)", "bench/evidence-pool.mjs over the committed runs under bench/runs/qwen/evidence-1.5b"],
