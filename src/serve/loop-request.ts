@@ -301,3 +301,22 @@ export function optionalBoolean(body: Record<string, unknown>, key: string): boo
   if (typeof value !== "boolean") throw new RequestFieldError(key, "must be true or false");
   return value;
 }
+
+/**
+ * Content as text: a string, or an array of text parts, each of one of `textTypes` (its `text`) or a refusal (its
+ * `refusal`). Any other part (an image, audio, a file) is refused naming it and `accepted`, the parts to send instead.
+ */
+export function textOfParts(value: unknown, field: string, textTypes: readonly string[], accepted: string): string {
+  if (typeof value === "string") return value;
+  if (!Array.isArray(value)) throw new RequestFieldError(field, "must be a string or an array of text parts");
+  return value
+    .map((part, j) => {
+      const at = `${field}[${j}]`;
+      if (!isRecord(part)) throw new RequestFieldError(at, "must be a content part object");
+      refuseInheritedNames(part, at);
+      if (typeof part.type === "string" && textTypes.includes(part.type) && typeof part.text === "string") return part.text;
+      if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
+      throw new RequestFieldError(at, `content parts of type ${JSON.stringify(part.type)} are not supported${accepted}`);
+    })
+    .join("");
+}

@@ -9,7 +9,7 @@ import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
-import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
+import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import { chatCompletion, openAiUsage } from "../response.js";
 import { completionEvents } from "../sse.js";
 import type { Dialect, GatewayError } from "./dialect.js";
@@ -83,18 +83,7 @@ function parseMessage(value: unknown, field: string): ChatMessage {
 
 /** A message's content as text: a string, or an array of text parts. Images, audio and files are refused. */
 function messageText(value: unknown, field: string): string {
-  if (typeof value === "string") return value;
-  if (!Array.isArray(value)) throw new RequestFieldError(field, "must be a string or an array of text parts");
-  return value
-    .map((part, j) => {
-      const at = `${field}[${j}]`;
-      if (!isRecord(part)) throw new RequestFieldError(at, "must be a content part object");
-      refuseInheritedNames(part, at);
-      if (part.type === "text" && typeof part.text === "string") return part.text;
-      if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
-      throw new RequestFieldError(at, `content parts of type ${JSON.stringify(part.type)} are not supported; send text parts only`);
-    })
-    .join("");
+  return textOfParts(value, field, ["text"], "; send text parts only");
 }
 
 function parseToolCalls(value: unknown, field: string): ToolCall[] | undefined {

@@ -15,7 +15,7 @@ import type { RequestCheckSpec } from "../../critics/request/request-task.js";
 import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
-import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
+import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
@@ -213,18 +213,7 @@ function parseFunctionCall(item: Record<string, unknown>, at: string): ToolCall 
 
 /** A message's content or a tool's output as text: a string, or text parts. Images, files and audio are refused. */
 function partsText(value: unknown, field: string): string {
-  if (typeof value === "string") return value;
-  if (!Array.isArray(value)) throw new RequestFieldError(field, "must be a string or an array of text parts");
-  return value
-    .map((part, j) => {
-      const at = `${field}[${j}]`;
-      if (!isRecord(part)) throw new RequestFieldError(at, "must be a content part object");
-      refuseInheritedNames(part, at);
-      if ((part.type === "input_text" || part.type === "output_text") && typeof part.text === "string") return part.text;
-      if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
-      throw new RequestFieldError(at, `content parts of type ${JSON.stringify(part.type)} are not supported by the gateway; send input_text or output_text parts only`);
-    })
-    .join("");
+  return textOfParts(value, field, ["input_text", "output_text"], " by the gateway; send input_text or output_text parts only");
 }
 
 /** `text.format` as chat's `response_format` maps: json_schema → the upstream's JSON mode with the schema, and the schema check. */
