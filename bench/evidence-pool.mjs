@@ -9,25 +9,23 @@
 // verdict the first). A run folder that is missing, or an episode line that does not parse, is an error naming it.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { parseArgs } from "node:util";
+// A seeded generator, so the intervals are the same on every run.
+const { mulberry32: random } = await import(new URL("../dist/util/random.js", import.meta.url).href);
 
-function parseArgs(argv) {
-  const options = { dir: "bench/runs/qwen/evidence-1.5b", strategy: "reflect-retry", modes: ["resample", "model", "placebo", "none", "placebo-other"], seeds: [1, 2, 3], against: "model", resamples: 10_000 };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === "--dir") options.dir = value();
-    else if (flag === "--strategy") options.strategy = value();
-    else if (flag === "--modes") options.modes = value().split(",");
-    else if (flag === "--seeds") options.seeds = value().split(",").map(Number);
-    else if (flag === "--against") options.against = value();
-    else if (flag === "--resamples") options.resamples = Number(value());
-    else throw new Error(`unknown flag ${flag} — use --dir, --strategy, --modes, --seeds, --against, --resamples`);
-  }
-  return options;
+function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      dir: { type: "string", default: "bench/runs/qwen/evidence-1.5b" },
+      strategy: { type: "string", default: "reflect-retry" },
+      modes: { type: "string", default: "resample,model,placebo,none,placebo-other" },
+      seeds: { type: "string", default: "1,2,3" },
+      against: { type: "string", default: "model" },
+      resamples: { type: "string", default: "10000" },
+    },
+  });
+  return { ...values, modes: values.modes.split(","), seeds: values.seeds.split(",").map(Number), resamples: Number(values.resamples) };
 }
 
 /** Each episode's item id, first-attempt and final correctness, of one run folder. */
@@ -66,22 +64,11 @@ function wilson(k, n) {
   return [centre - half, centre + half];
 }
 
-/** A seeded generator (mulberry32), so the intervals are the same on every run. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pct = (x) => (100 * x).toFixed(1);
 
 function main() {
-  const options = parseArgs(process.argv.slice(2));
+  const options = parseOptions(process.argv.slice(2));
   const runs = new Map();
   for (const mode of options.modes) runs.set(mode, options.seeds.map((seed) => readRun(path.join(options.dir, `${options.strategy}-${mode}`, `seed-${seed}`))));
   const items = [...(runs.get(options.modes[0])?.[0]?.keys() ?? [])];
