@@ -3,7 +3,8 @@ import path from "node:path";
 import { InputError, UsageError } from "../errors.js";
 import { afterFailure } from "../loops/conversation.js";
 import { reflectionRequest, retryRequest } from "../loops/feedback.js";
-import type { ChatMessage } from "../models/language-model.js";
+import type { ChatMessage, TextMessage } from "../models/language-model.js";
+import { messageAsText } from "../models/prompted-tools.js";
 import { jsonlText } from "../record/log.js";
 import { readRecords } from "../tasks/records.js";
 import { shellCommand, writeDatasetCard } from "./card.js";
@@ -33,7 +34,7 @@ export interface ExportResult {
 }
 
 /** The message of a training conversation; assistant messages carry `weight` 1 (trained) or 0 (context only). */
-export interface WeightedMessage extends ChatMessage {
+export interface WeightedMessage extends TextMessage {
   weight?: 0 | 1;
 }
 
@@ -207,8 +208,8 @@ function meta(row: Omit<AttemptContext, "first_answer">): { id: string; split: s
   return { id: row.id, split: row.split, task: row.task, model: row.model, question: row.question.map((m) => m.content).join("\n\n"), feedback: row.feedback };
 }
 
-function plain(message: ChatMessage): ChatMessage {
-  return { role: message.role, content: message.content };
+function plain(message: ChatMessage): TextMessage {
+  return messageAsText(message);
 }
 
 // The curated rows, as export reads them back: a hand-edited or damaged set is an InputError naming the line.

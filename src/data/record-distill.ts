@@ -7,8 +7,8 @@ import type { RequestRecord } from "../critics/request/request-task.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
 import { InputError, RequestFieldError, UsageError } from "../errors.js";
 import type { Episode } from "../loops/types.js";
-import type { ChatMessage } from "../models/language-model.js";
-import { promptedReplyText, withToolsPrompt } from "../models/prompted-tools.js";
+import type { ChatMessage, TextMessage } from "../models/language-model.js";
+import { messageAsText, promptedReplyText, withToolsPrompt } from "../models/prompted-tools.js";
 import { checkFingerprint } from "../record/durable-run.js";
 import { findLog, jsonlText, logText, writeFileWhole } from "../record/log.js";
 import { isRedacted } from "../record/redact-episode.js";
@@ -283,6 +283,6 @@ async function refuseForeign(out: string): Promise<void> {
   if (foreign.length > 0) throw new UsageError(`${out} holds files a distill run does not write (${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", …" : ""}) — pass a new or empty folder as --out`);
 }
 
-function plain(message: ChatMessage): ChatMessage {
-  return { role: message.role, content: message.content };
+function plain(message: ChatMessage): TextMessage {
+  return messageAsText(message);
 }

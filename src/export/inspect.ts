@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import type { EvalRun } from "../data/run-folder.js";
 import type { Episode, ModelCall } from "../loops/types.js";
 import type { ChatMessage, FinishReason } from "../models/language-model.js";
+import { messageAsText } from "../models/prompted-tools.js";
 import { reflectkitVersion } from "../version.js";
 import { accuracyAtTurns, episodeMetadata, promptOf, referenceReader, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
@@ -137,11 +138,13 @@ function sample(episode: Episode, turns: number, target: string): Record<string,
   };
 }
 
-function inputMessage(m: ChatMessage): InspectMessage {
+function inputMessage(message: ChatMessage): InspectMessage {
+  const m = messageAsText(message);
   return m.role === "assistant" ? { role: "assistant", content: m.content, source: "generate", model: "" } : { role: m.role, content: m.content, source: "input" };
 }
 
-function message(m: ChatMessage, model: string): InspectMessage {
+function message(turn: ChatMessage, model: string): InspectMessage {
+  const m = messageAsText(turn);
   return m.role === "assistant" ? { role: "assistant", content: m.content, source: "generate", model } : { role: m.role, content: m.content, source: "input" };
 }
 

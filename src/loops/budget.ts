@@ -247,10 +247,20 @@ export class Budget {
  * the messages plus a margin per message for the chat template's role markers and special tokens. When the messages
  * extend an earlier request of the same conversation whose prompt size is known, only the new part is bounded.
  */
-export function promptTokenBound(messages: readonly { content: string }[], known?: { messages: number; promptTokens: number }): number {
+export function promptTokenBound(messages: readonly BoundedMessage[], known?: { messages: number; promptTokens: number }): number {
   const PER_MESSAGE = 32;
   const start = known === undefined ? 0 : known.messages;
   let bound = known === undefined ? 64 : known.promptTokens + 8;
-  for (let i = start; i < messages.length; i++) bound += Buffer.byteLength((messages[i] as { content: string }).content, "utf8") + PER_MESSAGE;
+  for (let i = start; i < messages.length; i++) bound += messageBytes(messages[i] as BoundedMessage) + PER_MESSAGE;
   return bound;
+}
+
+/** A message as the prompt bound reads it: its text, and the tool calls an assistant turn carries. */
+type BoundedMessage = { content: string; toolCalls?: readonly { id: string; name: string; arguments: string }[]; toolCallId?: string };
+
+/** The bytes of a message's text, its tool calls (id, name, arguments, and room for their framing) and its call id. */
+function messageBytes(message: BoundedMessage): number {
+  let bytes = Buffer.byteLength(message.content, "utf8") + (message.toolCallId === undefined ? 0 : Buffer.byteLength(message.toolCallId, "utf8"));
+  for (const call of message.toolCalls ?? []) bytes += Buffer.byteLength(call.id + call.name + call.arguments, "utf8") + 32;
+  return bytes;
 }

@@ -1,4 +1,5 @@
 import type { ChatMessage, ToolCall } from "../models/language-model.js";
+import { callsAsText } from "../models/prompted-tools.js";
 import { reflectionRequest, retryRequest } from "./feedback.js";
 import { retryWithoutReflectionAsk } from "./reflection-control.js";
 
@@ -19,9 +20,7 @@ export interface Reply {
  * back as text, not as `tool_calls`: an API that receives tool calls expects tool results next, and there are none.
  */
 export function replyText(reply: Reply): string {
-  if (reply.toolCalls === undefined || reply.toolCalls.length === 0) return reply.output;
-  const calls = reply.toolCalls.map((c) => `<tool_call>${JSON.stringify({ name: c.name, arguments: c.arguments })}</tool_call>`).join("\n");
-  return reply.output === "" ? calls : `${reply.output}\n${calls}`;
+  return callsAsText(reply.output, reply.toolCalls);
 }
 
 /**

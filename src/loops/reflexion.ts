@@ -125,7 +125,7 @@ export function withLessons(taskPrompt: readonly ChatMessage[], lessons: readonl
   if (!anyNoteShown([...lessons, ...related])) return [...taskPrompt];
   const block = `${notesBlock(lessons, related)}\n\n`;
   const lastUser = taskPrompt.map((m) => m.role).lastIndexOf("user");
-  return taskPrompt.map((m, i) => (i === lastUser ? { role: m.role, content: block + m.content } : { ...m }));
+  return taskPrompt.map((m, i) => (i === lastUser ? { ...m, content: block + m.content } : { ...m }));
 }
 
 /**

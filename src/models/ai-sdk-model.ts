@@ -60,9 +60,7 @@ export function fromAISDK(model: LanguageModelV4 | LanguageModelV3, options: Fro
 
 /** The v4 call options of a reflectkit request. */
 export function callOptions(request: GenerateRequest): LanguageModelV4CallOptions {
-  const prompt: LanguageModelV4Prompt = request.messages.map((m) =>
-    m.role === "system" ? { role: "system", content: m.content } : { role: m.role, content: [{ type: "text", text: m.content }] },
-  );
+  const prompt = toPrompt(request.messages);
   return {
     prompt,
     maxOutputTokens: request.maxTokens,
@@ -80,12 +78,48 @@ export function callOptions(request: GenerateRequest): LanguageModelV4CallOption
             name: t.name,
             ...(t.description === undefined ? {} : { description: t.description }),
             inputSchema: t.parameters ?? { type: "object", properties: {} },
+            ...(t.strict === undefined ? {} : { strict: t.strict }),
           })),
+          ...(request.toolChoice === undefined ? {} : { toolChoice: request.toolChoice.type === "tool" ? { type: "tool" as const, toolName: request.toolChoice.name } : { type: "required" as const } }),
         }),
     // OpenAI's providers (chat and responses) return them in `providerMetadata.openai.logprobs` when asked so.
     ...(request.logprobs === true ? { providerOptions: { openai: { logprobs: true } } } : {}),
     ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
   };
+}
+
+/**
+ * The v4 prompt of a conversation: an assistant turn's tool calls as `tool-call` parts (arguments parsed, or the string
+ * the model wrote when they are not JSON), a tool turn as a `tool` message with one `tool-result` part, named after the
+ * call it answers (`unknown` when no earlier call has its id).
+ */
+function toPrompt(messages: GenerateRequest["messages"]): LanguageModelV4Prompt {
+  const names = new Map<string, string>();
+  return messages.map((m): LanguageModelV4Prompt[number] => {
+    switch (m.role) {
+      case "system":
+        return { role: "system", content: m.content };
+      case "user":
+        return { role: "user", content: [{ type: "text", text: m.content }] };
+      case "assistant": {
+        const calls = (m.toolCalls ?? []).map((call) => {
+          names.set(call.id, call.name);
+          return { type: "tool-call" as const, toolCallId: call.id, toolName: call.name, input: parsedArguments(call.arguments) };
+        });
+        return { role: "assistant", content: [...(m.content === "" && calls.length > 0 ? [] : [{ type: "text" as const, text: m.content }]), ...calls] };
+      }
+      case "tool":
+        return { role: "tool", content: [{ type: "tool-result", toolCallId: m.toolCallId, toolName: names.get(m.toolCallId) ?? "unknown", output: { type: m.isError === true ? "error-text" : "text", value: m.content } }] };
+    }
+  });
+}
+
+function parsedArguments(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 function generateResult(result: LanguageModelV4GenerateResult, request: GenerateRequest): GenerateResult {

@@ -2,9 +2,9 @@ import os from "node:os";
 import path from "node:path";
 import type { ChatHistoryItem, LlamaChat, Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel, Token } from "node-llama-cpp";
 import { ModelCallError } from "../errors.js";
-import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob } from "./language-model.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TextMessage, TokenLogprob } from "./language-model.js";
 import { checkLoraAdapter, loraIdSuffix, type LoraAdapter } from "./lora.js";
-import { readToolCallBlocks, withToolsPrompt } from "./prompted-tools.js";
+import { readToolCallBlocks, toolTurnsAsText, withToolsPrompt } from "./prompted-tools.js";
 import { alignTokenLogprobs } from "./token-texts.js";
 
 export interface EmbeddedModelOptions {
@@ -195,7 +195,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         const grammar = request.responseFormat === undefined ? undefined : await grammarFor(request.responseFormat.schema);
         // No tool API here: the tools go into the system message and the calls are read out of the reply (prompted-tools.ts).
         const tools = request.tools !== undefined && request.tools.length > 0 ? request.tools : undefined;
-        const messages = tools === undefined ? request.messages : withToolsPrompt(request.messages, tools);
+        const messages = tools === undefined ? toolTurnsAsText(request.messages) : withToolsPrompt(request.messages, tools, request.toolChoice);
         const result = await slot.chat.generateResponse(toHistory(messages), {
           ...(grammar === undefined ? {} : { grammar }),
           maxTokens: request.maxTokens,
@@ -238,7 +238,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
     async countTokens(request) {
       if (closed) throw new ModelCallError("the embedded model was closed", undefined, false);
       const tools = request.tools !== undefined && request.tools.length > 0 ? request.tools : undefined;
-      const messages = tools === undefined ? request.messages : withToolsPrompt(request.messages, tools);
+      const messages = tools === undefined ? toolTurnsAsText(request.messages) : withToolsPrompt(request.messages, tools);
       // The context a generation evaluates: the chat template over the history and the model turn it opens.
       const chat = (slots[0] as Slot).chat;
       const { contextText } = chat.chatWrapper.generateContextState({ chatHistory: [...toHistory(messages), { type: "model", response: [] }] });
@@ -321,7 +321,7 @@ function tokenLogprobs(model: LlamaModel, text: string, recording: ReadonlyArray
   return alignTokenLogprobs(text, decoded, recording.map((r) => Math.log(r.p)));
 }
 
-function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
+function toHistory(messages: readonly TextMessage[]): ChatHistoryItem[] {
   const history: ChatHistoryItem[] = messages.map((message): ChatHistoryItem => {
     switch (message.role) {
       case "system":

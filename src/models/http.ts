@@ -225,7 +225,7 @@ function validateOptions(timeoutMs: number, concurrency: number, retry: RetryPol
 function toRequestBody(model: string, request: GenerateRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model,
-    messages: request.messages.map(({ role, content }) => ({ role, content })),
+    messages: request.messages.map(chatMessage),
     max_tokens: request.maxTokens,
   };
   if (request.temperature !== undefined) body.temperature = request.temperature;
@@ -239,12 +239,34 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
   // OpenAI's structured outputs; vLLM, SGLang and llama.cpp's server accept the same shape.
   if (request.responseFormat !== undefined) body.response_format = { type: "json_schema", json_schema: { name: "response", schema: request.responseFormat.schema } };
   if (request.tools !== undefined && request.tools.length > 0) {
-    body.tools = request.tools.map(({ name, description, parameters }) => ({
+    body.tools = request.tools.map(({ name, description, parameters, strict }) => ({
       type: "function",
-      function: { name, ...(description === undefined ? {} : { description }), ...(parameters === undefined ? {} : { parameters }) },
+      function: { name, ...(description === undefined ? {} : { description }), ...(parameters === undefined ? {} : { parameters }), ...(strict === undefined ? {} : { strict }) },
     }));
+    const choice = request.toolChoice;
+    if (choice !== undefined) body.tool_choice = choice.type === "required" ? "required" : { type: "function", function: { name: choice.name } };
   }
   return body;
+}
+
+/**
+ * A turn as Chat Completions takes it: an assistant turn's calls as `tool_calls` (content null when it wrote no text,
+ * as OpenAI's own replies have it), a tool result as a `tool` message answering `tool_call_id`. A failed result has no
+ * field of its own in this API; its text says what went wrong.
+ */
+function chatMessage(message: GenerateRequest["messages"][number]): Record<string, unknown> {
+  switch (message.role) {
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+    case "assistant": {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return { role: "assistant", content: message.content };
+      const tool_calls = calls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+      return { role: "assistant", content: message.content === "" ? null : message.content, tool_calls };
+    }
+    default:
+      return { role: message.role, content: message.content };
+  }
 }
 
 /**

@@ -5,7 +5,18 @@
  */
 import type { Truncation } from "./reply-cap.js";
 
-export interface ChatMessage {
+/**
+ * One turn of a conversation. An assistant turn may carry the tool calls it made (`toolCalls`), and a `tool` turn is
+ * the result of one of them (`toolCallId` names the call). Backends with a tool API send these natively (HTTP:
+ * `tool_calls` and `role: "tool"` messages); backends without one see them as text (`toolTurnsAsText`).
+ */
+export type ChatMessage =
+  | { role: "system" | "user"; content: string }
+  | { role: "assistant"; content: string; toolCalls?: readonly ToolCall[] }
+  | { role: "tool"; content: string; toolCallId: string; isError?: boolean };
+
+/** A turn as plain text, tool calls and results written into it (`toolTurnsAsText`): what text-only consumers keep. */
+export interface TextMessage {
   role: "system" | "user" | "assistant";
   content: string;
 }
@@ -41,7 +52,15 @@ export interface ToolDefinition {
   description?: string;
   /** JSON schema of the arguments object; absent means no arguments. */
   parameters?: Record<string, unknown>;
+  /** Ask the upstream to decode the arguments strictly against `parameters` (OpenAI's `function.strict`); absent leaves its default. */
+  strict?: boolean;
 }
+
+/**
+ * A tool choice that forces a call: `required` (some tool of `tools`) or `tool` (the one named). Absent leaves the
+ * model free to answer in text. HTTP sends it as `tool_choice`; a backend without a tool API can only ask in its prompt.
+ */
+export type ToolChoice = { type: "required" } | { type: "tool"; name: string };
 
 /** A call of a tool the model asked for. `arguments` is the raw JSON text the model wrote (it may not parse). */
 export interface ToolCall {
@@ -59,6 +78,8 @@ export interface GenerateRequest extends SamplingParams {
    * listed in the prompt, and `<tool_call>{...}</tool_call>` blocks of the reply are read back as calls.
    */
   tools?: readonly ToolDefinition[];
+  /** Force a tool call (see `ToolChoice`); only meaningful with `tools`. */
+  toolChoice?: ToolChoice;
   /**
    * Ask for the log-probability of every generated token (`GenerateResult.logprobs`). A backend that cannot give them
    * returns none; callers report "not available", never zero.

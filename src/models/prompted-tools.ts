@@ -1,5 +1,5 @@
 import { parseJson } from "../util/parse-json.js";
-import type { ChatMessage, ToolCall, ToolDefinition } from "./language-model.js";
+import type { ChatMessage, TextMessage, ToolCall, ToolChoice, ToolDefinition } from "./language-model.js";
 import { isRecord } from "../util/is-record.js";
 
 /**
@@ -12,23 +12,64 @@ import { isRecord } from "../util/is-record.js";
  * one object per block, several blocks — which is how `replyText` in loops/conversation.ts writes calls back into a
  * conversation (with `arguments` as a JSON string).
  */
-export function toolsSystemPrompt(tools: readonly ToolDefinition[]): string {
+export function toolsSystemPrompt(tools: readonly ToolDefinition[], choice?: ToolChoice): string {
   const listed = tools.map((tool) => JSON.stringify({ name: tool.name, description: tool.description ?? "", parameters: tool.parameters ?? { type: "object", properties: {} } }));
   return [
     "You can call functions. These are the functions you may call:",
     `<tools>[${listed.join(", ")}]</tools>`,
     "To call functions, reply with a JSON list of calls inside <tool_call></tool_call>, each call with the function's name and an object of arguments that fits its parameters, for example:",
     '<tool_call>[{"name": "function_name", "arguments": {"argument_name": "value"}}]</tool_call>',
-    "If no function fits the request, answer in plain text instead.",
+    choice === undefined
+      ? "If no function fits the request, answer in plain text instead."
+      : choice.type === "tool"
+        ? `You must call the function ${JSON.stringify(choice.name)}; do not answer in plain text.`
+        : "You must call at least one of these functions; do not answer in plain text.",
   ].join("\n");
 }
 
-/** The conversation with the tools prompt as its system message, ahead of the caller's own system message if any. */
-export function withToolsPrompt(messages: readonly ChatMessage[], tools: readonly ToolDefinition[]): ChatMessage[] {
-  const prompt = toolsSystemPrompt(tools);
-  const [first, ...rest] = messages;
-  if (first?.role === "system") return [{ role: "system", content: `${prompt}\n\n${first.content}` }, ...rest.map((m) => ({ ...m }))];
-  return [{ role: "system", content: prompt }, ...messages.map((m) => ({ ...m }))];
+/**
+ * The conversation as a model without a tool API reads it: tool turns as text (`toolTurnsAsText`), then the tools
+ * prompt as its system message, ahead of the caller's own system message if any. A forced `choice` is asked for in
+ * the prompt, the only way such a model can be told.
+ */
+export function withToolsPrompt(messages: readonly ChatMessage[], tools: readonly ToolDefinition[], choice?: ToolChoice): TextMessage[] {
+  const prompt = toolsSystemPrompt(tools, choice);
+  const [first, ...rest] = toolTurnsAsText(messages);
+  if (first === undefined) return [{ role: "system", content: prompt }];
+  if (first.role === "system") return [{ role: "system", content: `${prompt}\n\n${first.content}` }, ...rest];
+  return [{ role: "system", content: prompt }, first, ...rest];
+}
+
+/**
+ * A conversation with its tool turns written as text, for a backend without a tool API (the embedded model) and for
+ * text-only consumers (records, training rows): an assistant turn's calls after its text as `<tool_call>` blocks
+ * (`callsAsText`), a tool result as a user turn holding a `<tool_response id="…">` block (`is_error="true"` on a
+ * failed one). The one place this framing is made.
+ */
+export function toolTurnsAsText(messages: readonly ChatMessage[]): TextMessage[] {
+  return messages.map(messageAsText);
+}
+
+/** One turn as text (see `toolTurnsAsText`). */
+export function messageAsText(message: ChatMessage): TextMessage {
+  switch (message.role) {
+    case "tool":
+      return { role: "user", content: `<tool_response id="${message.toolCallId}"${message.isError === true ? ' is_error="true"' : ""}>\n${message.content}\n</tool_response>` };
+    case "assistant":
+      return { role: "assistant", content: callsAsText(message.content, message.toolCalls) };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+/**
+ * A reply's text with its tool calls written after it, one `<tool_call>{"name", "arguments"}</tool_call>` block per
+ * call (Hermes/Qwen form, `arguments` the JSON string the model wrote); `readToolCallBlocks` reads them back.
+ */
+export function callsAsText(text: string, toolCalls: readonly ToolCall[] | undefined): string {
+  if (toolCalls === undefined || toolCalls.length === 0) return text;
+  const calls = toolCalls.map((c) => `${OPEN}${JSON.stringify({ name: c.name, arguments: c.arguments })}${CLOSE}`).join("\n");
+  return text === "" ? calls : `${text}\n${calls}`;
 }
 
 /**

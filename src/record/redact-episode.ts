@@ -89,7 +89,7 @@ export function redactCall(call: ModelCall): ModelCall {
 }
 
 function redactMessages(messages: readonly ChatMessage[]): ChatMessage[] {
-  return messages.map((m) => ({ ...m, content: redactText(m.content) }));
+  return messages.map((m) => (m.role === "assistant" && m.toolCalls !== undefined ? { ...m, content: redactText(m.content), toolCalls: m.toolCalls.map((t) => ({ ...t, arguments: redactText(t.arguments) })) } : { ...m, content: redactText(m.content) }));
 }
 
 /** The dialects a gateway names in a request record: a fixed set, so the name is kept without content. */
@@ -109,7 +109,12 @@ function redactRecord(record: unknown): unknown {
   return {
     ...(redactStrings({ ...r, messages: undefined, checks: undefined }) as Record<string, unknown>),
     ...(typeof r.dialect === "string" && dialectNames.has(r.dialect) ? { dialect: r.dialect } : {}),
-    messages: r.messages.map((m: { role?: unknown; content?: unknown }) => ({ role: m.role, content: typeof m.content === "string" ? redactText(m.content) : redactStrings(m.content) })),
+    messages: r.messages.map((m: { role?: unknown; content?: unknown; toolCalls?: unknown; toolCallId?: unknown }) => ({
+      role: m.role,
+      content: typeof m.content === "string" ? redactText(m.content) : redactStrings(m.content),
+      ...(m.toolCalls === undefined ? {} : { toolCalls: redactStrings(m.toolCalls) }),
+      ...(m.toolCallId === undefined ? {} : { toolCallId: redactStrings(m.toolCallId) }),
+    })),
     checks: {
       ...checks,
       ...(regex === undefined ? {} : { regex: typeof regex === "object" && regex !== null ? { ...regex, pattern: redactStrings(regex.pattern) } : redactStrings(regex) }),

@@ -18,7 +18,7 @@ export interface FieldProblem {
 /** A field's check: null when the value is of its shape, else the problem (its field relative to the value's own). */
 type Shape = (value: unknown, field: string) => FieldProblem | null;
 
-const ROLES = ["system", "user", "assistant"];
+const ROLES = ["system", "user", "assistant", "tool"];
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -68,7 +68,12 @@ function object(fields: Record<string, Shape>, optional: readonly string[] = [],
   };
 }
 
-const message = object({ role: oneOf(ROLES), content: string }, [], "a message { role, content }");
+/** A message: its role and text; an assistant turn's tool calls and a tool turn's call id when the request had them. */
+const message = object(
+  { role: oneOf(ROLES), content: string, toolCalls: arrayOf(object({ id: string, name: string, arguments: string }, [], "a tool call { id, name, arguments }")), toolCallId: string },
+  ["toolCalls", "toolCallId"],
+  "a message { role, content }",
+);
 const tool = object({ name: string, description: string, parameters: (v, f) => (isObject(v) ? null : problem(f, "a JSON schema object", v)) }, ["description", "parameters"], "a tool { name, parameters }");
 const schemaValue: Shape = (v, f) => (isObject(v) || typeof v === "boolean" ? null : problem(f, "a JSON schema (an object or a boolean)", v));
 const regex: Shape = (v, f) => (typeof v === "string" ? null : object({ pattern: string, flags: string }, ["flags"], 'a pattern or { "pattern", "flags" }')(v, f));

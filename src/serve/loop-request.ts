@@ -11,7 +11,7 @@ import type { StopCondition } from "../loops/stop.js";
 import { requestMemoryLimits, type MemoryAsk } from "../loops/request-memory.js";
 import { MEMORY_KEY } from "../memory/request-lesson-store.js";
 import { resolveStrategy, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyOption } from "../loops/strategies.js";
-import type { ChatMessage, ToolDefinition } from "../models/language-model.js";
+import type { ChatMessage, ToolChoice, ToolDefinition } from "../models/language-model.js";
 import type { RequestCheckSpec } from "../critics/request/request-task.js";
 import { refuseInheritedNames } from "./field-names.js";
 import { isRecord } from "../util/is-record.js";
@@ -61,7 +61,7 @@ export interface ReflectOptions {
 
 /** The loop's request: a request of any dialect as the gateway runs it (reflected, or passed through to an embedded upstream). */
 export interface ChatRequest {
-  /** The conversation, text only: developer → system, tool results and assistant tool calls written as text. */
+  /** The conversation: developer → system; assistant tool calls and tool results as structured turns (`ChatMessage`). */
   messages: ChatMessage[];
   /** What every attempt asks for: sampling, and the request's output format and tools. */
   sampling: CallSampling;
@@ -118,7 +118,7 @@ export function screenFields(body: Record<string, unknown>, rules: FieldRules): 
  * from. Each dialect fills it from its own fields, having named any problem as its client wrote the field.
  */
 export interface LoopRequestParts {
-  /** The conversation, text only (a dialect's system prompt, tool calls and tool results written as text). */
+  /** The conversation (a dialect's system prompt as a system turn, tool calls and tool results as structured turns). */
   messages: ChatMessage[];
   /** The token limit the request asks for; absent, the gateway's default (`RequestBounds.defaultMaxTokens`). */
   maxTokens?: number;
@@ -130,8 +130,11 @@ export interface LoopRequestParts {
   format: { schema?: RequestCheckSpec["schema"]; responseFormat?: CallSampling["responseFormat"] };
   /** The tools the upstream is offered and the tools check holds a call to. */
   tools?: ToolDefinition[];
-  /** The request's tool choice forces a call: a reply without one fails the tools check. */
-  toolChoiceRequired: boolean;
+  /**
+   * The request's tool choice when it forces a call: the upstream is asked for it, and a reply without a call fails the
+   * tools check. Absent: `auto` (or `none`, with no tools).
+   */
+  toolChoice?: ToolChoice;
   stream: boolean;
   includeUsage: boolean;
   /** The body's `reflect` member as sent; absent or null, the request is not reflected. */
@@ -146,7 +149,8 @@ export interface LoopRequestParts {
  * three dialects end in.
  */
 export function toLoopRequest(parts: LoopRequestParts, bounds: RequestBounds): ChatRequest {
-  const { format, tools, toolChoiceRequired, seed, echo } = parts;
+  const { format, tools, toolChoice, seed, echo } = parts;
+  const toolChoiceRequired = toolChoice !== undefined;
   const reflect = parts.reflect === undefined || parts.reflect === null ? undefined : parseReflect(parts.reflect, bounds);
   const checks: RequestCheckSpec = {
     ...(format.schema === undefined ? {} : { schema: format.schema }),
@@ -161,6 +165,7 @@ export function toLoopRequest(parts: LoopRequestParts, bounds: RequestBounds): C
     ...(parts.stop === undefined ? {} : { stop: parts.stop }),
     ...(format.responseFormat === undefined ? {} : { responseFormat: format.responseFormat }),
     ...(tools === undefined ? {} : { tools }),
+    ...(toolChoice === undefined || tools === undefined ? {} : { toolChoice }),
   };
   return {
     messages: parts.messages,

@@ -109,12 +109,25 @@ function upstreamHeaders(incoming: RelayExchange["incoming"], secret: string | u
   return headers;
 }
 
+/**
+ * The path a relayed request goes to: the upstream's base path and the dialect's path, then the base URL's query and
+ * the client's (`/v1/messages?beta=true`, as Claude Code sends it), joined with `&`. Only the client's query is taken
+ * from its URL, as the URL parser serialises it (percent-encoded, no fragment), so nothing in it can reach the host or
+ * the path: `?x=@evil` and `?p=%2F..` stay query parameters of the upstream's own path.
+ */
+export function relayPath(base: URL, dialect: Pick<Dialect, "upstreamPath">, requestUrl: string | undefined): string {
+  const client = requestUrl === undefined ? "" : new URL(requestUrl, "http://gateway.invalid").search.slice(1);
+  const own = base.search.slice(1);
+  const query = [own, client].filter((q) => q !== "").join("&");
+  return `${base.pathname}${dialect.upstreamPath}${query === "" ? "" : `?${query}`}`;
+}
+
 /** One exchange of `openRelay`'s: the request to the upstream, and its answer relayed to the client. */
 function relayOnce({ upstream, base, request, target, timeoutMs }: RelayTarget, { body, incoming, outgoing }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
   const key = process.env[upstream.apiKeyEnv];
   const secret = key === undefined || key === "" ? undefined : key;
   const headers = upstreamHeaders(incoming, secret, dialect, body);
-  const path = `${base.pathname}${dialect.upstreamPath}${base.search}`;
+  const path = relayPath(base, dialect, incoming.url);
 
   return new Promise((resolve) => {
     let status = 0;

@@ -1,5 +1,6 @@
 import type { RecordedRequestOptions, RequestCheckSpec, RequestRecord } from "../critics/request/request-task.js";
-import type { ChatMessage, ToolDefinition } from "../models/language-model.js";
+import type { ChatMessage, TextMessage, ToolDefinition } from "../models/language-model.js";
+import { messageAsText } from "../models/prompted-tools.js";
 import { dialectNamed, dialectNames, type DialectName } from "./dialects/index.js";
 
 /**
@@ -119,6 +120,6 @@ function functionOf(t: ToolDefinition): Record<string, unknown> {
   return { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), ...(t.parameters === undefined ? {} : { parameters: t.parameters }) };
 }
 
-function plain(m: ChatMessage): ChatMessage {
-  return { role: m.role, content: m.content };
+function plain(m: ChatMessage): TextMessage {
+  return messageAsText(m);
 }

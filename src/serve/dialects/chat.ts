@@ -5,9 +5,8 @@
  * `chat.completion.chunk` events. The checks name their fields in this dialect's words.
  */
 import { RequestFieldError } from "../../errors.js";
-import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
-import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
+import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../models/language-model.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
 import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import { chatCompletion, openAiUsage } from "../response.js";
@@ -46,8 +45,8 @@ export function parseChatRequest(body: unknown, bounds: RequestBounds): ChatRequ
   const stream = optionalBoolean(body, "stream") ?? false;
   const includeUsage = parseStreamOptions(body.stream_options);
   const format = parseResponseFormat(body.response_format);
-  const { tools, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
-  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, seed, format, tools, toolChoiceRequired, stream, includeUsage, reflect: body.reflect }, bounds);
+  const { tools, toolChoice } = parseTools(body.tools, body.tool_choice);
+  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, seed, format, tools, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage, reflect: body.reflect }, bounds);
 }
 
 function parseMessages(value: unknown): ChatMessage[] {
@@ -69,12 +68,11 @@ function parseMessage(value: unknown, field: string): ChatMessage {
     case "assistant": {
       const calls = parseToolCalls(value.tool_calls, `${field}.tool_calls`);
       const text = value.content === null || value.content === undefined ? "" : content();
-      // The same text form the loop gives its own tool calls when it writes an attempt back (`replyText`).
-      return { role: "assistant", content: replyText({ output: text, toolCalls: calls }) };
+      return { role: "assistant", content: text, ...(calls === undefined || calls.length === 0 ? {} : { toolCalls: calls }) };
     }
     case "tool": {
-      const id = typeof value.tool_call_id === "string" ? ` id="${value.tool_call_id}"` : "";
-      return { role: "user", content: `<tool_response${id}>\n${content()}\n</tool_response>` };
+      if (typeof value.tool_call_id !== "string" || value.tool_call_id === "") throw new RequestFieldError(`${field}.tool_call_id`, "must be the id of the assistant tool call this message answers");
+      return { role: "tool", toolCallId: value.tool_call_id, content: content() };
     }
     default:
       throw new RequestFieldError(`${field}.role`, "must be system, developer, user, assistant or tool");
@@ -136,10 +134,10 @@ function parseResponseFormat(value: unknown): { schema?: RequestCheckSpec["schem
   return { schema: { ...(spec.name === undefined ? {} : { name: spec.name as string }), schema }, responseFormat: { type: "json", schema } };
 }
 
-function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoiceRequired: boolean } {
+function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoice?: ToolChoice } {
   if (value === undefined || value === null) {
     if (choice !== undefined && choice !== null && choice !== "none" && choice !== "auto") throw new RequestFieldError("tool_choice", "needs tools");
-    return { toolChoiceRequired: false };
+    return {};
   }
   if (!Array.isArray(value)) throw new RequestFieldError("tools", "must be an array of { type: \"function\", function: { name, parameters } }");
   const tools = value.map((tool, i): ToolDefinition => {
@@ -151,19 +149,26 @@ function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]
     if (typeof fn.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(fn.name)) throw new RequestFieldError(`${at}.function.name`, "must be 1–64 letters, digits, _ or -");
     if (fn.description !== undefined && typeof fn.description !== "string") throw new RequestFieldError(`${at}.function.description`, "must be a string");
     if (fn.parameters !== undefined && !isRecord(fn.parameters)) throw new RequestFieldError(`${at}.function.parameters`, "must be a JSON schema object");
-    return { name: fn.name, ...(fn.description === undefined ? {} : { description: fn.description as string }), ...(fn.parameters === undefined ? {} : { parameters: fn.parameters as Record<string, unknown> }) };
+    const strict = fn.strict === null ? undefined : fn.strict;
+    if (strict !== undefined && typeof strict !== "boolean") throw new RequestFieldError(`${at}.function.strict`, "must be true or false");
+    return {
+      name: fn.name,
+      ...(fn.description === undefined ? {} : { description: fn.description as string }),
+      ...(fn.parameters === undefined ? {} : { parameters: fn.parameters as Record<string, unknown> }),
+      ...(strict === undefined ? {} : { strict }),
+    };
   });
-  if (choice === undefined || choice === null || choice === "auto") return { tools, toolChoiceRequired: false };
+  if (choice === undefined || choice === null || choice === "auto") return { tools };
   // No tools offered: the model answers in text and no tools check applies.
-  if (choice === "none") return { toolChoiceRequired: false };
-  if (choice === "required") return { tools, toolChoiceRequired: true };
+  if (choice === "none") return {};
+  if (choice === "required") return { tools, toolChoice: { type: "required" } };
   if (isRecord(choice)) refuseInheritedNames(choice, "tool_choice");
   if (isRecord(choice) && isRecord(choice.function)) refuseInheritedNames(choice.function, "tool_choice.function");
   const name = isRecord(choice) && choice.type === "function" && isRecord(choice.function) ? choice.function.name : undefined;
   const named = tools.filter((t) => t.name === name);
   if (named.length === 0) throw new RequestFieldError("tool_choice", "must be none, auto, required or { type: \"function\", function: { name } } naming one of tools");
-  // A forced function: it is the only one offered, and the reply must call it.
-  return { tools: named, toolChoiceRequired: true };
+  // A forced function: it is the only one offered, the upstream is told to call it, and the reply must.
+  return { tools: named, toolChoice: { type: "tool", name: name as string } };
 }
 
 /** An error in OpenAI's shape, `{ error: { message, type, param, code } }`, with `reflect` on a 422 of failed checks. */

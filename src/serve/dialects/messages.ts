@@ -16,8 +16,7 @@
  * (an OpenAI-compatible upstream reports both as `stop`), with `stop_sequence` null.
  */
 import { RequestFieldError } from "../../errors.js";
-import { replyText } from "../../loops/conversation.js";
-import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
+import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../models/language-model.js";
 import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
@@ -37,8 +36,8 @@ const neutralFields: FieldRules["neutral"] = new Map([
   ["thinking", { neutral: (v: unknown) => isRecord(v) && v.type === "disabled" && Object.keys(v).length === 1, why: 'extended thinking is not supported by the gateway; remove it or send { "type": "disabled" }' }],
   ["speed", { neutral: (v: unknown) => v === "standard", why: 'only "standard" is supported by the gateway; remove it' }],
 ]);
-/** Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming, and strict decoding (the tools check verifies every call against `input_schema` anyway). */
-const ignoredToolFields = new Set(["cache_control", "strict", "eager_input_streaming"]);
+/** Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming. */
+const ignoredToolFields = new Set(["cache_control", "eager_input_streaming"]);
 
 /** Parses and validates a Messages body into the loop's request; every problem names the field as the client wrote it. */
 export function parseMessagesRequest(body: unknown, bounds: RequestBounds): ChatRequest {
@@ -54,10 +53,10 @@ export function parseMessagesRequest(body: unknown, bounds: RequestBounds): Chat
   const stop = parseStopSequences(body.stop_sequences);
   const stream = optionalBoolean(body, "stream") ?? false;
   const schema = parseOutputConfig(body.output_config);
-  const { tools, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
+  const { tools, toolChoice } = parseTools(body.tools, body.tool_choice);
   const format = schema === undefined ? {} : { schema: { schema }, responseFormat: { type: "json" as const, schema } };
   // Anthropic's stream always carries usage (message_start and message_delta), so the client always gets it.
-  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, format, tools, toolChoiceRequired, stream, includeUsage: true, reflect: body.reflect }, bounds);
+  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, format, tools, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect }, bounds);
 }
 
 function parseSystem(value: unknown): ChatMessage | undefined {
@@ -82,10 +81,10 @@ function parseMessages(value: unknown): ChatMessage[] {
 }
 
 /**
- * One Anthropic message as the loop's text messages, written as the Chat Completions door writes the same
- * conversation: an assistant turn's text and `tool_use` blocks as one assistant message (`replyText`, the calls after
- * the text); a user turn's `tool_result` blocks each as its own `<tool_response id="…">` user message, as a chat `tool`
- * message is, and its text blocks, concatenated, as a user message where they stand.
+ * One Anthropic message as the loop's messages, as the Chat Completions door reads the same conversation: an assistant
+ * turn's text and `tool_use` blocks as one assistant message carrying the calls (`toolCalls`); a user turn's
+ * `tool_result` blocks each as its own `tool` message, as a chat `tool` message is, and its text blocks, concatenated,
+ * as a user message where they stand.
  */
 function parseMessage(value: unknown, field: string): ChatMessage[] {
   if (!isRecord(value)) throw new RequestFieldError(field, "must be an object with role and content");
@@ -106,7 +105,7 @@ function parseMessage(value: unknown, field: string): ChatMessage[] {
       else if (isRecord(block) && block.type === "tool_result") throw new RequestFieldError(blockAt, "tool_result blocks belong in a user turn");
       else text += blockText(block, blockAt, "assistant");
     });
-    return [{ role: "assistant", content: replyText({ output: text, toolCalls: calls }) }];
+    return [{ role: "assistant", content: text, ...(calls.length === 0 ? {} : { toolCalls: calls }) }];
   }
   const out: ChatMessage[] = [];
   let text: string | undefined;
@@ -148,7 +147,7 @@ function toolUse(block: Record<string, unknown>, field: string): ToolCall {
   return { id: block.id, name: block.name, arguments: JSON.stringify(block.input) };
 }
 
-/** A tool result as the chat door writes a `tool` message; a failed one (`is_error: true`) says so in the tag. */
+/** A tool result as a `tool` message answering its `tool_use`; a failed one (`is_error: true`) is marked so. */
 function toolResult(block: Record<string, unknown>, field: string): ChatMessage {
   refuseInheritedNames(block, field);
   if (typeof block.tool_use_id !== "string" || block.tool_use_id === "") throw new RequestFieldError(`${field}.tool_use_id`, "must be the id of the tool_use it answers");
@@ -160,7 +159,7 @@ function toolResult(block: Record<string, unknown>, field: string): ChatMessage 
   else if (typeof content === "string") text = content;
   else if (Array.isArray(content)) text = content.map((part, k) => textOf(part, `${field}.content[${k}]`)).join("");
   else throw new RequestFieldError(`${field}.content`, "must be a string or an array of text blocks");
-  return { role: "user", content: `<tool_response id="${block.tool_use_id}"${isError ? ' is_error="true"' : ""}>\n${text}\n</tool_response>` };
+  return { role: "tool", toolCallId: block.tool_use_id, content: text, ...(isError ? { isError } : {}) };
 }
 
 function parseStopSequences(value: unknown): string[] | undefined {
@@ -186,11 +185,11 @@ function parseOutputConfig(value: unknown): Record<string, unknown> | undefined 
   return format.schema;
 }
 
-function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoiceRequired: boolean } {
+function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoice?: ToolChoice } {
   const choiceType = parseToolChoice(choice);
   if (value === undefined || value === null) {
     if (choiceType === "any" || choiceType === "tool") throw new RequestFieldError("tool_choice", "needs tools");
-    return { toolChoiceRequired: false };
+    return {};
   }
   if (!Array.isArray(value)) throw new RequestFieldError("tools", "must be an array of custom tools { name, description?, input_schema }");
   const seen = new Set<string>();
@@ -201,7 +200,7 @@ function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]
       throw new RequestFieldError(`${at}.type`, `${JSON.stringify(tool.type)} is a server tool, run by Anthropic's servers; the gateway offers custom tools only ({ name, description?, input_schema })`);
     }
     for (const [key, v] of Object.entries(tool)) {
-      if (v === undefined || v === null || ["type", "name", "description", "input_schema"].includes(key) || ignoredToolFields.has(key)) continue;
+      if (v === undefined || v === null || ["type", "name", "description", "input_schema", "strict"].includes(key) || ignoredToolFields.has(key)) continue;
       throw new RequestFieldError(`${at}.${key}`, "is not supported by the gateway; remove it");
     }
     if (typeof tool.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(tool.name)) throw new RequestFieldError(`${at}.name`, "must be 1–64 letters, digits, _ or -");
@@ -209,17 +208,19 @@ function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]
     seen.add(tool.name);
     if (tool.description !== undefined && tool.description !== null && typeof tool.description !== "string") throw new RequestFieldError(`${at}.description`, "must be a string");
     if (!isRecord(tool.input_schema)) throw new RequestFieldError(`${at}.input_schema`, "is required: the JSON schema of the tool's input object");
-    return { name: tool.name, ...(typeof tool.description === "string" ? { description: tool.description } : {}), parameters: tool.input_schema };
+    if (tool.strict !== undefined && tool.strict !== null && typeof tool.strict !== "boolean") throw new RequestFieldError(`${at}.strict`, "must be true or false");
+    const strict = typeof tool.strict === "boolean" ? { strict: tool.strict } : {};
+    return { name: tool.name, ...(typeof tool.description === "string" ? { description: tool.description } : {}), parameters: tool.input_schema, ...strict };
   });
-  if (choiceType === "auto") return { tools, toolChoiceRequired: false };
+  if (choiceType === "auto") return { tools };
   // No tools offered: the model answers in text and no tools check applies.
-  if (choiceType === "none") return { toolChoiceRequired: false };
-  if (choiceType === "any") return { tools, toolChoiceRequired: true };
+  if (choiceType === "none") return {};
+  if (choiceType === "any") return { tools, toolChoice: { type: "required" } };
   const name = (choice as Record<string, unknown>).name;
   const named = tools.filter((t) => t.name === name);
   if (named.length === 0) throw new RequestFieldError("tool_choice.name", "must name one of tools");
-  // A forced tool: it is the only one offered, and the reply must call it.
-  return { tools: named, toolChoiceRequired: true };
+  // A forced tool: it is the only one offered, the upstream is told to call it, and the reply must.
+  return { tools: named, toolChoice: { type: "tool", name: name as string } };
 }
 
 /**

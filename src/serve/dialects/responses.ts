@@ -12,9 +12,8 @@
  */
 import { RequestFieldError } from "../../errors.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
-import { replyText } from "../../loops/conversation.js";
 import type { CallSampling } from "../../loops/episode-run.js";
-import type { ChatMessage, ToolCall, ToolDefinition } from "../../models/language-model.js";
+import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../models/language-model.js";
 import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
@@ -107,7 +106,7 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
   const stream = optionalBoolean(body, "stream") ?? false;
   parseStreamOptions(body.stream_options);
   const format = parseText(body.text);
-  const { tools, offered, choice, toolChoiceRequired } = parseTools(body.tools, body.tool_choice);
+  const { tools, offered, choice, toolChoice } = parseTools(body.tools, body.tool_choice);
   const echo: ResponsesEcho = {
     instructions: instructions ?? null,
     max_output_tokens: maxOutputTokens ?? null,
@@ -120,7 +119,7 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
     text: { format: format.echo },
     ...(typeof body.user === "string" ? { user: body.user } : {}),
   };
-  return toLoopRequest({ messages, maxTokens: maxOutputTokens, temperature, topP, format, tools: offered, toolChoiceRequired, stream, includeUsage: true, reflect: body.reflect, echo }, bounds);
+  return toLoopRequest({ messages, maxTokens: maxOutputTokens, temperature, topP, format, tools: offered, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect, echo }, bounds);
 }
 
 /** `stream_options.include_obfuscation` is accepted either way: the gateway streams a settled answer and pads no delta. */
@@ -146,9 +145,9 @@ function parseMetadata(value: unknown): Record<string, string> | null {
 }
 
 /**
- * `input` as text messages. Consecutive `function_call` items, and an assistant message just before them, are one
- * assistant turn written as `replyText` writes the loop's own tool calls; a `function_call_output` is a user message
- * `<tool_response id="…">`, as chat's role `tool` is.
+ * `input` as the loop's messages. Consecutive `function_call` items, and an assistant message just before them, are
+ * one assistant turn carrying the calls (`toolCalls`); a `function_call_output` is a `tool` message answering its
+ * `call_id`, as chat's role `tool` is.
  */
 function parseInput(value: unknown): ChatMessage[] {
   if (typeof value === "string") return [{ role: "user", content: value }];
@@ -156,7 +155,7 @@ function parseInput(value: unknown): ChatMessage[] {
   const messages: ChatMessage[] = [];
   let turn: { output: string; toolCalls: ToolCall[] } | undefined;
   const close = () => {
-    if (turn !== undefined) messages.push({ role: "assistant", content: replyText(turn) });
+    if (turn !== undefined) messages.push({ role: "assistant", content: turn.output, ...(turn.toolCalls.length === 0 ? {} : { toolCalls: turn.toolCalls }) });
     turn = undefined;
   };
   value.forEach((item, i) => {
@@ -180,7 +179,7 @@ function parseInput(value: unknown): ChatMessage[] {
     if (type === "function_call_output") {
       if (typeof item.call_id !== "string" || item.call_id === "") throw new RequestFieldError(`${at}.call_id`, "must be the call_id of the function_call it answers");
       const output = partsText(item.output, `${at}.output`);
-      messages.push({ role: "user", content: `<tool_response id="${item.call_id}">\n${output}\n</tool_response>` });
+      messages.push({ role: "tool", toolCallId: item.call_id, content: output });
       return;
     }
     throw new RequestFieldError(at, `items of type ${JSON.stringify(type)} are not supported by the gateway; send message, function_call and function_call_output items`);
@@ -250,20 +249,20 @@ function parseText(value: unknown): { schema?: RequestCheckSpec["schema"]; respo
  * tools, `required` or a named function makes a reply without a tool call fail the tools check, and a named function
  * is the only one offered. `tools` is what the answer echoes; `offered` what the upstream is given and checked against.
  */
-function parseTools(value: unknown, choice: unknown): { tools: ResponsesFunctionTool[]; offered?: ToolDefinition[]; choice: ResponsesToolChoice; toolChoiceRequired: boolean } {
+function parseTools(value: unknown, choice: unknown): { tools: ResponsesFunctionTool[]; offered?: ToolDefinition[]; choice: ResponsesToolChoice; toolChoice?: ToolChoice } {
   const tools = value === undefined || value === null ? [] : parseToolList(value);
   if (choice === undefined || choice === null || choice === "auto" || choice === "none") {
     const offered = choice === "none" || tools.length === 0 ? undefined : tools.map(definition);
-    return { tools, ...(offered === undefined ? {} : { offered }), choice: choice === "none" ? "none" : "auto", toolChoiceRequired: false };
+    return { tools, ...(offered === undefined ? {} : { offered }), choice: choice === "none" ? "none" : "auto" };
   }
   if (tools.length === 0) throw new RequestFieldError("tool_choice", "needs tools");
-  if (choice === "required") return { tools, offered: tools.map(definition), choice, toolChoiceRequired: true };
+  if (choice === "required") return { tools, offered: tools.map(definition), choice, toolChoice: { type: "required" } };
   if (isRecord(choice)) refuseInheritedNames(choice, "tool_choice");
   const name = isRecord(choice) && choice.type === "function" ? choice.name : undefined;
   const named = tools.filter((t) => t.name === name);
   if (named.length === 0) throw new RequestFieldError("tool_choice", "must be none, auto, required or { type: \"function\", name } naming one of tools");
   // A forced function: it is the only one offered, and the reply must call it.
-  return { tools, offered: named.map(definition), choice: { type: "function", name: name as string }, toolChoiceRequired: true };
+  return { tools, offered: named.map(definition), choice: { type: "function", name: name as string }, toolChoice: { type: "tool", name: name as string } };
 }
 
 function parseToolList(value: unknown): ResponsesFunctionTool[] {
@@ -285,7 +284,12 @@ function parseToolList(value: unknown): ResponsesFunctionTool[] {
 }
 
 function definition(tool: ResponsesFunctionTool): ToolDefinition {
-  return { name: tool.name, ...(tool.description === null ? {} : { description: tool.description }), ...(tool.parameters === null ? {} : { parameters: tool.parameters }) };
+  return {
+    name: tool.name,
+    ...(tool.description === null ? {} : { description: tool.description }),
+    ...(tool.parameters === null ? {} : { parameters: tool.parameters }),
+    ...(tool.strict === null ? {} : { strict: tool.strict }),
+  };
 }
 
 /** A check's field in this dialect: `text.format` for `response_format.json_schema`, flat function tools. */
