@@ -1,7 +1,7 @@
 import type { FeedbackSignal } from "../critics/feedback-signal.js";
 import { ModelCallError, ReflectkitError } from "../errors.js";
 import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams, ToolChoice, ToolDefinition } from "../models/language-model.js";
-import { capReply } from "../models/reply-cap.js";
+import { capReply, maxReplyTokens } from "../models/reply-cap.js";
 import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
 import { hash32 } from "../util/hash.js";
@@ -339,13 +339,15 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
   const previous = request.extends;
   const extends_ = previous !== undefined && previous.messages.length <= snapshot.length && previous.messages.every((m, i) => m.role === snapshot[i]?.role && m.content === snapshot[i]?.content);
   const bound = promptTokenBound(snapshot, extends_ ? { messages: previous.messages.length, promptTokens: previous.usage.promptTokens } : undefined);
-  const reservation = await scope.budget.reserveWhenFree(bound, sampling.maxTokens, scope.signal);
+  // No limit asked: the budget's room bounds the reply (it is cut there), and the backend is sent none of its own.
+  const reservation = await scope.budget.reserveWhenFree(bound, sampling.maxTokens ?? maxReplyTokens, scope.signal);
+  const sentMaxTokens = sampling.maxTokens === undefined ? undefined : reservation.maxTokens;
   const span = scope.tracer.startSpan(
     request.spanName,
     {
       "gen_ai.operation.name": "chat",
       "gen_ai.request.model": model.modelId,
-      "gen_ai.request.max_tokens": reservation.maxTokens,
+      ...(sentMaxTokens === undefined ? {} : { "gen_ai.request.max_tokens": sentMaxTokens }),
       "gen_ai.request.temperature": sampling.temperature ?? 0,
       "gen_ai.request.seed": seed,
       "reflect.role": role,
@@ -362,7 +364,7 @@ export async function callModel(request: CallRequest, scope: CallScope): Promise
     const { responseFormat, tools, ...rest } = sampling;
     const result = await model.doGenerate({
       ...rest,
-      maxTokens: reservation.maxTokens,
+      ...(sentMaxTokens === undefined ? {} : { maxTokens: sentMaxTokens }),
       messages: snapshot,
       seed,
       sessionKey: request.sessionKey,

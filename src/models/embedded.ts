@@ -7,6 +7,9 @@ import { checkLoraAdapter, loraIdSuffix, type LoraAdapter } from "./lora.js";
 import { readToolCallBlocks, toolTurnsAsText, withToolsPrompt } from "./prompted-tools.js";
 import { alignTokenLogprobs } from "./token-texts.js";
 
+/** Most tokens the embedded model writes for a request that sets no `maxTokens` (an eval attempt's default). */
+export const EMBEDDED_DEFAULT_MAX_TOKENS = 256;
+
 export interface EmbeddedModelOptions {
   /** Path to a GGUF file. */
   modelPath: string;
@@ -198,7 +201,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         const messages = tools === undefined ? toolTurnsAsText(request.messages) : withToolsPrompt(request.messages, tools, request.toolChoice);
         const result = await slot.chat.generateResponse(toHistory(messages), {
           ...(grammar === undefined ? {} : { grammar }),
-          maxTokens: request.maxTokens,
+          maxTokens: request.maxTokens ?? EMBEDDED_DEFAULT_MAX_TOKENS,
           temperature: request.temperature ?? 0,
           ...(request.topP === undefined ? {} : { topP: request.topP }),
           ...(request.topK === undefined ? {} : { topK: request.topK }),

@@ -7,7 +7,7 @@ import { setTimeout as sleepFor } from "node:timers/promises";
 import pLimit from "p-limit";
 import { ModelCallError, UsageError } from "../errors.js";
 import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
-import { capReply, replyByteLimit, type Truncation } from "./reply-cap.js";
+import { capReply, maxReplyTokens, replyByteLimit, type Truncation } from "./reply-cap.js";
 import { raceAbort } from "../util/abortable.js";
 import { alignTokenLogprobs } from "./token-texts.js";
 import { isRecord } from "../util/is-record.js";
@@ -137,7 +137,8 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
     const keepStops = request.includeStop === true ? (request.stop ?? []) : [];
     for (let retriesDone = 0; ; retriesDone++) {
       signal?.throwIfAborted();
-      const outcome = await attempt(body, signal, keepStops, request.maxTokens);
+      // No limit asked: none is sent (the server's default applies) and the reply is kept up to the byte limit.
+      const outcome = await attempt(body, signal, keepStops, request.maxTokens ?? maxReplyTokens);
       if (!isFailure(outcome)) return outcome;
       if (retriesDone >= retry.maxRetries) {
         const attempts = retriesDone + 1;
@@ -226,8 +227,8 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
   const body: Record<string, unknown> = {
     model,
     messages: request.messages.map(chatMessage),
-    max_tokens: request.maxTokens,
   };
+  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   // Not in OpenAI's API; vLLM, SGLang and llama.cpp's server accept it.

@@ -22,8 +22,12 @@ export interface TextMessage {
 }
 
 export interface SamplingParams {
-  /** Upper bound on generated tokens. */
-  maxTokens: number;
+  /**
+   * Upper bound on generated tokens. Absent: the backend's own default — an HTTP upstream is sent no `max_tokens` (the
+   * server's default applies, and the reply is cut only at the backend's byte limit); the embedded model writes at most
+   * `EMBEDDED_DEFAULT_MAX_TOKENS`.
+   */
+  maxTokens?: number;
   /** 0 means greedy. */
   temperature?: number;
   topP?: number;

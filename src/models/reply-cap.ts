@@ -19,6 +19,12 @@ export interface ReplyLimits {
 
 export const defaultReplyLimits: Readonly<ReplyLimits> = Object.freeze({ maxBytes: 1024 * 1024, bytesPerToken: 16, marginBytes: 1024 });
 
+/**
+ * The most tokens a kept reply can hold (each token at least one byte of `maxBytes`): what a call that asks no limit
+ * reserves of a budget, when the budget's room does not bound it first.
+ */
+export const maxReplyTokens = defaultReplyLimits.maxBytes;
+
 /** Where a reply was cut: what arrived (at least `bytes`, when reading stopped early) and what was kept. */
 export interface Truncation {
   /** UTF-8 bytes of the reply as the backend sent it (a lower bound when reading stopped early, see `reason`). */

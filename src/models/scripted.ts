@@ -38,7 +38,7 @@ export function scriptedModel(replies: readonly ScriptedReply[], options: { mode
         const at = stop === "" ? -1 : full.indexOf(stop);
         if (at !== -1 && at < stopAt) [stopAt, matched] = [at, stop];
       }
-      const cut = full.slice(0, Math.min(stopAt, request.maxTokens));
+      const cut = full.slice(0, Math.min(stopAt, request.maxTokens ?? Infinity));
       const truncated = cut.length < Math.min(stopAt, full.length);
       const text = truncated || request.includeStop !== true ? cut : cut + matched;
       const promptTokens = request.messages.reduce((n, m) => n + m.content.length, 0);

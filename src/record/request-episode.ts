@@ -108,7 +108,7 @@ const options = object(
       ["stop", "judge", "reflection_max_tokens", "memory"],
     ),
   },
-  ["temperature", "top_p", "stop", "seed", "json_object"],
+  ["max_tokens", "temperature", "top_p", "stop", "seed", "json_object"],
 );
 
 /** `RequestRecord`: the conversation, the checks, and the dialect and options where the record keeps them. */

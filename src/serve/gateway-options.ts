@@ -32,8 +32,11 @@ export interface GatewayLimits {
   maxTurns: number;
   /** Largest `reflect.budget` a request may ask (400 beyond); the budget of a reflected request that names none. */
   budget: { tokens: number; calls: number; seconds: number };
-  /** `max_tokens` of a request that sets none. */
-  defaultMaxTokens: number;
+  /**
+   * `max_tokens` of a request that sets none, where the operator wants one; absent (the default), such a request is
+   * sent upstream with none — the upstream's own default applies, under the request's token budget.
+   */
+  defaultMaxTokens?: number;
   /** Deepest nesting of objects and arrays in a reflected request's body: 400 beyond, before anything else is read. */
   bodyDepth: number;
   /** Most values (array elements and object members) in a reflected request's body: 400 beyond. */
@@ -70,8 +73,10 @@ export interface GatewayLimits {
 
 /**
  * Where the gateway departs from the strategies' defaults (loops/strategies.ts), in one place. A request that sets no
- * `max_tokens` gets 512 tokens for an attempt, not an eval's 256: an application's replies (JSON objects, tool calls)
- * run longer than a task's answer. Every reflected request runs under a budget — these caps, or less where it asks —
+ * `max_tokens` sends none upstream (unless the operator set `GatewayLimits.defaultMaxTokens`): the upstream's own
+ * default applies, and the request's token budget still bounds the reply. `attemptMaxTokens` is the limit such a
+ * request ran with before that, which the replay of an older record (one that kept no options) asks for again.
+ * Every reflected request runs under a budget — these caps, or less where it asks —
  * and may ask at most 5 turns. Everything else (turns, feedback, stop conditions, the reflection's and the judge's
  * token limits) is the registry's, as in `reflect eval` and the AI SDK middleware.
  */
@@ -89,7 +94,6 @@ export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   requestTimeoutMs: 300_000,
   maxTurns: gatewayCaps.maxTurns,
   budget: gatewayCaps.budget,
-  defaultMaxTokens: gatewayCaps.attemptMaxTokens,
   bodyDepth: 64,
   bodyNodes: 100_000,
   requestChecks: defaultRequestCheckBounds,

@@ -22,8 +22,8 @@ export interface RequestBounds {
   maxTurns: number;
   /** Largest `reflect.budget.*` a request may ask; also the budget of a request that names none. */
   budget: { tokens: number; calls: number; seconds: number };
-  /** `max_tokens` of a request that sets none. */
-  defaultMaxTokens: number;
+  /** `max_tokens` of a request that sets none, where the operator set one; absent, such a request sends none upstream. */
+  defaultMaxTokens?: number;
 }
 
 /** The `reflect` extension object of a request, validated. */
@@ -120,7 +120,7 @@ export function screenFields(body: Record<string, unknown>, rules: FieldRules): 
 export interface LoopRequestParts {
   /** The conversation (a dialect's system prompt as a system turn, tool calls and tool results as structured turns). */
   messages: ChatMessage[];
-  /** The token limit the request asks for; absent, the gateway's default (`RequestBounds.defaultMaxTokens`). */
+  /** The token limit the request asks for; absent, the operator's default (`RequestBounds.defaultMaxTokens`) or none. */
   maxTokens?: number;
   temperature?: number;
   topP?: number;
@@ -151,6 +151,7 @@ export interface LoopRequestParts {
 export function toLoopRequest(parts: LoopRequestParts, bounds: RequestBounds): ChatRequest {
   const { format, tools, toolChoice, seed, echo } = parts;
   const toolChoiceRequired = toolChoice !== undefined;
+  const maxTokens = parts.maxTokens ?? bounds.defaultMaxTokens;
   const reflect = parts.reflect === undefined || parts.reflect === null ? undefined : parseReflect(parts.reflect, bounds);
   const checks: RequestCheckSpec = {
     ...(format.schema === undefined ? {} : { schema: format.schema }),
@@ -159,7 +160,7 @@ export function toLoopRequest(parts: LoopRequestParts, bounds: RequestBounds): C
     ...checkFields(isRecord(parts.reflect) ? parts.reflect : {}),
   };
   const sampling: CallSampling = {
-    maxTokens: parts.maxTokens ?? bounds.defaultMaxTokens,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
     ...(parts.temperature === undefined ? {} : { temperature: parts.temperature }),
     ...(parts.topP === undefined ? {} : { topP: parts.topP }),
     ...(parts.stop === undefined ? {} : { stop: parts.stop }),

@@ -39,13 +39,14 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
   const checks = record.checks;
   const recorded = record.options;
   const reflect = { ...knobs(recorded), ...reflectObject(checks) };
-  const maxTokens = recorded?.max_tokens ?? options.maxTokens;
+  // A record with options and no `max_tokens` came from a request that set none: its replay sets none either.
+  const maxTokens = recorded === undefined ? options.maxTokens : recorded.max_tokens;
   const sampling = { ...(recorded?.temperature === undefined ? {} : { temperature: recorded.temperature }), ...(recorded?.top_p === undefined ? {} : { top_p: recorded.top_p }) };
   const bodies: Record<DialectName, () => Record<string, unknown>> = {
     chat: () => ({
       model: options.model,
       messages: record.messages.map(plain),
-      max_tokens: maxTokens,
+      ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
       ...sampling,
       ...(recorded?.stop === undefined ? {} : { stop: recorded.stop }),
       ...(recorded?.seed === undefined ? {} : { seed: recorded.seed }),
@@ -57,7 +58,7 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
     responses: () => ({
       model: options.model,
       input: record.messages.map(plain),
-      max_output_tokens: maxTokens,
+      ...(maxTokens === undefined ? {} : { max_output_tokens: maxTokens }),
       ...sampling,
       ...(recorded?.json_object === true ? { text: { format: { type: "json_object" } } } : {}),
       ...(checks.schema === undefined ? {} : { text: { format: { type: "json_schema", name: checks.schema.name ?? "answer", schema: checks.schema.schema } } }),
@@ -73,7 +74,7 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
         // A system message where Anthropic's API puts it (the top-level `system`) when it leads; elsewhere as recorded.
         ...(onlyLeading && system.length > 0 ? { system: system.map((m) => m.content).join("") } : {}),
         messages: (onlyLeading ? record.messages.filter((m) => m.role !== "system") : record.messages).map(plain),
-        max_tokens: maxTokens,
+        max_tokens: maxTokens ?? options.maxTokens,
         ...sampling,
         ...(recorded?.stop === undefined ? {} : { stop_sequences: recorded.stop }),
         ...(checks.schema === undefined ? {} : { output_config: { format: { type: "json_schema", schema: checks.schema.schema } } }),

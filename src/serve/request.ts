@@ -10,8 +10,8 @@ import { gatewayResolve, type ChatRequest } from "./loop-request.js";
 
 /**
  * The gateway's door onto the strategies' registry: a parsed reflected request as the cascade's resolved options.
- * The attempt's limit is the request's `max_tokens`, or the gateway's own default (`gatewayCaps.attemptMaxTokens`)
- * where it sets none — the one place the gateway departs from the registry's defaults. Pure.
+ * The attempt's limit is the request's `max_tokens`; where it sets none, the attempts send none (the upstream's own
+ * default, under the request's token budget) and the resolved limit is the registry's, which they do not use. Pure.
  */
 export function resolveGatewayStrategy(chat: Pick<ChatRequest, "reflect" | "sampling">): ResolvedStrategy {
   const reflect = chat.reflect;
@@ -21,7 +21,7 @@ export function resolveGatewayStrategy(chat: Pick<ChatRequest, "reflect" | "samp
     feedback: reflect.feedback,
     ...(reflect.stopWhen === undefined ? {} : { stopWhen: reflect.stopWhen }),
     ...(reflect.reflectionMaxTokens === undefined ? {} : { reflectionMaxTokens: reflect.reflectionMaxTokens }),
-    attemptMaxTokens: chat.sampling.maxTokens,
+    ...(chat.sampling.maxTokens === undefined ? {} : { attemptMaxTokens: chat.sampling.maxTokens }),
   });
 }
 
@@ -31,7 +31,7 @@ export function recordedOptions(chat: Pick<ChatRequest, "sampling" | "seed" | "c
   if (reflect === undefined) throw new RequestFieldError("reflect", "is absent: only a reflected request is recorded");
   const { sampling } = chat;
   return {
-    max_tokens: sampling.maxTokens,
+    ...(sampling.maxTokens === undefined ? {} : { max_tokens: sampling.maxTokens }),
     ...(sampling.temperature === undefined ? {} : { temperature: sampling.temperature }),
     ...(sampling.topP === undefined ? {} : { top_p: sampling.topP }),
     ...(sampling.stop === undefined ? {} : { stop: [...sampling.stop] }),

@@ -40,7 +40,8 @@ export interface RequestRecord {
  * request reads into the same loop request, so these rebuild it whatever door it came in by).
  */
 export interface RecordedRequestOptions {
-  max_tokens: number;
+  /** Absent: the request set none, and the upstream was sent none. */
+  max_tokens?: number;
   temperature?: number;
   top_p?: number;
   stop?: string[];
