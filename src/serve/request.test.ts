@@ -51,11 +51,11 @@ describe("parseChatRequest", () => {
     assert.deepEqual(parsed.messages, [
       { role: "system", content: "Be brief." },
       { role: "user", content: "Call it." },
-      { role: "assistant", content: '<tool_call>{"name":"get","arguments":"{\\"a\\":1}"}</tool_call>' },
-      { role: "user", content: '<tool_response id="c1">\n3\n</tool_response>' },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "get", arguments: '{"a":1}' }] },
+      { role: "tool", toolCallId: "c1", content: "3" },
     ]);
     const tools = [{ name: "get", parameters: { type: "object" } }];
-    assert.deepEqual(parsed.sampling, { maxTokens: 40, temperature: 0.5, topP: 0.9, stop: ["END"], responseFormat: { type: "json", schema }, tools });
+    assert.deepEqual(parsed.sampling, { maxTokens: 40, temperature: 0.5, topP: 0.9, stop: ["END"], responseFormat: { type: "json", schema }, tools, toolChoice: { type: "tool", name: "get" } });
     assert.deepEqual(parsed.checks, { schema: { name: "out", schema }, tools, toolsRequired: true, task: { name: "gsm8k", item: { answer: 3 } }, tests: ["assert f() == 1"], regex: { pattern: "a", flags: "i" } });
     assert.equal(parsed.toolChoiceRequired, true);
     assert.equal(parsed.seed, 7);

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { RequestFieldError } from "../../errors.js";
-import { replyText } from "../../loops/conversation.js";
 import type { RequestBounds } from "../loop-request.js";
 import { parseChatRequest } from "./chat.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
@@ -136,7 +135,7 @@ describe("messages dialect: parse", () => {
     assert.equal(parse({ ...base, system: "" }).messages.length, 1, "an empty system prompt adds no message");
   });
 
-  it("writes tool use and tool results as the chat door writes the same conversation", () => {
+  it("reads tool use and tool results as the chat door reads the same conversation: structured turns", () => {
     const anthropic = {
       ...base,
       system: "Be brief.",
@@ -162,8 +161,8 @@ describe("messages dialect: parse", () => {
     };
     const messages = parse(anthropic).messages;
     assert.deepEqual(messages, parseChatRequest(chat, bounds).messages);
-    assert.equal(messages[2]?.content, 'Let me look.\n<tool_call>{"name":"get_weather","arguments":"{\\"city\\":\\"Paris\\"}"}</tool_call>');
-    assert.equal(messages[3]?.content, '<tool_response id="toolu_1">\n18 C\n</tool_response>');
+    assert.deepEqual(messages[2], { role: "assistant", content: "Let me look.", toolCalls: [{ id: "toolu_1", name: "get_weather", arguments: '{"city":"Paris"}' }] });
+    assert.deepEqual(messages[3], { role: "tool", toolCallId: "toolu_1", content: "18 C" });
   });
 
   it("says a failed tool result failed, and keeps block order within a user turn", () => {
@@ -183,8 +182,8 @@ describe("messages dialect: parse", () => {
     }).messages;
     assert.deepEqual(messages, [
       { role: "user", content: "Before." },
-      { role: "user", content: '<tool_response id="t1" is_error="true">\nno such city\n</tool_response>' },
-      { role: "user", content: '<tool_response id="t2">\n\n</tool_response>' },
+      { role: "tool", toolCallId: "t1", content: "no such city", isError: true },
+      { role: "tool", toolCallId: "t2", content: "" },
       { role: "user", content: "After." },
     ]);
   });
@@ -198,7 +197,7 @@ describe("messages dialect: parse", () => {
     const parsed = parse({ ...base, tools: [weather, { name: "noop", input_schema: { type: "object" }, type: "custom", cache_control: { type: "ephemeral" }, strict: true }] });
     const tools = [
       { name: "get_weather", description: "Weather of a city", parameters: weather.input_schema },
-      { name: "noop", parameters: { type: "object" } },
+      { name: "noop", parameters: { type: "object" }, strict: true },
     ];
     assert.deepEqual(parsed.sampling.tools, tools);
     assert.deepEqual(parsed.checks, { tools });
@@ -385,7 +384,7 @@ describe("messages dialect: answer", () => {
     const body = messagesDialect.answer(meta, { ...called, text: "Checking." }, usage);
     const sentBack = parse({ ...base, messages: [base.messages[0], { role: "assistant", content: body.content }] }).messages[1];
     const calls = called.toolCalls!.map((c, i) => ({ ...c, id: i === 1 ? "toolu_abc_1" : c.id, arguments: i === 0 ? '{"city":"Paris"}' : i === 1 ? "{}" : c.arguments }));
-    assert.deepEqual(sentBack, { role: "assistant", content: replyText({ output: "Checking.", toolCalls: calls }) });
+    assert.deepEqual(sentBack, { role: "assistant", content: "Checking.", toolCalls: calls });
   });
 
   it("is the SDK's Message type (a compile-time check: drift from the official shape fails the build)", () => {

@@ -99,7 +99,7 @@ describe("the Responses dialect: parse", () => {
     ]);
   });
 
-  it("writes function calls and their outputs as chat's tool calls and tool messages are written", () => {
+  it("reads function calls and their outputs as chat's tool calls and tool messages are read", () => {
     const items = [
       { role: "user", content: "Weather in Oslo and Rome?" },
       { type: "message", role: "assistant", content: [{ type: "output_text", text: "Looking it up." }] },
@@ -130,8 +130,15 @@ describe("the Responses dialect: parse", () => {
     const messages = parse({ input: items }).messages;
     assert.deepEqual(messages, parseChatRequest(chatBody, bounds).messages);
     assert.equal(messages.length, 6);
-    assert.match(messages[1]?.content ?? "", /^Looking it up\.\n<tool_call>.*Oslo.*<\/tool_call>\n<tool_call>.*Rome.*<\/tool_call>$/u);
-    assert.equal(messages[3]?.content, '<tool_response id="call_2">\n21 C\n</tool_response>');
+    assert.deepEqual(messages[1], {
+      role: "assistant",
+      content: "Looking it up.",
+      toolCalls: [
+        { id: "call_1", name: "weather", arguments: '{"city":"Oslo"}' },
+        { id: "call_2", name: "weather", arguments: '{"city":"Rome"}' },
+      ],
+    });
+    assert.deepEqual(messages[3], { role: "tool", toolCallId: "call_2", content: "21 C" });
   });
 
   it("maps text.format, tools and tool_choice as chat maps response_format, tools and tool_choice", () => {
@@ -143,7 +150,7 @@ describe("the Responses dialect: parse", () => {
       [{ text: { format: { type: "text" } } }, { response_format: { type: "text" } }],
       [
         { tools: [{ type: "function", name: "weather", description: "Look up", parameters, strict: true }, { type: "function", name: "time" }] },
-        { tools: [{ type: "function", function: { name: "weather", description: "Look up", parameters } }, { type: "function", function: { name: "time" } }] },
+        { tools: [{ type: "function", function: { name: "weather", description: "Look up", parameters, strict: true } }, { type: "function", function: { name: "time" } }] },
       ],
       [
         { tools: [{ type: "function", name: "weather", parameters }], tool_choice: "required" },
@@ -538,14 +545,14 @@ describe("the Responses dialect: an @openai/agents Agent", () => {
       assert.deepEqual(calls, ["Oslo"]);
       assert.equal(seen.length, 2);
       assert.deepEqual(seen.map((c) => c.stream), [stream, stream]);
-      // The agent's tool became the tools check; its call and output came back as the loop's text conversation.
+      // The agent's tool became the tools check; its call and output came back as structured turns of the conversation.
       assert.deepEqual(seen[0]?.checks.tools?.map((t) => t.name), ["weather"]);
       assert.equal(seen[0]?.messages[0]?.content, "Use the weather tool.");
       assert.deepEqual(
         seen[1]?.messages.map((m) => m.role),
-        ["system", "user", "assistant", "user"],
+        ["system", "user", "assistant", "tool"],
       );
-      assert.equal(seen[1]?.messages[3]?.content, '<tool_response id="call_w1">\n4 C\n</tool_response>');
+      assert.deepEqual(seen[1]?.messages[3], { role: "tool", toolCallId: "call_w1", content: "4 C" });
     });
   }
 });
