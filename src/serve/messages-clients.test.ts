@@ -99,8 +99,9 @@ describe("the official Anthropic client on /v1/messages", () => {
     });
     assert.deepEqual(followUp.content, [{ type: "text", text: "It is 18 C in Oslo.", citations: null }]);
     assert.deepEqual(sentMessages(upstream.requests[3]).slice(-2), [
-      { role: "assistant", content: '<tool_call>{"name":"get_weather","arguments":"{\\"city\\":\\"Oslo\\"}"}</tool_call>' },
-      { role: "user", content: '<tool_response id="call_2">\n18 C\n</tool_response>' },
+      // The tool use and its result reach the Chat Completions upstream as its own tool_calls and tool message.
+      { role: "assistant", content: null, tool_calls: [{ id: "call_2", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] },
+      { role: "tool", tool_call_id: "call_2", content: "18 C" },
     ]);
   });
 
