@@ -13,6 +13,8 @@ import { startGateway, type GatewayOptions, type RunningGateway } from "./server
 export const UPSTREAM_MODEL = "fake-upstream";
 
 export interface UpstreamRequest {
+  /** The request target as received: path and query. */
+  url: string;
   headers: http.IncomingHttpHeaders;
   /** The raw body bytes as received. */
   raw: Buffer;
@@ -54,7 +56,7 @@ export async function startUpstream(t: TestContext, script: Behaviour | Behaviou
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const raw = Buffer.concat(chunks);
-      const seen: UpstreamRequest = { headers: req.headers, raw, body: raw.length === 0 ? {} : (JSON.parse(raw.toString("utf8")) as Record<string, unknown>), closedEarly: false };
+      const seen: UpstreamRequest = { url: req.url ?? "", headers: req.headers, raw, body: raw.length === 0 ? {} : (JSON.parse(raw.toString("utf8")) as Record<string, unknown>), closedEarly: false };
       const index = requests.push(seen) - 1;
       closings[index] = once(res, "close").then(() => {
         seen.closedEarly = !res.writableFinished;
