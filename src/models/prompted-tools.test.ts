@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { replyText } from "../loops/reflect-retry.js";
-import { MAX_PROMPTED_CALLS, promptedReplyText, readToolCallBlocks, toolsSystemPrompt, withToolsPrompt } from "./prompted-tools.js";
+import type { ChatMessage } from "./language-model.js";
+import { MAX_PROMPTED_CALLS, promptedReplyText, readToolCallBlocks, toolsSystemPrompt, toolTurnsAsText, withToolsPrompt } from "./prompted-tools.js";
 
 const weather = { name: "get_weather", description: "Current weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 
@@ -104,5 +105,47 @@ describe("promptedReplyText", () => {
     assert.equal(odd, '<tool_call>[{"name":"now","arguments":"soon"}]</tool_call>');
     assert.deepEqual(readToolCallBlocks(odd).toolCalls, [{ id: "call_0", name: "now", arguments: "soon" }]);
     assert.equal(promptedReplyText("Just text.", []), "Just text.");
+  });
+});
+
+describe("toolTurnsAsText: tool turns for a backend without a tool API", () => {
+  const calls = [{ id: "call_a", name: "get_weather", arguments: '{"city":"Oslo"}' }];
+  const conversation: ChatMessage[] = [
+    { role: "system", content: "Be brief." },
+    { role: "user", content: "Weather in Oslo?" },
+    { role: "assistant", content: "Looking.", toolCalls: calls },
+    { role: "tool", toolCallId: "call_a", content: "4 C" },
+    { role: "tool", toolCallId: "call_b", content: "no such city", isError: true },
+  ];
+
+  it("writes calls after the text as <tool_call> blocks and results as <tool_response> user turns", () => {
+    assert.deepEqual(toolTurnsAsText(conversation), [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Weather in Oslo?" },
+      { role: "assistant", content: 'Looking.\n<tool_call>{"name":"get_weather","arguments":"{\\"city\\":\\"Oslo\\"}"}</tool_call>' },
+      { role: "user", content: '<tool_response id="call_a">\n4 C\n</tool_response>' },
+      { role: "user", content: '<tool_response id="call_b" is_error="true">\nno such city\n</tool_response>' },
+    ]);
+  });
+
+  it("is the form the loop writes its own attempts back in, and reads back to the same calls", () => {
+    const [, , assistant] = toolTurnsAsText(conversation);
+    assert.equal(assistant?.content, replyText({ output: "Looking.", toolCalls: calls }));
+    const read = readToolCallBlocks(assistant?.content ?? "");
+    assert.deepEqual([read.text, read.toolCalls.map((c) => [c.name, c.arguments])], ["Looking.", [["get_weather", '{"city":"Oslo"}']]]);
+  });
+
+  it("leaves text-only turns as they are, and a call-only turn as its blocks", () => {
+    assert.deepEqual(toolTurnsAsText([{ role: "user", content: "hi" }]), [{ role: "user", content: "hi" }]);
+    assert.equal(toolTurnsAsText([{ role: "assistant", content: "", toolCalls: calls }])[0]?.content, '<tool_call>{"name":"get_weather","arguments":"{\\"city\\":\\"Oslo\\"}"}</tool_call>');
+  });
+
+  it("withToolsPrompt frames the tool turns too, and asks in the prompt for a forced tool", () => {
+    const framed = withToolsPrompt(conversation, [weather], { type: "tool", name: "get_weather" });
+    assert.ok(framed.every((m) => m.role !== ("tool" as string)));
+    assert.match(framed[0]?.content ?? "", /You must call the function "get_weather"/u);
+    assert.match(framed[0]?.content ?? "", /\n\nBe brief\.$/u);
+    assert.match(withToolsPrompt([{ role: "user", content: "hi" }], [weather], { type: "required" })[0]?.content ?? "", /You must call at least one of these functions/u);
+    assert.doesNotMatch(withToolsPrompt([{ role: "user", content: "hi" }], [weather])[0]?.content ?? "", /You must call/u);
   });
 });
