@@ -28,7 +28,8 @@ const DEFAULT_MAX_TOKENS = 1024;
 /**
  * Exposes `model` to the AI SDK. The v4 prompt becomes chat messages: text parts are joined, an assistant's tool calls
  * are written as `<tool_call>` blocks (the form `replyText` gives them in a reflectkit conversation) and tool results
- * as a user turn of `<tool_response>` blocks, since a reflectkit conversation has no tool role. Files in the prompt
+ * as a user turn of `<tool_response>` blocks: this adapter keeps the text form rather than the conversation's `tool`
+ * turns, so a middleware's attempts and reflections read the same bytes on every backend. Files in the prompt
  * are refused. Settings the model cannot honour (penalties, tool choice, provider tools, JSON without a schema) come
  * back as `unsupported` warnings. `doStream` runs the whole generation first and then streams the finished reply.
  */

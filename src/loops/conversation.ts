@@ -28,9 +28,9 @@ export function replyText(reply: Reply): string {
  * by tens of points, so it is a condition of a run, never a detail of a prompt.
  * - `user` (the default, and the only placement before the control): the feedback opens the user message that asks
  *   for the reflection (or, with no reflection, for the retry).
- * - `tool`: the feedback as a checker's tool result after the attempt. Departure: `ChatMessage` has no `tool` role,
- *   and neither backend can take one honestly — Chat Completions accepts a tool message only as the answer to an
- *   assistant `tool_calls` entry the attempt never made, and node-llama-cpp's chat history has no tool-result item
+ * - `tool`: the feedback as a checker's tool result after the attempt. Departure: not a `tool` turn, which neither
+ *   backend can take honestly here — Chat Completions accepts a tool message only as the answer to an assistant
+ *   `tool_calls` entry the attempt never made, and node-llama-cpp's chat history has no tool-result item
  *   outside a function call of the model's. So the result is a delimited `<tool_result name="checker">` block that
  *   opens the user turn, the same bytes on every backend.
  * - `system`: the feedback alone as a system message, then the user message with the request. A system message after

@@ -25,7 +25,7 @@ export interface RequestCheckSpec {
   tests?: string[];
 }
 
-/** A request as a loop item: the conversation the caller sent (text only) and the checks it asked for. */
+/** A request as a loop item: the conversation the caller sent (text, tool calls and tool results) and the checks it asked for. */
 export interface RequestRecord {
   messages: ChatMessage[];
   checks: RequestCheckSpec;

@@ -37,7 +37,7 @@ export interface Dialect {
   /** The prefix of the ids the gateway gives its answers: `chatcmpl-`, `resp_`, `msg_`. */
   readonly idPrefix: string;
   /**
-   * A body as the loop's request: the conversation as text messages, sampling, output format and tools, the checks,
+   * A body as the loop's request: the conversation as messages (tool calls and results as structured turns), sampling, output format and tools, the checks,
    * `stream`, and `reflect` when the body has a `reflect` object. Throws `RequestFieldError` naming the field as the
    * client wrote it in this dialect.
    */
