@@ -80,6 +80,57 @@ export interface ChatRequest {
    * `tools`, `temperature`, …); the gateway passes them on as `CompletionMeta.echo`. Absent on chat.
    */
   echo?: Readonly<Record<string, unknown>>;
+  /**
+   * How hard the client asked the model to think (chat's `reasoning_effort`, Responses' `reasoning.effort`, Messages'
+   * `thinking.budget_tokens` or `output_config.effort`), on one scale. Carried, not sent: an OpenAI-compatible upstream
+   * that takes no `reasoning_effort` would refuse it, and the gateway does not know which do.
+   */
+  reasoningEffort?: ReasoningEffort;
+  /** The end user the client names (chat's and Responses' `user`, Messages' `metadata.user_id`). Carried, not sent. */
+  user?: string;
+  /**
+   * Tools the request offered that no upstream the gateway speaks can run (hosted and server tools), as `type` or
+   * `type:name`: left out of what the upstream sees, and named in the answer's `x-reflect-dropped-tools` header.
+   */
+  droppedTools?: readonly string[];
+}
+
+/** A request's reasoning effort on the scale chat's `reasoning_effort` uses. */
+export type ReasoningEffort = "low" | "medium" | "high";
+
+/**
+ * OpenAI's `reasoning_effort` (chat) or `reasoning.effort` (Responses) on the loop's scale: `minimal` reads as `low`,
+ * `xhigh` as `high`, `none` as no effort asked; anything else is refused naming `field`.
+ */
+export function openAiEffort(value: unknown, field: string): ReasoningEffort | undefined {
+  if (value === undefined || value === null || value === "none") return undefined;
+  if (value === "minimal" || value === "low") return "low";
+  if (value === "medium") return "medium";
+  if (value === "high" || value === "xhigh") return "high";
+  throw new RequestFieldError(field, "must be none, minimal, low, medium, high or xhigh");
+}
+
+/** Longest end-user id (`user`, `metadata.user_id`) a request may name. */
+export const USER_ID_CHARS = 256;
+
+/** An end-user id: absent, or a string of at most `USER_ID_CHARS` characters, else refused naming `field`. */
+export function optionalUserId(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || value.length > USER_ID_CHARS) throw new RequestFieldError(field, `must be a string of at most ${USER_ID_CHARS} characters`);
+  return value;
+}
+
+/** The header that names the tools a translated request left out (`ChatRequest.droppedTools`). */
+export const DROPPED_TOOLS_HEADER = "x-reflect-dropped-tools";
+
+/** A dropped tool's `type` and `name` as the header names it: both bounded to header-safe characters, or refused naming the field. */
+export function droppedToolLabel(tool: Record<string, unknown>, at: string, nameField = "name"): string {
+  const { type } = tool;
+  const name = tool[nameField];
+  if (typeof type !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/u.test(type)) throw new RequestFieldError(`${at}.type`, "must be 1–64 letters, digits, _, . or -");
+  if (name === undefined || name === null) return type;
+  if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/u.test(name)) throw new RequestFieldError(`${at}.${nameField}`, "must be 1–64 letters, digits, _, . or -");
+  return `${type}:${name}`;
 }
 
 const reflectFields = new Set(["max_turns", "feedback", "stop", "budget", "task", "item", "tests", "regex", "judge", "reflection_max_tokens", "on_failure", "memory", "arm", "arm_key"]);
@@ -141,6 +192,12 @@ export interface LoopRequestParts {
   reflect: unknown;
   /** Request fields the dialect's answer repeats (`ChatRequest.echo`). */
   echo?: Readonly<Record<string, unknown>>;
+  /** `ChatRequest.reasoningEffort`. */
+  reasoningEffort?: ReasoningEffort;
+  /** `ChatRequest.user`. */
+  user?: string;
+  /** `ChatRequest.droppedTools`; empty is the same as absent. */
+  droppedTools?: readonly string[];
 }
 
 /**
@@ -149,7 +206,7 @@ export interface LoopRequestParts {
  * three dialects end in.
  */
 export function toLoopRequest(parts: LoopRequestParts, bounds: RequestBounds): ChatRequest {
-  const { format, tools, toolChoice, seed, echo } = parts;
+  const { format, tools, toolChoice, seed, echo, reasoningEffort, user, droppedTools } = parts;
   const toolChoiceRequired = toolChoice !== undefined;
   const maxTokens = parts.maxTokens ?? bounds.defaultMaxTokens;
   const reflect = parts.reflect === undefined || parts.reflect === null ? undefined : parseReflect(parts.reflect, bounds);
@@ -178,6 +235,9 @@ export function toLoopRequest(parts: LoopRequestParts, bounds: RequestBounds): C
     toolChoiceRequired,
     ...(reflect === undefined ? {} : { reflect }),
     ...(echo === undefined ? {} : { echo }),
+    ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
+    ...(user === undefined ? {} : { user }),
+    ...(droppedTools === undefined || droppedTools.length === 0 ? {} : { droppedTools }),
   };
 }
 

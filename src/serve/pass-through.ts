@@ -7,7 +7,7 @@ import type { UpstreamFailure } from "./observer.js";
 import { Secret } from "./redact-secret.js";
 import { bodyRedactor, contentDecoders, maxDecodedBytes, redactHeaderValue, redactJsonValue } from "./redact-stream.js";
 import type { Dialect, DialectName, GatewayError } from "./dialects/index.js";
-import type { ChatRequest } from "./loop-request.js";
+import { DROPPED_TOOLS_HEADER, type ChatRequest } from "./loop-request.js";
 import type { CompletionMeta } from "./response.js";
 import { sseHeaders } from "./sse.js";
 
@@ -296,8 +296,14 @@ export async function generateOnce(model: LanguageModel, request: ChatRequest, {
   });
   const reply = redactJsonValue({ text: result.text, toolCalls: result.toolCalls, finishReason: result.finishReason }, secret);
   const shown = redactJsonValue(meta, secret);
-  if (request.stream) return new Response(redactText(dialect.events(shown, reply, result.usage, request), secret), { headers: sseHeaders });
-  return new Response(redactText(JSON.stringify(redactJsonValue(dialect.answer(shown, reply, result.usage), secret)), secret), { headers: { "content-type": "application/json" } });
+  const dropped = droppedToolsHeaders(request, secret);
+  if (request.stream) return new Response(redactText(dialect.events(shown, reply, result.usage, request), secret), { headers: { ...sseHeaders, ...dropped } });
+  return new Response(redactText(JSON.stringify(redactJsonValue(dialect.answer(shown, reply, result.usage), secret)), secret), { headers: { "content-type": "application/json", ...dropped } });
+}
+
+/** `x-reflect-dropped-tools`, naming the tools a translated request left out (`ChatRequest.droppedTools`), the key blanked in it. */
+export function droppedToolsHeaders(request: ChatRequest, secret: string | undefined): Record<string, string> {
+  return request.droppedTools === undefined ? {} : { [DROPPED_TOOLS_HEADER]: redactText(request.droppedTools.join(","), secret) };
 }
 
 /** How a failed upstream call is answered: 504 for a timeout, else 502; and what metrics call the failure. */

@@ -37,7 +37,7 @@ import { dialectOfRoute, dialects, type Dialect, type DialectName } from "./dial
 import { defaultGatewayLimits, type Env, type GatewayLimits, type GatewayLoad, type GatewayOptions } from "./gateway-options.js";
 import { keptAlive, type Settled } from "./keep-alive.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
-import { dialectError, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp, type UpstreamRelay } from "./pass-through.js";
+import { dialectError, droppedToolsHeaders, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp, type UpstreamRelay } from "./pass-through.js";
 import { ClientGone, readBody } from "./read-body.js";
 import { inDialect, parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { redactJsonValue } from "./redact-stream.js";
@@ -232,7 +232,7 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     const settling = settle(gateway, admitted, (began) => (kind = began));
     if (chat.stream && chat.reflect !== undefined) {
       const early = await Promise.race([settling, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), limits.streamKeepAliveMs).unref())]);
-      if (early === undefined) return keptAlive(settling, dialect, { timedOut: () => deadline?.aborted === true, tell: (status, episode, failure) => tell({ kind, status, stream, ...(episode === undefined ? {} : { episode }), ...(failure === undefined ? {} : { upstreamFailure: failure }) }) }, gateway);
+      if (early === undefined) return withHeaders(keptAlive(settling, dialect, { timedOut: () => deadline?.aborted === true, tell: (status, episode, failure) => tell({ kind, status, stream, ...(episode === undefined ? {} : { episode }), ...(failure === undefined ? {} : { upstreamFailure: failure }) }) }, gateway), droppedToolsHeaders(chat, gateway.secret()));
     }
     const { response, episode } = await settling;
     tell({ kind, status: response.status, stream, ...(episode === undefined ? {} : { episode }), ...(arm === undefined ? {} : { arm }), ...(response.status >= 500 && episode !== undefined ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
@@ -351,6 +351,12 @@ async function settleReflected(gateway: Gateway, request: Admitted): Promise<Set
   }
 }
 
+/** `response` with `headers` set on it. */
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
+
 /**
  * The selected attempt in the dialect, with the `reflect` extension and its headers; throws a Refusal for an episode
  * that made no attempt (its failure) and, with `reflect.on_failure: "error"`, for an answer that failed its checks.
@@ -364,7 +370,7 @@ function shapeReflected({ secret, limits }: Gateway, chat: ChatRequest, episode:
     throw upstreamRefusal(episode.error, false, limits.retryAfterSeconds);
   }
   const reflect = redactJsonValue(reflectExtension(episode), secret()) as ReflectExtension;
-  const headers = reflectHeaders(reflect);
+  const headers = { ...reflectHeaders(reflect), ...droppedToolsHeaders(chat, secret()) };
   // Settled before any byte, so a streamed request gets the same error: a failed answer is never sent as one.
   if (chat.reflect?.onFailure === "error" && reflect.passed === false) throw new Refusal({ status: 422, message: failedChecksMessage(reflect), type: "invalid_request_error", code: "checks_failed", headers, reflect });
   const reply = redactJsonValue({ text: call.output, toolCalls: call.toolCalls, finishReason: call.finishReason }, secret()) as CompletionReply;

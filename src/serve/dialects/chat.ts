@@ -8,7 +8,7 @@ import { RequestFieldError } from "../../errors.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../models/language-model.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
-import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
+import { asksForReflection, openAiEffort, optionalBoolean, optionalInt, optionalNumber, optionalUserId, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import { chatCompletion, openAiUsage } from "../response.js";
 import { completionEvents } from "../sse.js";
 import type { Dialect, GatewayError } from "./dialect.js";
@@ -16,9 +16,9 @@ import { refuseInheritedNames } from "../field-names.js";
 import { isRecord } from "../../util/is-record.js";
 
 /** Top-level fields the gateway reads. */
-const usedFields = new Set(["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "n", "stream", "stream_options", "response_format", "tools", "tool_choice", "reflect"]);
+const usedFields = new Set(["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "n", "stream", "stream_options", "response_format", "tools", "tool_choice", "reflect", "reasoning_effort", "user"]);
 /** Fields accepted and ignored: they do not change what the model writes. */
-const ignoredFields = new Set(["user", "metadata", "store", "parallel_tool_calls", "service_tier", "safety_identifier", "prompt_cache_key"]);
+const ignoredFields = new Set(["metadata", "store", "parallel_tool_calls", "service_tier", "safety_identifier", "prompt_cache_key"]);
 /** Fields with an effect the gateway cannot honour: accepted only at their neutral value. */
 const neutralFields: FieldRules["neutral"] = new Map([
   ["frequency_penalty", { neutral: (v: unknown) => v === 0 }],
@@ -46,7 +46,11 @@ export function parseChatRequest(body: unknown, bounds: RequestBounds): ChatRequ
   const includeUsage = parseStreamOptions(body.stream_options);
   const format = parseResponseFormat(body.response_format);
   const { tools, toolChoice } = parseTools(body.tools, body.tool_choice);
-  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, seed, format, tools, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage, reflect: body.reflect }, bounds);
+  // Carried on the loop's request, not sent upstream (`ChatRequest.reasoningEffort`, `ChatRequest.user`).
+  const reasoningEffort = openAiEffort(body.reasoning_effort, "reasoning_effort");
+  const user = optionalUserId(body.user, "user");
+  const carried = { ...(reasoningEffort === undefined ? {} : { reasoningEffort }), ...(user === undefined ? {} : { user }) };
+  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, seed, format, tools, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage, reflect: body.reflect, ...carried }, bounds);
 }
 
 function parseMessages(value: unknown): ChatMessage[] {

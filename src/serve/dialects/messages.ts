@@ -17,7 +17,7 @@
  */
 import { RequestFieldError } from "../../errors.js";
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../models/language-model.js";
-import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
+import { asksForReflection, droppedToolLabel, optionalBoolean, optionalInt, optionalNumber, optionalUserId, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type ReasoningEffort, type RequestBounds } from "../loop-request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
 import { refuseInheritedNames } from "../field-names.js";
@@ -27,13 +27,12 @@ import { isRecord } from "../../util/is-record.js";
 export const maxStopSequences = 16;
 
 /** Top-level fields the gateway reads. */
-const usedFields = new Set(["model", "messages", "max_tokens", "system", "stop_sequences", "temperature", "top_p", "stream", "tools", "tool_choice", "output_config", "reflect"]);
+const usedFields = new Set(["model", "messages", "max_tokens", "system", "stop_sequences", "temperature", "top_p", "stream", "tools", "tool_choice", "output_config", "reflect", "thinking", "metadata", "context_management"]);
 /** Fields accepted and ignored: they do not change what the model writes (`cache_control` asks for prompt caching). */
-const ignoredFields = new Set(["metadata", "service_tier", "cache_control"]);
+const ignoredFields = new Set(["service_tier", "cache_control"]);
 /** Fields with an effect the gateway cannot honour: accepted only absent, null or at their neutral value. */
 const neutralFields: FieldRules["neutral"] = new Map([
   ["top_k", { neutral: () => false, why: "is not honoured by the gateway (the upstreams it speaks take no top_k); remove it" }],
-  ["thinking", { neutral: (v: unknown) => isRecord(v) && v.type === "disabled" && Object.keys(v).length === 1, why: 'extended thinking is not supported by the gateway; remove it or send { "type": "disabled" }' }],
   ["speed", { neutral: (v: unknown) => v === "standard", why: 'only "standard" is supported by the gateway; remove it' }],
 ]);
 /** Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming. */
@@ -52,11 +51,57 @@ export function parseMessagesRequest(body: unknown, bounds: RequestBounds): Chat
   const topP = optionalNumber(body, "top_p", 0, 1);
   const stop = parseStopSequences(body.stop_sequences);
   const stream = optionalBoolean(body, "stream") ?? false;
-  const schema = parseOutputConfig(body.output_config);
-  const { tools, toolChoice } = parseTools(body.tools, body.tool_choice);
+  const { schema, effort } = parseOutputConfig(body.output_config);
+  const { tools, toolChoice, droppedTools } = parseTools(body.tools, body.tool_choice);
   const format = schema === undefined ? {} : { schema: { schema }, responseFormat: { type: "json" as const, schema } };
+  parseContextManagement(body.context_management);
+  // Carried on the loop's request, not sent upstream: `output_config.effort` says it outright, a thinking budget by its size.
+  const reasoningEffort = effort ?? parseThinking(body.thinking);
+  const user = parseMetadata(body.metadata);
+  const carried = { ...(reasoningEffort === undefined ? {} : { reasoningEffort }), ...(user === undefined ? {} : { user }), droppedTools };
   // Anthropic's stream always carries usage (message_start and message_delta), so the client always gets it.
-  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, format, tools, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect }, bounds);
+  return toLoopRequest({ messages, maxTokens, temperature, topP, stop, format, tools, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect, ...carried }, bounds);
+}
+
+/** A thinking budget as an effort: under 4,096 tokens `low`, under 16,384 `medium`, else `high`. */
+export function budgetEffort(budgetTokens: number): ReasoningEffort {
+  return budgetTokens < 4096 ? "low" : budgetTokens < 16_384 ? "medium" : "high";
+}
+
+/**
+ * `thinking`: `{ type: "adaptive" }` and `{ type: "disabled" }` ask no effort of their own, `{ type: "enabled",
+ * budget_tokens }` the budget's (`budgetEffort`). No upstream the gateway speaks writes Anthropic's thinking blocks,
+ * so the answer carries none.
+ */
+function parseThinking(value: unknown): ReasoningEffort | undefined {
+  if (value === undefined || value === null) return undefined;
+  const shape = 'must be { "type": "adaptive" }, { "type": "enabled", "budget_tokens": N } or { "type": "disabled" }';
+  if (!isRecord(value)) throw new RequestFieldError("thinking", shape);
+  refuseInheritedNames(value, "thinking");
+  for (const key of Object.keys(value)) if (key !== "type" && key !== "budget_tokens") throw new RequestFieldError(`thinking.${key}`, "is not a thinking field; use type or budget_tokens");
+  if (value.type === "enabled") {
+    const budget = optionalInt(value, "budget_tokens", 1, "thinking.");
+    if (budget === undefined) throw new RequestFieldError("thinking.budget_tokens", 'is required with { "type": "enabled" }: the most tokens the model may think in');
+    return budgetEffort(budget);
+  }
+  if (value.type !== "adaptive" && value.type !== "disabled") throw new RequestFieldError("thinking.type", "must be adaptive, enabled or disabled");
+  if (value.budget_tokens !== undefined && value.budget_tokens !== null) throw new RequestFieldError("thinking.budget_tokens", 'goes only with { "type": "enabled" }');
+  return undefined;
+}
+
+/** `context_management` (Anthropic's clearing of old tool results and thinking) is accepted and ignored: the gateway keeps no context between requests. */
+function parseContextManagement(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (!isRecord(value)) throw new RequestFieldError("context_management", "must be an object { edits? }");
+  if (value.edits !== undefined && value.edits !== null && !(Array.isArray(value.edits) && value.edits.every(isRecord))) throw new RequestFieldError("context_management.edits", "must be an array of edit objects");
+}
+
+/** `metadata`: its `user_id`, carried as the request's user; its other members are ignored. */
+function parseMetadata(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) throw new RequestFieldError("metadata", "must be an object { user_id? }");
+  refuseInheritedNames(value, "metadata");
+  return optionalUserId(value.user_id, "metadata.user_id");
 }
 
 function parseSystem(value: unknown): ChatMessage | undefined {
@@ -99,13 +144,18 @@ function parseMessage(value: unknown, field: string): ChatMessage[] {
   if (role === "assistant") {
     let text = "";
     const calls: ToolCall[] = [];
+    let kept = 0;
     content.forEach((block, j) => {
       const blockAt = `${at}[${j}]`;
+      // Earlier thinking is signed for the model that wrote it and cannot be replayed to another: left out.
+      if (isRecord(block) && (block.type === "thinking" || block.type === "redacted_thinking")) return;
+      kept += 1;
       if (isRecord(block) && block.type === "tool_use") calls.push(toolUse(block, blockAt));
       else if (isRecord(block) && block.type === "tool_result") throw new RequestFieldError(blockAt, "tool_result blocks belong in a user turn");
       else text += blockText(block, blockAt, "assistant");
     });
-    return [{ role: "assistant", content: text, ...(calls.length === 0 ? {} : { toolCalls: calls }) }];
+    // A turn of thinking alone leaves nothing for the upstream to see.
+    return kept === 0 ? [] : [{ role: "assistant", content: text, ...(calls.length === 0 ? {} : { toolCalls: calls }) }];
   }
   const out: ChatMessage[] = [];
   let text: string | undefined;
@@ -130,7 +180,7 @@ function parseMessage(value: unknown, field: string): ChatMessage[] {
 
 function blockText(block: unknown, field: string, role: "user" | "assistant"): string {
   if (isRecord(block) && block.type !== "text" && typeof block.type === "string") {
-    const allowed = role === "assistant" ? "text and tool_use" : "text and tool_result";
+    const allowed = role === "assistant" ? "text, tool_use and thinking" : "text and tool_result";
     throw new RequestFieldError(field, `content blocks of type ${JSON.stringify(block.type)} are not supported by the gateway; an ${role} turn may hold ${allowed} blocks`);
   }
   return textOf(block, field);
@@ -169,15 +219,26 @@ function parseStopSequences(value: unknown): string[] | undefined {
   return value.length === 0 ? undefined : (value as string[]);
 }
 
-/** `output_config.format` (Anthropic's structured outputs): a JSON schema the answer must match — asked of the upstream and checked. */
-function parseOutputConfig(value: unknown): Record<string, unknown> | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!isRecord(value)) throw new RequestFieldError("output_config", "must be an object { format? }");
+/**
+ * `output_config.format` (Anthropic's structured outputs): a JSON schema the answer must match — asked of the upstream
+ * and checked; `output_config.effort` (`low`, `medium`, `high`, `max`, which reads as `high`): the request's effort.
+ */
+function parseOutputConfig(value: unknown): { schema?: Record<string, unknown>; effort?: ReasoningEffort } {
+  if (value === undefined || value === null) return {};
+  if (!isRecord(value)) throw new RequestFieldError("output_config", "must be an object { format?, effort? }");
   for (const [key, v] of Object.entries(value)) {
-    if (v === undefined || v === null || key === "format") continue;
+    if (v === undefined || v === null || key === "format" || key === "effort") continue;
     throw new RequestFieldError(`output_config.${key}`, "is not supported by the gateway; remove it");
   }
-  const format = value.format;
+  const effortOf = { low: "low", medium: "medium", high: "high", max: "high" } as const;
+  const asked = value.effort;
+  if (asked !== undefined && asked !== null && !(typeof asked === "string" && Object.hasOwn(effortOf, asked))) throw new RequestFieldError("output_config.effort", "must be low, medium, high or max");
+  const effort = typeof asked === "string" ? { effort: effortOf[asked as keyof typeof effortOf] } : {};
+  const schema = parseOutputFormat(value.format);
+  return { ...(schema === undefined ? {} : { schema }), ...effort };
+}
+
+function parseOutputFormat(format: unknown): Record<string, unknown> | undefined {
   if (format === undefined || format === null) return undefined;
   if (!isRecord(format) || format.type !== "json_schema") throw new RequestFieldError("output_config.format", 'must be { "type": "json_schema", "schema": {…} }');
   refuseInheritedNames(format, "output_config.format");
@@ -185,19 +246,29 @@ function parseOutputConfig(value: unknown): Record<string, unknown> | undefined 
   return format.schema;
 }
 
-function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoice?: ToolChoice } {
+/**
+ * Custom `tools` and `tool_choice`. A tool of any other `type` (a server tool: `web_search_…`, `bash_…`,
+ * `text_editor_…`, `code_execution_…`, `computer_…`) runs on Anthropic's servers or needs Anthropic's model: it is
+ * left out of what the upstream sees and named in `droppedTools`; a `tool_choice` that forces one is refused.
+ */
+function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]; toolChoice?: ToolChoice; droppedTools: string[] } {
   const choiceType = parseToolChoice(choice);
   if (value === undefined || value === null) {
     if (choiceType === "any" || choiceType === "tool") throw new RequestFieldError("tool_choice", "needs tools");
-    return {};
+    return { droppedTools: [] };
   }
   if (!Array.isArray(value)) throw new RequestFieldError("tools", "must be an array of custom tools { name, description?, input_schema }");
   const seen = new Set<string>();
-  const tools = value.map((tool, i): ToolDefinition => {
+  const droppedTools: string[] = [];
+  const droppedNames = new Set<string>();
+  const tools = value.flatMap((tool, i): ToolDefinition[] => {
     const at = `tools[${i}]`;
     if (!isRecord(tool)) throw new RequestFieldError(at, "must be a custom tool { name, description?, input_schema }");
     if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
-      throw new RequestFieldError(`${at}.type`, `${JSON.stringify(tool.type)} is a server tool, run by Anthropic's servers; the gateway offers custom tools only ({ name, description?, input_schema })`);
+      refuseInheritedNames(tool, at);
+      droppedTools.push(droppedToolLabel(tool, at));
+      if (typeof tool.name === "string") droppedNames.add(tool.name);
+      return [];
     }
     for (const [key, v] of Object.entries(tool)) {
       if (v === undefined || v === null || ["type", "name", "description", "input_schema", "strict"].includes(key) || ignoredToolFields.has(key)) continue;
@@ -210,17 +281,24 @@ function parseTools(value: unknown, choice: unknown): { tools?: ToolDefinition[]
     if (!isRecord(tool.input_schema)) throw new RequestFieldError(`${at}.input_schema`, "is required: the JSON schema of the tool's input object");
     if (tool.strict !== undefined && tool.strict !== null && typeof tool.strict !== "boolean") throw new RequestFieldError(`${at}.strict`, "must be true or false");
     const strict = typeof tool.strict === "boolean" ? { strict: tool.strict } : {};
-    return { name: tool.name, ...(typeof tool.description === "string" ? { description: tool.description } : {}), parameters: tool.input_schema, ...strict };
+    return [{ name: tool.name, ...(typeof tool.description === "string" ? { description: tool.description } : {}), parameters: tool.input_schema, ...strict }];
   });
-  if (choiceType === "auto") return { tools };
+  const offered = tools.length === 0 ? {} : { tools };
+  if (choiceType === "auto") return { ...offered, droppedTools };
   // No tools offered: the model answers in text and no tools check applies.
-  if (choiceType === "none") return {};
-  if (choiceType === "any") return { tools, toolChoice: { type: "required" } };
+  if (choiceType === "none") return { droppedTools };
   const name = (choice as Record<string, unknown>).name;
+  if (choiceType === "tool" && typeof name === "string" && droppedNames.has(name)) {
+    throw new RequestFieldError("tool_choice", `forces ${name}, a server tool the gateway leaves out (no upstream it speaks can run it); send { "type": "auto" } or name a custom tool`);
+  }
+  if (choiceType === "any" && tools.length === 0) {
+    throw new RequestFieldError("tool_choice", 'forces a tool call, but every tool offered is a server tool the gateway leaves out; send { "type": "auto" } or offer a custom tool');
+  }
+  if (choiceType === "any") return { tools, toolChoice: { type: "required" }, droppedTools };
   const named = tools.filter((t) => t.name === name);
   if (named.length === 0) throw new RequestFieldError("tool_choice.name", "must name one of tools");
   // A forced tool: it is the only one offered, the upstream is told to call it, and the reply must.
-  return { tools: named, toolChoice: { type: "tool", name: name as string } };
+  return { tools: named, toolChoice: { type: "tool", name: name as string }, droppedTools };
 }
 
 /**

@@ -14,7 +14,7 @@ import { RequestFieldError } from "../../errors.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
 import type { CallSampling } from "../../loops/episode-run.js";
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../models/language-model.js";
-import { asksForReflection, optionalBoolean, optionalInt, optionalNumber, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
+import { asksForReflection, droppedToolLabel, openAiEffort, optionalBoolean, optionalInt, optionalNumber, optionalUserId, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type ReasoningEffort, type RequestBounds } from "../loop-request.js";
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
@@ -24,14 +24,13 @@ import { isRecord } from "../../util/is-record.js";
 const ID_PREFIX = "resp_";
 
 /** Top-level fields the gateway reads. */
-const usedFields = new Set(["model", "stream_options", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "text", "tools", "tool_choice", "reflect", "store", "truncation", "include", "background", "parallel_tool_calls", "metadata", "user"]);
-/** Fields accepted and ignored: they do not change what the model writes. */
-const ignoredFields = new Set(["service_tier", "safety_identifier", "prompt_cache_key", "prompt_cache_retention"]);
+const usedFields = new Set(["model", "stream_options", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "text", "tools", "tool_choice", "reflect", "store", "truncation", "include", "background", "parallel_tool_calls", "metadata", "user", "reasoning"]);
+/** Fields accepted and ignored: they do not change what the model writes (`client_metadata` is a client's own tags). */
+const ignoredFields = new Set(["service_tier", "safety_identifier", "prompt_cache_key", "prompt_cache_retention", "client_metadata"]);
 /** Fields the gateway cannot honour, with what to do instead; accepted only when null. */
 const refusedFields: ReadonlyMap<string, string> = new Map([
   ["previous_response_id", "is not supported: the gateway is stateless and stores no responses; send the whole conversation in input"],
   ["conversation", "is not supported: the gateway is stateless and keeps no conversations; send the whole conversation in input"],
-  ["reasoning", "is not supported by the gateway; remove it"],
   ["prompt", "is not supported: the gateway holds no stored prompts; send instructions and input"],
   ["max_tool_calls", "is not supported by the gateway; remove it"],
   ["context_management", "is not supported by the gateway; remove it"],
@@ -92,11 +91,10 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
   if (body.truncation !== undefined && body.truncation !== null && body.truncation !== "disabled") {
     throw new RequestFieldError("truncation", "must be disabled: the gateway never drops input to fit the context");
   }
-  if (body.include !== undefined && body.include !== null && !(Array.isArray(body.include) && body.include.length === 0)) {
-    throw new RequestFieldError("include", "must be empty: the gateway has no extra output data to include");
-  }
+  parseInclude(body.include);
   const metadata = parseMetadata(body.metadata);
-  if (body.user !== undefined && body.user !== null && typeof body.user !== "string") throw new RequestFieldError("user", "must be a string");
+  const user = optionalUserId(body.user, "user");
+  const reasoningEffort = parseReasoning(body.reasoning);
   const instructions = body.instructions ?? undefined;
   if (instructions !== undefined && typeof instructions !== "string") throw new RequestFieldError("instructions", "must be a string");
   const messages = [...(instructions === undefined ? [] : [{ role: "system" as const, content: instructions }]), ...parseInput(body.input)];
@@ -106,7 +104,7 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
   const stream = optionalBoolean(body, "stream") ?? false;
   parseStreamOptions(body.stream_options);
   const format = parseText(body.text);
-  const { tools, offered, choice, toolChoice } = parseTools(body.tools, body.tool_choice);
+  const { tools, offered, choice, toolChoice, droppedTools } = parseTools(body.tools, body.tool_choice);
   const echo: ResponsesEcho = {
     instructions: instructions ?? null,
     max_output_tokens: maxOutputTokens ?? null,
@@ -117,9 +115,39 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
     tool_choice: choice,
     tools,
     text: { format: format.echo },
-    ...(typeof body.user === "string" ? { user: body.user } : {}),
+    ...(user === undefined ? {} : { user }),
   };
-  return toLoopRequest({ messages, maxTokens: maxOutputTokens, temperature, topP, format, tools: offered, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect, echo }, bounds);
+  // Carried on the loop's request, not sent upstream (`ChatRequest.reasoningEffort`, `ChatRequest.user`).
+  const carried = { ...(reasoningEffort === undefined ? {} : { reasoningEffort }), ...(user === undefined ? {} : { user }), droppedTools };
+  return toLoopRequest({ messages, maxTokens: maxOutputTokens, temperature, topP, format, tools: offered, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect, echo, ...carried }, bounds);
+}
+
+/**
+ * `reasoning`: its `effort` on the loop's scale (`openAiEffort`); `summary` (and the older `generate_summary`) is
+ * accepted and ignored. The answer carries no reasoning item: the upstream's thinking is not OpenAI's, and the
+ * gateway writes none of its own.
+ */
+function parseReasoning(value: unknown): ReasoningEffort | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) throw new RequestFieldError("reasoning", "must be an object { effort?, summary? }");
+  refuseInheritedNames(value, "reasoning");
+  for (const key of Object.keys(value)) if (key !== "effort" && key !== "summary" && key !== "generate_summary") throw new RequestFieldError(`reasoning.${key}`, "is not a reasoning field; use effort or summary");
+  for (const key of ["summary", "generate_summary"]) {
+    const summary = value[key];
+    if (summary !== undefined && summary !== null && summary !== "auto" && summary !== "concise" && summary !== "detailed") throw new RequestFieldError(`reasoning.${key}`, "must be auto, concise or detailed");
+  }
+  return openAiEffort(value.effort, "reasoning.effort");
+}
+
+/** What `include` may name: data the gateway has none of, so asking for it changes nothing (no reasoning is answered). */
+const includable = new Set(["reasoning.encrypted_content"]);
+
+function parseInclude(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (!Array.isArray(value)) throw new RequestFieldError("include", "must be an array of strings");
+  value.forEach((entry, i) => {
+    if (typeof entry !== "string" || !includable.has(entry)) throw new RequestFieldError(`include[${i}]`, `is not supported by the gateway: it has no such output data; remove it (accepted: ${[...includable].join(", ")})`);
+  });
 }
 
 /** `stream_options.include_obfuscation` is accepted either way: the gateway streams a settled answer and pads no delta. */
@@ -163,6 +191,8 @@ function parseInput(value: unknown): ChatMessage[] {
     if (!isRecord(item)) throw new RequestFieldError(at, "must be an input item object");
     refuseInheritedNames(item, at);
     const type = item.type ?? "message";
+    // Earlier reasoning (encrypted or summarised) belongs to the model that wrote it: left out, the turn left open.
+    if (type === "reasoning") return;
     if (type === "function_call") {
       const call = parseFunctionCall(item, at);
       if (turn === undefined) turn = { output: "", toolCalls: [] };
@@ -182,7 +212,7 @@ function parseInput(value: unknown): ChatMessage[] {
       messages.push({ role: "tool", toolCallId: item.call_id, content: output });
       return;
     }
-    throw new RequestFieldError(at, `items of type ${JSON.stringify(type)} are not supported by the gateway; send message, function_call and function_call_output items`);
+    throw new RequestFieldError(at, `items of type ${JSON.stringify(type)} are not supported by the gateway; send message, function_call, function_call_output and reasoning items`);
   });
   close();
   return messages;
@@ -220,7 +250,8 @@ function parseText(value: unknown): { schema?: RequestCheckSpec["schema"]; respo
   if (value === undefined || value === null) return { echo: { type: "text" } };
   if (!isRecord(value)) throw new RequestFieldError("text", "must be an object { format }");
   for (const key of Object.keys(value)) if (key !== "format" && key !== "verbosity") throw new RequestFieldError(`text.${key}`, "is not supported by the gateway; remove it");
-  if (value.verbosity !== undefined && value.verbosity !== null && value.verbosity !== "medium") throw new RequestFieldError("text.verbosity", "is not supported by the gateway except at medium");
+  // `verbosity` is accepted and ignored: the upstream is asked for no length, the client's max_output_tokens bounds it.
+  if (value.verbosity !== undefined && value.verbosity !== null && !["low", "medium", "high"].includes(value.verbosity as string)) throw new RequestFieldError("text.verbosity", "must be low, medium or high");
   const format = value.format;
   if (format === undefined || format === null) return { echo: { type: "text" } };
   if (!isRecord(format)) throw new RequestFieldError("text.format", "must be an object with a type");
@@ -249,28 +280,52 @@ function parseText(value: unknown): { schema?: RequestCheckSpec["schema"]; respo
  * tools, `required` or a named function makes a reply without a tool call fail the tools check, and a named function
  * is the only one offered. `tools` is what the answer echoes; `offered` what the upstream is given and checked against.
  */
-function parseTools(value: unknown, choice: unknown): { tools: ResponsesFunctionTool[]; offered?: ToolDefinition[]; choice: ResponsesToolChoice; toolChoice?: ToolChoice } {
-  const tools = value === undefined || value === null ? [] : parseToolList(value);
+function parseTools(value: unknown, choice: unknown): { tools: ResponsesFunctionTool[]; offered?: ToolDefinition[]; choice: ResponsesToolChoice; toolChoice?: ToolChoice; droppedTools: string[] } {
+  const { tools, droppedTools } = value === undefined || value === null ? { tools: [], droppedTools: [] } : parseToolList(value);
   if (choice === undefined || choice === null || choice === "auto" || choice === "none") {
     const offered = choice === "none" || tools.length === 0 ? undefined : tools.map(definition);
-    return { tools, ...(offered === undefined ? {} : { offered }), choice: choice === "none" ? "none" : "auto" };
+    return { tools, ...(offered === undefined ? {} : { offered }), choice: choice === "none" ? "none" : "auto", droppedTools };
   }
-  if (tools.length === 0) throw new RequestFieldError("tool_choice", "needs tools");
-  if (choice === "required") return { tools, offered: tools.map(definition), choice, toolChoice: { type: "required" } };
   if (isRecord(choice)) refuseInheritedNames(choice, "tool_choice");
+  if (isRecord(choice) && hostedTool(choice.type)) {
+    throw new RequestFieldError("tool_choice", `forces a ${String(choice.type)} tool, which the gateway leaves out (no upstream it speaks can run it); send tool_choice auto or name a function tool`);
+  }
+  if (tools.length === 0 && droppedTools.length > 0) throw new RequestFieldError("tool_choice", "forces a tool call, but every tool offered is one the gateway leaves out; send tool_choice auto or offer a function tool");
+  if (tools.length === 0) throw new RequestFieldError("tool_choice", "needs tools");
+  if (choice === "required") return { tools, offered: tools.map(definition), choice, toolChoice: { type: "required" }, droppedTools };
   const name = isRecord(choice) && choice.type === "function" ? choice.name : undefined;
   const named = tools.filter((t) => t.name === name);
   if (named.length === 0) throw new RequestFieldError("tool_choice", "must be none, auto, required or { type: \"function\", name } naming one of tools");
   // A forced function: it is the only one offered, and the reply must call it.
-  return { tools, offered: named.map(definition), choice: { type: "function", name: name as string }, toolChoice: { type: "tool", name: name as string } };
+  return { tools, offered: named.map(definition), choice: { type: "function", name: name as string }, toolChoice: { type: "tool", name: name as string }, droppedTools };
 }
 
-function parseToolList(value: unknown): ResponsesFunctionTool[] {
+/**
+ * Tools OpenAI runs itself or that need OpenAI's model (hosted search, files, code, images, computer use, MCP, a shell,
+ * freeform `custom` tools and `namespace` groups): a dated variant (`web_search_preview_2025_03_11`) is its type.
+ */
+const hostedTools = new Set(["web_search", "web_search_preview", "namespace", "custom", "local_shell", "shell", "apply_patch", "file_search", "code_interpreter", "image_generation", "computer_use_preview", "computer_use", "mcp"]);
+
+function hostedTool(type: unknown): boolean {
+  return typeof type === "string" && hostedTools.has(type.replace(/_\d{4}_\d{2}_\d{2}$/u, ""));
+}
+
+/**
+ * The function tools, and the hosted ones left out of what the upstream sees (`ChatRequest.droppedTools`, as `type`
+ * or `type:name`, an MCP tool by its `server_label`). Any other type is refused naming it.
+ */
+function parseToolList(value: unknown): { tools: ResponsesFunctionTool[]; droppedTools: string[] } {
   if (!Array.isArray(value)) throw new RequestFieldError("tools", "must be an array of { type: \"function\", name, parameters }");
-  return value.map((tool, i): ResponsesFunctionTool => {
+  const droppedTools: string[] = [];
+  const tools = value.flatMap((tool, i): ResponsesFunctionTool[] => {
     const at = `tools[${i}]`;
     if (!isRecord(tool)) throw new RequestFieldError(at, "must be { type: \"function\", name, description?, parameters?, strict? }");
-    if (tool.type !== "function") throw new RequestFieldError(`${at}.type`, `tools of type ${JSON.stringify(tool.type)} are not supported by the gateway; send function tools only`);
+    if (hostedTool(tool.type)) {
+      refuseInheritedNames(tool, at);
+      droppedTools.push(droppedToolLabel(tool, at, tool.type === "mcp" ? "server_label" : "name"));
+      return [];
+    }
+    if (tool.type !== "function") throw new RequestFieldError(`${at}.type`, `tools of type ${JSON.stringify(tool.type)} are not supported by the gateway; send function tools (hosted tools are left out)`);
     for (const [key, v] of Object.entries(tool)) if (!toolFields.has(key) && v !== undefined && v !== null) throw new RequestFieldError(`${at}.${key}`, "is not supported by the gateway; remove it");
     if (typeof tool.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/u.test(tool.name)) throw new RequestFieldError(`${at}.name`, "must be 1–64 letters, digits, _ or -");
     const description = tool.description ?? null;
@@ -279,8 +334,9 @@ function parseToolList(value: unknown): ResponsesFunctionTool[] {
     if (parameters !== null && !isRecord(parameters)) throw new RequestFieldError(`${at}.parameters`, "must be a JSON schema object");
     const strict = tool.strict ?? null;
     if (strict !== null && typeof strict !== "boolean") throw new RequestFieldError(`${at}.strict`, "must be true or false");
-    return { type: "function", name: tool.name, description, parameters, strict };
+    return [{ type: "function", name: tool.name, description, parameters, strict }];
   });
+  return { tools, droppedTools };
 }
 
 function definition(tool: ResponsesFunctionTool): ToolDefinition {
