@@ -57,7 +57,8 @@ export function parseMessagesRequest(body: unknown, bounds: RequestBounds): Chat
   const format = schema === undefined ? {} : { schema: { schema }, responseFormat: { type: "json" as const, schema } };
   parseContextManagement(body.context_management);
   // Carried on the loop's request, not sent upstream: `output_config.effort` says it outright, a thinking budget by its size.
-  const reasoningEffort = effort ?? parseThinking(body.thinking);
+  const thinkingEffort = parseThinking(body.thinking);
+  const reasoningEffort = effort ?? thinkingEffort;
   const user = parseMetadata(body.metadata);
   const carried = { ...(reasoningEffort === undefined ? {} : { reasoningEffort }), ...(user === undefined ? {} : { user }), droppedTools };
   // Anthropic's stream always carries usage (message_start and message_delta), so the client always gets it.
