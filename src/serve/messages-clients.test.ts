@@ -163,7 +163,7 @@ describe("the official Anthropic client on /v1/messages", () => {
       assert.equal((error.error as { error: { param: string } }).error.param, "messages[0].content[1]");
       return true;
     });
-    await assert.rejects(anthropic.messages.create({ ...ask, tools: [{ type: "web_search_20250305", name: "web_search" }] }), (error: unknown) => error instanceof Anthropic.BadRequestError && /tools\[0\]\.type/u.test(error.message));
+    await assert.rejects(anthropic.messages.create({ ...ask, tools: [{ type: "web_search_20250305", name: "web_search" }], tool_choice: { type: "tool", name: "web_search" } }), (error: unknown) => error instanceof Anthropic.BadRequestError && /tool_choice/u.test(error.message));
     const { max_tokens: _dropped, ...withoutMax } = ask;
     await assert.rejects(anthropic.messages.create(withoutMax as typeof ask), (error: unknown) => error instanceof Anthropic.BadRequestError && /max_tokens: is required/u.test(error.message));
     await assert.rejects(anthropic.messages.countTokens({ model: ask.model, system: ask.system, messages: ask.messages }), (error: unknown) => {

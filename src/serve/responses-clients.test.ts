@@ -135,7 +135,7 @@ describe("the Responses door with real clients", () => {
     const { upstream, gateway } = await setup(t, reply("unused"));
     const openai = client(gateway.url);
     await assert.rejects(openai.responses.create({ model: UPSTREAM_MODEL, input: "x", previous_response_id: "resp_0" }), (e: unknown) => e instanceof APIError && e.status === 400 && e.param === "previous_response_id");
-    await assert.rejects(openai.responses.create({ model: UPSTREAM_MODEL, input: "x", tools: [{ type: "web_search" }] }), (e: unknown) => e instanceof APIError && e.status === 400 && e.param === "tools[0].type");
+    await assert.rejects(openai.responses.create({ model: UPSTREAM_MODEL, input: "x", tools: [{ type: "web_search" }], tool_choice: { type: "web_search" } as never }), (e: unknown) => e instanceof APIError && e.status === 400 && e.param === "tool_choice");
     assert.equal(upstream.requests.length, 0);
   });
 
@@ -286,7 +286,7 @@ describe("the Responses door when things go wrong", () => {
       ["{not json", 400, "body"],
       ["[1, 2]", 400, "body"],
       [{ model: UPSTREAM_MODEL, input: [{ role: "user", content: [{ type: "input_image", image_url: "data:image/png;base64,AAAA" }] }] }, 400, "input[0].content[0]"],
-      [{ model: UPSTREAM_MODEL, input: [{ type: "reasoning", id: "rs_1", summary: [] }] }, 400, "input[0]"],
+      [{ model: UPSTREAM_MODEL, input: [{ type: "item_reference", id: "msg_1" }] }, 400, "input[0]"],
       [{ model: UPSTREAM_MODEL, input: "x", conversation: "conv_1" }, 400, "conversation"],
       [{ model: UPSTREAM_MODEL, input: "x", background: true }, 400, "background"],
       [{ model: UPSTREAM_MODEL, input: "x", tools: [{ type: "function", name: "f", parameters: { type: "object" } }], tool_choice: { type: "function", name: "g" }, reflect: {} }, 400, "tool_choice"],

@@ -5,11 +5,12 @@
  * Structured outputs (`output_config.format`, a JSON schema) are asked of the upstream and checked, as the chat door's
  * `response_format` is; the conversation reaches the loop in the same text the chat door gives the same conversation.
  *
- * Departures from Anthropic's API, each refused with a 400 naming the field rather than silently dropped:
- * - only `text`, `tool_use` (assistant turns) and `tool_result` (user turns) content blocks: images, documents,
- *   thinking and server-tool blocks are refused, naming the block (`messages[2].content[1]`);
- * - only custom tools: server tools (`web_search_…`, `bash_…`, …) run on Anthropic's servers, not on an upstream;
- * - `thinking` only absent or `{ type: "disabled" }`, `top_k` only absent (no upstream the gateway speaks takes it),
+ * Departures from Anthropic's API, each refused with a 400 naming the field rather than silently dropped, but for what
+ * no upstream can use (earlier thinking blocks, server tools: left out, the tools named in `x-reflect-dropped-tools`):
+ * - only `text`, `tool_use` (assistant turns) and `tool_result` (user turns) content blocks: images, documents and
+ *   server-tool blocks are refused, naming the block (`messages[2].content[1]`); assistant thinking blocks are left out;
+ * - only custom tools reach the upstream: server tools (`web_search_…`, `bash_…`, …) run on Anthropic's servers;
+ * - `thinking` and `output_config.effort` only carried as an effort (`ChatRequest.reasoningEffort`), `top_k` only absent (no upstream the gateway speaks takes it),
  *   `max_tokens` at least 1 (Anthropic's 0 pre-warms a prompt cache the gateway does not have), at most
  *   `maxStopSequences` stop sequences.
  * What the gateway cannot know it does not claim: `stop_reason` is `end_turn` when a stop sequence ended the reply
@@ -56,7 +57,8 @@ export function parseMessagesRequest(body: unknown, bounds: RequestBounds): Chat
   const format = schema === undefined ? {} : { schema: { schema }, responseFormat: { type: "json" as const, schema } };
   parseContextManagement(body.context_management);
   // Carried on the loop's request, not sent upstream: `output_config.effort` says it outright, a thinking budget by its size.
-  const reasoningEffort = effort ?? parseThinking(body.thinking);
+  const thinkingEffort = parseThinking(body.thinking);
+  const reasoningEffort = effort ?? thinkingEffort;
   const user = parseMetadata(body.metadata);
   const carried = { ...(reasoningEffort === undefined ? {} : { reasoningEffort }), ...(user === undefined ? {} : { user }), droppedTools };
   // Anthropic's stream always carries usage (message_start and message_delta), so the client always gets it.

@@ -7,8 +7,9 @@
  *
  * The gateway is stateless: it stores no response, so `store` is accepted and honoured as false whatever its value
  * (the answer says `store: false`), and `previous_response_id` or `conversation` are refused with a 400 that says to
- * send the whole conversation in `input`. Hosted tools, reasoning, background mode, images and files are refused with a
- * 400 naming the field, never dropped.
+ * send the whole conversation in `input`. Hosted tools are left out and named in `x-reflect-dropped-tools`, earlier
+ * reasoning items left out, `reasoning.effort` carried (`ChatRequest.reasoningEffort`); background mode, images and
+ * files are refused with a 400 naming the field.
  */
 import { RequestFieldError } from "../../errors.js";
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
