@@ -22,7 +22,10 @@ export interface ReplayRequest {
 export interface ReplayRequestOptions {
   /** The body's `model`: the gateway serves one model, so any name does; the record's model by default. */
   model: string;
-  /** The answer's token limit where the record does not keep the request's own (`record.options`); Messages requires one. */
+  /**
+   * The answer's token limit for a record that kept no options (written before they were kept); a record whose
+   * options hold no `max_tokens` replays without one, except on Messages, which requires one.
+   */
   maxTokens: number;
 }
 
