@@ -82,7 +82,8 @@ describe("reflect distill's data: one pass from a gateway record", () => {
     const { files } = await writeDistillData({ from: [path.join(dir, "record")], out: path.join(dir, "run"), heldOut: 0, seed: 1, tenants: allTenants, replayRequest: (e) => ({ id: e.id }) });
     const rows = (await readSftData(files.train)).rows;
     const tools = rows.find((r) => r.messages.some((m) => m.content === "Weather in Paris?"));
-    assert.deepEqual(tools?.messages.slice(0, 2), [{ role: "system", content: toolsSystemPrompt([weather]) }, { role: "user", content: "Weather in Paris?" }]);
+    // The request forced a call (toolsRequired): the prompt asks for one, as the engine serving it was asked.
+    assert.deepEqual(tools?.messages.slice(0, 2), [{ role: "system", content: toolsSystemPrompt([weather], { type: "required" }) }, { role: "user", content: "Weather in Paris?" }]);
     const answer = tools?.messages.at(-1)?.content ?? "";
     assert.equal(answer, 'Looking it up.\n<tool_call>[{"name":"get_weather","arguments":{"city":"Paris"}}]</tool_call>');
     const read = readToolCallBlocks(answer);

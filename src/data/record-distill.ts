@@ -99,10 +99,14 @@ export function selectEpisode(episode: Episode, source: string, record: RequestR
   return "unjudged";
 }
 
-/** The conversation as the model is shown it: the request's messages, with the tools prompt where it offered tools. */
+/**
+ * The conversation as the model is shown it: the request's messages (tool turns as text), with the tools prompt where
+ * it offered tools, asking for a call where the request forced one, as the embedded model is asked when serving it.
+ */
 function promptOf(record: RequestRecord): ChatMessage[] {
   const tools = record.checks.tools;
-  return tools === undefined || tools.length === 0 ? record.messages.map(plain) : withToolsPrompt(record.messages, tools);
+  if (tools === undefined || tools.length === 0) return record.messages.map(plain);
+  return withToolsPrompt(record.messages, tools, record.checks.toolsRequired === true ? { type: "required" } : undefined);
 }
 
 const keyOf = (prompt: readonly ChatMessage[]): string => createHash("sha256").update(JSON.stringify(prompt)).digest("hex");

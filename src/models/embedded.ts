@@ -241,7 +241,7 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
     async countTokens(request) {
       if (closed) throw new ModelCallError("the embedded model was closed", undefined, false);
       const tools = request.tools !== undefined && request.tools.length > 0 ? request.tools : undefined;
-      const messages = tools === undefined ? toolTurnsAsText(request.messages) : withToolsPrompt(request.messages, tools);
+      const messages = tools === undefined ? toolTurnsAsText(request.messages) : withToolsPrompt(request.messages, tools, request.toolChoice);
       // The context a generation evaluates: the chat template over the history and the model turn it opens.
       const chat = (slots[0] as Slot).chat;
       const { contextText } = chat.chatWrapper.generateContextState({ chatHistory: [...toHistory(messages), { type: "model", response: [] }] });

@@ -650,3 +650,39 @@ describe("createHttpModel", () => {
     assert.deepEqual({ ...defaultRetryPolicy }, { maxRetries: 4, initialDelayMs: 500, maxDelayMs: 20_000 });
   });
 });
+
+describe("createHttpModel: tool turns, tool choice, strict and the token limit on the wire", () => {
+  it("sends tool calls and results as tool_calls and tool messages, a forced tool as tool_choice, strict on the tool", async (t) => {
+    const server = await startServer(t, replyJson(completion("ok")));
+    const model = modelFor(server);
+    await model.doGenerate({
+      maxTokens: 9,
+      messages: [
+        { role: "user", content: "Weather in Oslo?" },
+        { role: "assistant", content: "Looking.", toolCalls: [{ id: "call_a", name: "get_weather", arguments: '{"city":"Oslo"}' }] },
+        { role: "tool", toolCallId: "call_a", content: "4 C", isError: true },
+      ],
+      tools: [{ name: "get_weather", parameters: { type: "object" }, strict: true }],
+      toolChoice: { type: "tool", name: "get_weather" },
+    });
+    const body = server.requests[0]?.body as Record<string, unknown>;
+    assert.deepEqual(body.messages, [
+      { role: "user", content: "Weather in Oslo?" },
+      { role: "assistant", content: "Looking.", tool_calls: [{ id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] },
+      { role: "tool", tool_call_id: "call_a", content: "4 C" },
+    ]);
+    assert.deepEqual(body.tools, [{ type: "function", function: { name: "get_weather", parameters: { type: "object" }, strict: true } }]);
+    assert.deepEqual(body.tool_choice, { type: "function", function: { name: "get_weather" } });
+    assert.equal(body.max_tokens, 9);
+  });
+
+  it("sends tool_choice required for any tool, none without tools, and no max_tokens where none is asked", async (t) => {
+    const server = await startServer(t, replyJson(completion("ok")));
+    const model = modelFor(server);
+    await model.doGenerate({ messages: [{ role: "user", content: "hi" }], tools: [{ name: "f" }], toolChoice: { type: "required" } });
+    await model.doGenerate({ messages: [{ role: "user", content: "hi" }], toolChoice: { type: "required" } });
+    assert.equal(server.requests[0]?.body.tool_choice, "required");
+    assert.deepEqual([server.requests[1]?.body.tool_choice, server.requests[1]?.body.tools], [undefined, undefined]);
+    assert.ok(server.requests.every((r) => !Object.hasOwn(r.body, "max_tokens")));
+  });
+});

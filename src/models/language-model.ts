@@ -139,7 +139,7 @@ export interface LanguageModel {
    * The prompt tokens a generation of these messages (and tools) would evaluate, where the backend can count them
    * without generating (the embedded engine, with its chat template and tokenizer). Absent: it cannot.
    */
-  countTokens?(request: Pick<GenerateRequest, "messages" | "tools">): Promise<number>;
+  countTokens?(request: Pick<GenerateRequest, "messages" | "tools" | "toolChoice">): Promise<number>;
   /** Releases native memory or sockets. Idempotent. */
   close(): Promise<void>;
 }

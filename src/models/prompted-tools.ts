@@ -19,11 +19,9 @@ export function toolsSystemPrompt(tools: readonly ToolDefinition[], choice?: Too
     `<tools>[${listed.join(", ")}]</tools>`,
     "To call functions, reply with a JSON list of calls inside <tool_call></tool_call>, each call with the function's name and an object of arguments that fits its parameters, for example:",
     '<tool_call>[{"name": "function_name", "arguments": {"argument_name": "value"}}]</tool_call>',
-    choice === undefined
-      ? "If no function fits the request, answer in plain text instead."
-      : choice.type === "tool"
-        ? `You must call the function ${JSON.stringify(choice.name)}; do not answer in plain text.`
-        : "You must call at least one of these functions; do not answer in plain text.",
+    // One sentence for either forced choice: a named tool is the only one listed, and a record keeps only that a call
+    // was required, so a training prompt rebuilt from it (`reflect distill`) reads as the served one did.
+    choice === undefined ? "If no function fits the request, answer in plain text instead." : "You must call at least one of these functions; do not answer in plain text.",
   ].join("\n");
 }
 

@@ -54,8 +54,8 @@ export async function countTokens(c: Context<Env>, dialect: Dialect, context: Co
     // The same reading as a message's; count_tokens bodies carry no max_tokens, which a message needs.
     const request = (await lane.run(() => readChat(typeof body === "object" && body !== null && !Array.isArray(body) ? { ...body, max_tokens: 1 } : body, false, { ...context.readingOf(dialect.name), plan: false }))).chat;
     if (request === undefined) throw new Error("count_tokens read no request");
-    const tools = request.sampling.tools;
-    return jsonReply(200, { input_tokens: await count({ messages: request.messages, ...(tools === undefined ? {} : { tools }) }) }, secret());
+    const { tools, toolChoice } = request.sampling;
+    return jsonReply(200, { input_tokens: await count({ messages: request.messages, ...(tools === undefined ? {} : { tools }), ...(toolChoice === undefined ? {} : { toolChoice }) }) }, secret());
   } catch (error) {
     return refusalReply(refusalOf(error, { timedOut: false, clientGone: error instanceof ClientGone }, limits), dialect, secret());
   }

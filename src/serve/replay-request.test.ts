@@ -32,6 +32,18 @@ const records: Record<string, RequestRecord> = {
     ],
     checks: { tools: [weather], toolsRequired: true },
   },
+  "tool calls and their results as structured turns, a failed one marked, and a strict tool": {
+    messages: [
+      { role: "user", content: "Weather in Paris and Rome?" },
+      { role: "assistant", content: "Looking.", toolCalls: [{ id: "call_p", name: "get_weather", arguments: '{"city":"Paris"}' }, { id: "call_r", name: "get_weather", arguments: '{"city":"Rome"}' }] },
+      { role: "tool", toolCallId: "call_p", content: "sunny" },
+      { role: "tool", toolCallId: "call_r", content: "no such city", isError: true },
+      { role: "assistant", content: "", toolCalls: [{ id: "call_r2", name: "get_weather", arguments: '{"city":"Roma"}' }] },
+      { role: "tool", toolCallId: "call_r2", content: "rain" },
+      { role: "user", content: "Thanks. And tomorrow?" },
+    ],
+    checks: { tools: [{ ...weather, strict: true }], toolsRequired: true },
+  },
   "a registered task's item and Python tests": {
     messages: [{ role: "user", content: "Write f." }],
     checks: { task: { name: "gsm8k", item: { question: "2 + 2?", answer: "4" } }, tests: ["assert f() == 1"] },
@@ -45,7 +57,9 @@ describe("replayRequest: a recorded request as a gateway request again", () => {
         const replay = replayRequest("req-1", { ...record, dialect }, { model: "upstream", maxTokens: 64 });
         assert.deepEqual([replay.id, replay.dialect, replay.route], ["req-1", dialect, { chat: "/v1/chat/completions", responses: "/v1/responses", messages: "/v1/messages" }[dialect]]);
         const parsed = parsers[dialect]!(JSON.parse(JSON.stringify(replay.body)));
-        assert.deepEqual(parsed.messages, record.messages);
+        // A failed tool result is marked only in Messages (`is_error`); Chat and Responses have no field for it.
+        const messages = dialect === "messages" ? record.messages : record.messages.map((m) => (m.role === "tool" ? { role: m.role, toolCallId: m.toolCallId, content: m.content } : m));
+        assert.deepEqual(parsed.messages, messages);
         // Anthropic's output_config names no schema: a Messages record never carries a name to lose.
         const schema = record.checks.schema;
         const expected = dialect === "messages" && schema !== undefined ? { ...record.checks, schema: { schema: schema.schema } } : record.checks;
@@ -54,6 +68,17 @@ describe("replayRequest: a recorded request as a gateway request again", () => {
         assert.equal(parsed.sampling.maxTokens, 64);
       });
     }
+  }
+
+  for (const dialect of ["chat", "responses"] as const) {
+    it(`${dialect}: a record whose request set no max_tokens replays without one`, () => {
+      const record: RequestRecord = { messages: [{ role: "user", content: "hi" }], checks: { regex: { pattern: "^\\d+$" } }, dialect, options: { reflect: { max_turns: 2, feedback: "detailed", budget: { tokens: 2000, calls: 6, seconds: 60 }, on_failure: "return" } } };
+      const replay = replayRequest("r", record, { model: "m", maxTokens: 16 });
+      assert.deepEqual([replay.body.max_tokens, replay.body.max_output_tokens], [undefined, undefined]);
+      const { defaultMaxTokens: _operatorCap, ...unbounded } = bounds;
+      const parse = dialect === "chat" ? parseChatRequest : parseResponsesRequest;
+      assert.equal(parse(JSON.parse(JSON.stringify(replay.body)), unbounded).sampling.maxTokens, undefined);
+    });
   }
 
   for (const dialect of ["chat", "responses", "messages"] as const) {

@@ -1,6 +1,6 @@
 import type { RecordedRequestOptions, RequestCheckSpec, RequestRecord } from "../critics/request/request-task.js";
-import type { ChatMessage, TextMessage, ToolDefinition } from "../models/language-model.js";
-import { messageAsText } from "../models/prompted-tools.js";
+import type { ChatMessage, ToolDefinition } from "../models/language-model.js";
+import { toolInput } from "./dialects/messages.js";
 import { dialectNamed, dialectNames, type DialectName } from "./dialects/index.js";
 
 /**
@@ -22,7 +22,10 @@ export interface ReplayRequest {
 export interface ReplayRequestOptions {
   /** The body's `model`: the gateway serves one model, so any name does; the record's model by default. */
   model: string;
-  /** The answer's token limit where the record does not keep the request's own (`record.options`); Messages requires one. */
+  /**
+   * The answer's token limit for a record that kept no options (written before they were kept); a record whose
+   * options hold no `max_tokens` replays without one, except on Messages, which requires one.
+   */
   maxTokens: number;
 }
 
@@ -45,7 +48,7 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
   const bodies: Record<DialectName, () => Record<string, unknown>> = {
     chat: () => ({
       model: options.model,
-      messages: record.messages.map(plain),
+      messages: record.messages.map(chatTurn),
       ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
       ...sampling,
       ...(recorded?.stop === undefined ? {} : { stop: recorded.stop }),
@@ -57,7 +60,7 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
     }),
     responses: () => ({
       model: options.model,
-      input: record.messages.map(plain),
+      input: record.messages.flatMap(responsesItems),
       ...(maxTokens === undefined ? {} : { max_output_tokens: maxTokens }),
       ...sampling,
       ...(recorded?.json_object === true ? { text: { format: { type: "json_object" } } } : {}),
@@ -73,12 +76,12 @@ export function replayRequest(id: string, record: RequestRecord, options: Replay
         model: options.model,
         // A system message where Anthropic's API puts it (the top-level `system`) when it leads; elsewhere as recorded.
         ...(onlyLeading && system.length > 0 ? { system: system.map((m) => m.content).join("") } : {}),
-        messages: (onlyLeading ? record.messages.filter((m) => m.role !== "system") : record.messages).map(plain),
+        messages: (onlyLeading ? record.messages.filter((m) => m.role !== "system") : record.messages).map(messagesTurn),
         max_tokens: maxTokens ?? options.maxTokens,
         ...sampling,
         ...(recorded?.stop === undefined ? {} : { stop_sequences: recorded.stop }),
         ...(checks.schema === undefined ? {} : { output_config: { format: { type: "json_schema", schema: checks.schema.schema } } }),
-        ...toolFields(checks, (t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.parameters ?? { type: "object", properties: {} } }), { type: "any" }),
+        ...toolFields(checks, (t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.parameters ?? { type: "object", properties: {} }, ...(t.strict === undefined ? {} : { strict: t.strict }) }), { type: "any" }),
         reflect,
       };
     },
@@ -118,9 +121,29 @@ function toolFields(checks: RequestCheckSpec, tool: (t: ToolDefinition) => Recor
 }
 
 function functionOf(t: ToolDefinition): Record<string, unknown> {
-  return { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), ...(t.parameters === undefined ? {} : { parameters: t.parameters }) };
+  return { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), ...(t.parameters === undefined ? {} : { parameters: t.parameters }), ...(t.strict === undefined ? {} : { strict: t.strict }) };
 }
 
-function plain(m: ChatMessage): TextMessage {
-  return messageAsText(m);
+/** A turn as a Chat Completions message: calls as `tool_calls`, a result as a `tool` message. */
+function chatTurn(m: ChatMessage): Record<string, unknown> {
+  if (m.role === "tool") return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
+  if (m.role !== "assistant" || m.toolCalls === undefined || m.toolCalls.length === 0) return { role: m.role, content: m.content };
+  const tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+  return { role: "assistant", content: m.content === "" ? null : m.content, tool_calls };
+}
+
+/** A turn as Responses input items: an assistant's text as a message then one `function_call` per call; a result as a `function_call_output`. */
+function responsesItems(m: ChatMessage): Array<Record<string, unknown>> {
+  if (m.role === "tool") return [{ type: "function_call_output", call_id: m.toolCallId, output: m.content }];
+  if (m.role !== "assistant" || m.toolCalls === undefined || m.toolCalls.length === 0) return [{ role: m.role, content: m.content }];
+  const calls = m.toolCalls.map((c) => ({ type: "function_call", call_id: c.id, name: c.name, arguments: c.arguments }));
+  return [...(m.content === "" ? [] : [{ role: "assistant", content: m.content }]), ...calls];
+}
+
+/** A turn as a Messages message: calls as `tool_use` blocks after the text, a result as a user turn's `tool_result`. */
+function messagesTurn(m: ChatMessage): Record<string, unknown> {
+  if (m.role === "tool") return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: m.content, ...(m.isError === true ? { is_error: true } : {}) }] };
+  if (m.role !== "assistant" || m.toolCalls === undefined || m.toolCalls.length === 0) return { role: m.role, content: m.content };
+  const uses = m.toolCalls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: toolInput(c.arguments) }));
+  return { role: "assistant", content: [...(m.content === "" ? [] : [{ type: "text", text: m.content }]), ...uses] };
 }

@@ -5,7 +5,7 @@
  * `outDir` keeps a log of the ones answered, so a run cut short resumes where it was.
  *
  * What a record keeps is the loop's request: the conversation (tool calls and tool results as structured turns, sent
- * again in their text form, `toolTurnsAsText`), the checks (schema, tools, regex, tests, task), and the sampling and `reflect` options
+ * again in the dialect's own tool fields), the checks (schema, tools, regex, tests, task), and the sampling and `reflect` options
  * (`RequestRecord.options`). Each request goes back by the door it came in (`record.dialect`), rebuilt by
  * `replayRequest`; every door reads its body into the same loop request, so the loop runs as it did. A record written
  * before the options were kept replays with the gateway's defaults for them.
