@@ -101,7 +101,9 @@ describe("agents' bodies through the translating doors", () => {
     for (const field of refusedUpstreamFields) assert.ok(!seen.keys.includes(field), `the upstream was sent ${field}`);
     assert.deepEqual(seen.tools, ["Bash"]);
     assert.ok(!seen.text.includes("I will run ls") && !seen.text.includes("EqQB"), "the earlier thinking is left out");
-    assert.match(seen.text, /tool_response id=\\"toolu_01A\\"/u);
+    // The tool turn reaches a tool-speaking upstream as a structured call and result.
+    assert.match(seen.text, /"tool_calls":\[\{"id":"toolu_01A"/u);
+    assert.match(seen.text, /"role":"tool","tool_call_id":"toolu_01A"/u);
 
     // Forcing the dropped tool: refused before the upstream is called.
     const forced = await post("/v1/messages", { ...claudeCodeBody(), tool_choice: { type: "tool", name: "web_search" } });
