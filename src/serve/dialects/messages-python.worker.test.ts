@@ -98,10 +98,10 @@ describe("the official Anthropic Python client reads the Messages dialect", () =
   });
 
   it("gets a 400 naming the field, a 422 with checks_failed and reflect, and a stream's error event, each as the client's error", async () => {
-    const bad = await runAnthropicPythonClient(python, { baseUrl, apiKey: KEY, request: { ...request, thinking: { type: "enabled", budget_tokens: 2048 } }, mode: "create" });
+    const bad = await runAnthropicPythonClient(python, { baseUrl, apiKey: KEY, request: { ...request, thinking: { type: "enabled" } }, mode: "create" });
     const badError = (bad.create as AnthropicClientHttpError).error;
     assert.deepEqual([badError.status, badError.type], [400, "BadRequestError"]);
-    assert.deepEqual((badError.body as { error: unknown }).error, { type: "invalid_request_error", message: 'thinking: extended thinking is not supported by the gateway; remove it or send { "type": "disabled" }', param: "thinking" });
+    assert.deepEqual((badError.body as { error: unknown }).error, { type: "invalid_request_error", message: 'thinking.budget_tokens: is required with { "type": "enabled" }: the most tokens the model may think in', param: "thinking.budget_tokens" });
 
     const failed = await runAnthropicPythonClient(python, { baseUrl, apiKey: KEY, request, reflect: { on_failure: "error" }, mode: "create" });
     const failedError = (failed.create as AnthropicClientHttpError).error;

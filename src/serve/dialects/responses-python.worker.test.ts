@@ -118,8 +118,10 @@ describe("the official openai Python client on the Responses dialect", () => {
       },
       mode: "create",
     });
-    assert.deepEqual(parsed.at(-1)?.checks.tools, [{ name: "weather", parameters: { type: "object", properties: { city: { type: "string" } } } }]);
-    assert.equal(parsed.at(-1)?.messages[2]?.content, '<tool_response id="call_1">\n21 C\n</tool_response>');
+    assert.deepEqual(parsed.at(-1)?.checks.tools, [{ name: "weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }]);
+    // The tool turn is structured: a call on the assistant turn, its output a tool message.
+    assert.deepEqual(parsed.at(-1)?.messages[1], { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "weather", arguments: '{"city":"Rome"}' }] });
+    assert.deepEqual(parsed.at(-1)?.messages[2], { role: "tool", toolCallId: "call_1", content: "21 C" });
     const output = (result.create as PythonResponsesCreateResult).response.output as Array<Record<string, unknown>>;
     assert.deepEqual(output, [{ type: "function_call", id: `fc_${parsed.length}_0`, call_id: "call_7", name: "weather", arguments: '{"city":"Oslo"}', status: "completed" }]);
   });
