@@ -116,7 +116,8 @@ function upstreamHeaders(incoming: RelayExchange["incoming"], secret: string | u
  * the path: `?x=@evil` and `?p=%2F..` stay query parameters of the upstream's own path.
  */
 export function relayPath(base: URL, dialect: Pick<Dialect, "upstreamPath">, requestUrl: string | undefined): string {
-  const client = requestUrl === undefined ? "" : new URL(requestUrl, "http://gateway.invalid").search.slice(1);
+  // Most relayed requests carry no query: no URL parse on that path.
+  const client = requestUrl === undefined || !requestUrl.includes("?") ? "" : new URL(requestUrl, "http://gateway.invalid").search.slice(1);
   const own = base.search.slice(1);
   const query = [own, client].filter((q) => q !== "").join("&");
   return `${base.pathname}${dialect.upstreamPath}${query === "" ? "" : `?${query}`}`;
