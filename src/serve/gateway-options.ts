@@ -13,6 +13,7 @@ import type { RecordWriter } from "../record/record-writer.js";
 import type { Tracer } from "../telemetry/tracer.js";
 import type { GatewayArms } from "./arms.js";
 import type { Dialect } from "./dialects/index.js";
+import type { GatewayConfig } from "./gateway-config-types.js";
 import type { GatewayObserver } from "./observer.js";
 import type { UpstreamHttp } from "./pass-through.js";
 import type { TenantKey } from "./tenants.js";
@@ -130,6 +131,11 @@ export interface GatewayOptions {
   judges?: ReadonlyMap<string, LanguageModel>;
   /** Told of every chat-completion request once, however it ended. */
   observer?: GatewayObserver;
+  /**
+   * The operator's config file (`reflect serve --config`), validated: its policies apply to requests by tenant, model and
+   * route. Absent: requests reflect only when they carry `reflect`, as always.
+   */
+  config?: GatewayConfig;
   /** Every reflected request's episode is appended, and synced, before its response is sent. */
   recorder?: RecordWriter;
   /**
