@@ -52,5 +52,6 @@ describe("loadInstructions", () => {
     bad('{"id": "a"}\n', /"text" must be a non-empty string/, 1);
     bad('["a"]\n', /must be an object/, 1);
     assert.throws(() => loadInstructions("/nonexistent/x.json"), /cannot read the instructions file/);
+    for (const empty of ["", "\n\n", "[]", "  [ ]\n"]) assert.throws(() => loadInstructions(file("empty.jsonl", empty)), (error: unknown) => error instanceof InputError && /empty\.jsonl: holds no instructions/.test(error.message));
   });
 });

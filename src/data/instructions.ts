@@ -63,7 +63,8 @@ export function instructionPool(): ReflectionInstruction[] {
 
 /**
  * A user's own instructions: a JSON array, or JSON lines, of `{"id": "...", "text": "..."}`. Ids must be unique, also
- * against the pool's. Bad input is an InputError naming the file and the line.
+ * against the pool's. Bad input is an InputError naming the file and the line; a file with none (empty, blank lines,
+ * `[]`) is one too, as a run on no instructions would produce nothing.
  */
 export function loadInstructions(file: string, pool: readonly ReflectionInstruction[] = instructionPool()): ReflectionInstruction[] {
   let text: string;
@@ -75,6 +76,7 @@ export function loadInstructions(file: string, pool: readonly ReflectionInstruct
   // A JSON array counts entries, JSON lines count lines: an entry's problem names its entry, a line's its line.
   const array = text.trimStart().startsWith("[");
   const entries = parseRecordText(file, text).map(({ value, line }) => ({ value, line: array ? 1 : line, entry: line }));
+  if (entries.length === 0) throw new InputError("holds no instructions: write a JSON array, or JSON lines, of {\"id\", \"text\"}", file);
   const seen = new Set(pool.map((i) => i.id));
   return entries.map(({ value, line, entry }) => {
     const where = array ? `entry ${entry}: ` : "";
