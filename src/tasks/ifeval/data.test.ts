@@ -5,6 +5,9 @@ import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { InputError } from "../../errors.js";
 import { evaluateIfeval, ifevalFamily, ifevalMetrics, ifevalTask, INSTRUCTION_IDS, loadIfeval, parseIfevalRecord } from "./index.js";
+import { loadLanguageDetector } from "./language.js";
+
+await loadLanguageDetector();
 
 const dataDir = resolve(process.cwd(), process.env.REFLECTKIT_DATA ?? "../shared/data");
 const inputFile = join(dataDir, "ifeval", "input_data.jsonl");
@@ -32,13 +35,13 @@ describe("IFEval input_data.jsonl (shared data)", () => {
     for (const { id, record } of items) {
       assert.equal(task.prompt(record)[0]?.content, record.prompt, id);
       for (const output of ["", "I cannot help with that.", record.prompt]) {
-        const verdict = task.verify(record, output);
+        const verdict = await task.verify(record, output);
         assert.equal(typeof verdict.correct, "boolean", id);
         assert.equal(evaluateIfeval(record, output).length, record.instruction_id_list.length, id);
       }
     }
     const repeats = items.filter(({ record }) => record.instruction_id_list.length === 1 && record.instruction_id_list[0] === "combination:repeat_prompt");
-    for (const { record } of repeats) assert.equal(task.verify(record, `${String(record.kwargs[0]?.prompt_to_repeat)}\nMy answer.`).correct, true);
+    for (const { record } of repeats) assert.equal((await task.verify(record, `${String(record.kwargs[0]?.prompt_to_repeat)}\nMy answer.`)).correct, true);
     const metrics = ifevalMetrics(items.map(({ record }) => ({ record, output: "" })));
     assert.deepEqual([metrics.prompts, metrics.instructions, metrics.promptLoose, metrics.instructionLoose], [541, 834, 0, 0]);
   });

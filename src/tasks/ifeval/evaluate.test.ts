@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { evaluateIfeval, looseVariants } from "./evaluate.js";
 import { parseIfevalRecord, type IfevalRecord } from "./record.js";
+import { loadLanguageDetector } from "./language.js";
+
+await loadLanguageDetector();
 
 function record(instructions: Array<[string, Record<string, unknown>]>): IfevalRecord {
   return parseIfevalRecord({ key: 1, prompt: "p", instruction_id_list: instructions.map(([id]) => id), kwargs: instructions.map(([, kwargs]) => kwargs) });

@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { InstructionId } from "./instruction.js";
 import { checkInstruction, INSTRUCTION_IDS, parseInstruction } from "./instructions.js";
+import { loadLanguageDetector } from "./language.js";
+
+await loadLanguageDetector();
 
 interface Cases {
   kwargs: Record<string, unknown>;

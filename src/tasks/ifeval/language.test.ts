@@ -3,6 +3,9 @@ import { describe, it } from "node:test";
 import { englishCapital, englishLowercase } from "./change-case.js";
 import { detectLanguage } from "./language.js";
 import { checkLanguage } from "./response-language.js";
+import { loadLanguageDetector } from "./language.js";
+
+await loadLanguageDetector();
 
 /** One sentence in each language of IFEval's `language:response_language` prompts, and English. */
 const SAMPLES: Array<[string, string]> = [

@@ -1,4 +1,4 @@
-import { loadModule } from "cld3-asm";
+import type { CldFactory } from "cld3-asm";
 import { ReflectkitError } from "../../errors.js";
 
 /**
@@ -89,10 +89,36 @@ const URL = /https?:\/\/[-_.?&~;+=/#0-9A-Za-z]{1,2076}/g;
 const EMAIL = /[-_.0-9A-Za-z]{1,64}@[-_0-9A-Za-z]{1,255}[-_.0-9A-Za-z]{1,255}/g;
 const LETTER = /[\p{L}\p{M}]/u;
 
-const cld3 = await loadCld3();
+type Identifier = ReturnType<CldFactory["create"]>;
+let cld3: Identifier | undefined;
+let loading: Promise<void> | undefined;
 
-/** Which language a text is in, as far as the steps above decide it. */
+/**
+ * Loads CLD3 (WebAssembly, about 120 ms) once; `detectLanguage` and the IFEval checks that read a language need it
+ * first. The IFEval task's `verify` awaits it itself, so only a direct caller of `detectLanguage`, `evaluateIfeval`
+ * or `verifyIfeval` awaits this. Importing reflectkit does not load it.
+ */
+export function loadLanguageDetector(): Promise<void> {
+  loading ??= loadCld3().then(
+    (identifier) => {
+      cld3 = identifier;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/** Whether CLD3 is loaded, so that `detectLanguage` answers synchronously. */
+export function languageDetectorLoaded(): boolean {
+  return cld3 !== undefined;
+}
+
+/** Which language a text is in, as far as the steps above decide it. Throws unless `loadLanguageDetector` has resolved. */
 export function detectLanguage(raw: string): LanguageGuess {
+  if (cld3 === undefined) throw new ReflectkitError("the language identifier is not loaded: await loadLanguageDetector() before detectLanguage (the IFEval task's verify does)");
   const text = raw.slice(0, MAX_CHARS).replace(URL, " ").replace(EMAIL, " ");
   const script = dominantScript(text);
   if (script === null) return { language: null, script: null };
@@ -148,8 +174,9 @@ function lettersOf(text: string, script: string): string {
   return kept;
 }
 
-async function loadCld3() {
+async function loadCld3(): Promise<Identifier> {
   try {
+    const { loadModule } = await import("cld3-asm");
     return (await loadModule()).create(1, MAX_BYTES);
   } catch (error) {
     throw new ReflectkitError(`cannot load the CLD3 language identifier that IFEval's language checks use (${(error as Error)?.message ?? String(error)}) — run \`npm install\` to restore the cld3-asm package`, { cause: error });

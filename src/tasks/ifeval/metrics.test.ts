@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ifevalMetrics } from "./metrics.js";
 import { parseIfevalRecord } from "./record.js";
+import { loadLanguageDetector } from "./language.js";
+
+await loadLanguageDetector();
 
 const noComma = parseIfevalRecord({ key: 1, prompt: "p1", instruction_id_list: ["punctuation:no_comma", "startend:end_checker"], kwargs: [{}, { end_phrase: "Bye." }] });
 const commaLoose = parseIfevalRecord({ key: 2, prompt: "p2", instruction_id_list: ["punctuation:no_comma"], kwargs: [{}] });

@@ -5,6 +5,9 @@ import { INSTRUCTION_IDS } from "./instructions.js";
 import { ifevalFamily, ifevalTask } from "./index.js";
 import { parseIfevalRecord, type IfevalRecord } from "./record.js";
 import { verifyIfeval } from "./verify.js";
+import { loadLanguageDetector } from "./language.js";
+
+await loadLanguageDetector();
 
 const bulletsAndWords = parseIfevalRecord({
   key: 7,
@@ -127,7 +130,7 @@ describe("ifevalTask and ifevalFamily", () => {
     const task = ifevalTask();
     assert.deepEqual(task.prompt(bulletsAndWords), [{ role: "user", content: bulletsAndWords.prompt }]);
     assert.deepEqual(task.parseRecord(JSON.parse(JSON.stringify(bulletsAndWords))), bulletsAndWords);
-    assert.equal(task.verify(bulletsAndWords, "* a\n* b\n* c").correct, true);
+    assert.equal((await task.verify(bulletsAndWords, "* a\n* b\n* c")).correct, true);
     assert.equal(ifevalFamily.name, "ifeval");
     assert.equal(ifevalFamily.defaultData, "ifeval/input_data.jsonl");
     assert.equal((await ifevalFamily.create({}).verify(bulletsAndWords, "* a")).correct, false);

@@ -1,6 +1,8 @@
 import { hash32 } from "../../util/hash.js";
 import type { Verdict } from "../task.js";
+import { ReflectkitError } from "../../errors.js";
 import { evaluateIfeval, type InstructionOutcome } from "./evaluate.js";
+import { languageDetectorLoaded } from "./language.js";
 import { plural, pyStrip } from "./python-text.js";
 import type { IfevalRecord } from "./record.js";
 
@@ -12,10 +14,11 @@ const ANSWER_MAX = 200;
  * followed with what was measured (`detectable_format:number_bullet_lists: found 2 bullet points, need exactly 3`),
  * adding where the loose criterion would pass it (e.g. the reply without its first line). `answer` is the reply
  * itself, stripped — cut to 120 characters plus its length and an FNV-1a hash when longer than 200 — so that an
- * answer-change rate sees any rewrite. A malformed record gives `correct: null` (cannot judge). Never throws;
- * linear in the reply.
+ * answer-change rate sees any rewrite. A malformed record gives `correct: null` (cannot judge). Linear in the reply;
+ * throws only when called before `loadLanguageDetector` has resolved (the task's `verify` awaits it).
  */
 export function verifyIfeval(record: IfevalRecord, output: string): Verdict {
+  if (!languageDetectorLoaded()) throw new ReflectkitError("verifyIfeval needs the language identifier: await loadLanguageDetector() first, or call the IFEval task's verify");
   let outcomes: InstructionOutcome[];
   try {
     outcomes = evaluateIfeval(record, output);
