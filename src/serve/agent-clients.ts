@@ -51,7 +51,7 @@ export async function ensureAgentClient(client: AgentClient, env: Record<string,
   try {
     await mkdir(building, { recursive: true });
     await writeFile(path.join(building, "package.json"), `${JSON.stringify({ name: `reflectkit-client-${client.name}`, private: true })}\n`);
-    const install = await runProcess("npm", ["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${client.pkg}@${client.version}`], { cwd: building, env: { ...process.env }, limitMs: 900_000 });
+    const install = await runProcess("npm", ["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${client.pkg}@${client.version}`], { cwd: building, env: { ...env }, limitMs: 900_000 });
     if (install.code !== 0) throw new ReflectkitError(`npm install ${client.pkg}@${client.version} failed (exit ${install.code}): ${install.stderr.slice(-2000)}`);
     const version = await runProcess(path.join(building, "node_modules", ".bin", client.bin), ["--version"], { cwd: building, env: { ...process.env, HOME: building }, limitMs: 60_000 });
     if (version.code !== 0 || !version.stdout.includes(client.version)) throw new ReflectkitError(`${client.bin} --version printed ${JSON.stringify(version.stdout.trim())} (exit ${version.code}), not ${client.version}: ${version.stderr.slice(-1000)}`);
@@ -74,9 +74,12 @@ export interface ProcessResult {
   stderr: string;
 }
 
-/** Runs a command to its end, killed (and rejected) past `limitMs`. */
+/**
+ * Runs a command to its end; past `limitMs` it is killed with everything it started (its own process group: an agent's
+ * shell and the commands it ran too), and the promise rejects.
+ */
 export function runProcess(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; limitMs: number; stdin?: string }): Promise<ProcessResult> {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -85,7 +88,7 @@ export function runProcess(command: string, args: readonly string[], options: { 
   child.stdin.end(options.stdin ?? "");
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill("SIGKILL");
+      killGroup(child.pid);
       reject(new ReflectkitError(`${path.basename(command)} ${args.join(" ")} ran past ${options.limitMs} ms and was killed\nstdout: ${stdout.slice(-3000)}\nstderr: ${stderr.slice(-3000)}`));
     }, options.limitMs);
     child.on("error", (error) => {
@@ -97,6 +100,17 @@ export function runProcess(command: string, args: readonly string[], options: { 
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** SIGKILL to a process group, gone already or not. */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch (error) {
+    // ESRCH: the group has ended by itself, nothing is left to kill.
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
 }
 
 /** A proxy that forwards nothing: every request or CONNECT it gets is refused and its target recorded. */

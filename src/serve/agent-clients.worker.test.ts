@@ -7,14 +7,16 @@
  * and no connection tried to leave the machine. A client that cannot be installed fails the test, saying so.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import type http from "node:http";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it, type TestContext } from "node:test";
 import { createHttpModel } from "../models/http.js";
 import type { DialectName } from "./dialects/index.js";
-import { CLAUDE_CODE, CODEX_CLI, ensureAgentClient, runClaudeCode, runCodex, startTripwire, type AgentClient, type ProcessResult, type Tripwire } from "./agent-clients.js";
+import { listenOnLoopback } from "../cli/cli-harness.js";
+import { CLAUDE_CODE, CODEX_CLI, ensureAgentClient, runClaudeCode, runCodex, runProcess, startTripwire, type AgentClient, type ProcessResult, type Tripwire } from "./agent-clients.js";
 import { completion, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour, type UpstreamRequest } from "./serve-harness.js";
 
 const KEY = "gateway-client-key-0123456789";
@@ -322,5 +324,43 @@ describe("Codex CLI against the gateway", () => {
     assertClean(result, TOOL_TEXT, run);
     const { upstream } = run;
     toolMessage(upstream);
+  });
+});
+
+/** Whether `pid` still runs: not gone, and not a zombie killed but left unreaped (a container's init may not reap). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw error;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+}
+
+describe("the agent clients' install and runs", () => {
+  it("an install whose registry refuses fails naming the package and the exit, and leaves nothing half made", async (t) => {
+    const registry = http.createServer((_req, res) => res.writeHead(503, { "content-type": "text/plain" }).end("down\n"));
+    const port = await listenOnLoopback(t, registry);
+    const cache = await mkdtemp(path.join(os.tmpdir(), "reflectkit-agent-cache-"));
+    t.after(() => rm(cache, { recursive: true, force: true }));
+    const env = { ...process.env, REFLECTKIT_AGENT_CLIENTS: cache, npm_config_registry: `http://127.0.0.1:${port}/`, npm_config_fetch_retries: "0", npm_config_cache: path.join(cache, ".npm") };
+    await assert.rejects(ensureAgentClient(CLAUDE_CODE, env), (error: Error) => error.message.startsWith(`npm install ${CLAUDE_CODE.pkg}@${CLAUDE_CODE.version} failed (exit `));
+    assert.deepEqual((await readdir(cache)).filter((name) => name !== ".npm"), [], "no client folder, finished or half made");
+  });
+
+  it("a run past its limit is killed with what it started, and says so", async () => {
+    const started = Date.now();
+    const error = (await runProcess("sh", ["-c", "sleep 30 & echo $!; wait"], { cwd: os.tmpdir(), env: { PATH: process.env.PATH }, limitMs: 500 }).then(
+      () => assert.fail("the run should have been killed"),
+      (reason: unknown) => reason,
+    )) as Error;
+    assert.match(error.message, /^sh -c .* ran past 500 ms and was killed/u);
+    assert.ok(Date.now() - started < 10_000);
+    const sleeper = Number(/stdout: (\d+)/u.exec(error.message)?.[1]);
+    assert.ok(sleeper > 0, error.message);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(running(sleeper), false, "the command's own child is killed too");
   });
 });
