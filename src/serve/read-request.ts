@@ -61,10 +61,22 @@ export function underPolicy(body: unknown, scope: PolicyScope | undefined): Poli
   const model = typeof body.model === "string" ? body.model : undefined;
   const policy = policyFor(scope.config, { tenant: scope.tenant, model, route: scope.route });
   if (policy === undefined) return { body };
-  const reflect = applyPolicy(body.reflect, policy, { tenant: scope.tenant, model, route: scope.route, system: systemTextOf(body) });
+  let reflect: unknown;
+  try {
+    reflect = applyPolicy(body.reflect, policy, { tenant: scope.tenant, model, route: scope.route, system: systemTextOf(body) });
+  } catch (error) {
+    // The refusal is an answer under the policy too: the gateway names it (`policyOfRefusal`).
+    throw Object.assign(error as object, { policy: policy.name });
+  }
   if (reflect !== undefined) return { body: { ...body, reflect }, policy: policy.name };
   const { reflect: _optedOut, ...rest } = body;
   return { body: rest, policy: policy.name, optedOut: true };
+}
+
+/** The policy a refusal from `underPolicy` was made under; undefined for any other error. */
+export function policyOfRefusal(error: unknown): string | undefined {
+  const policy = (error as { policy?: unknown } | undefined)?.policy;
+  return typeof policy === "string" ? policy : undefined;
 }
 
 /** What a pass-through under a policy relays: the body without its opt-out, else the bytes as sent. */

@@ -41,7 +41,7 @@ import { dialectError, droppedToolsHeaders, generateOnce, openRelay, redactText,
 import { ClientGone, readBody } from "./read-body.js";
 import type { GatewayConfig } from "./gateway-config-types.js";
 import { checkPolicies, POLICY_HEADER, ROUTE_HEADER, routeOf } from "./policy.js";
-import { inDialect, readRequest, readScreened, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
+import { inDialect, policyOfRefusal, readRequest, readScreened, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { redactJsonValue } from "./redact-stream.js";
 import { busyRefusal, isUpstreamFailure, jsonReply, Refusal, refusalOf, refusalReply, upstreamRefusal } from "./refusal.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
@@ -276,6 +276,7 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     return named(response);
   } catch (error) {
     const timedOut = deadline?.aborted === true;
+    policy ??= policyOfRefusal(error);
     const refusal = refusalOf(error, { timedOut, clientGone: error instanceof ClientGone || c.req.raw.signal.aborted }, limits);
     const episode = (error as { episode?: Episode } | undefined)?.episode;
     tell({ kind, status: refusal.status, stream, ...(episode === undefined ? {} : { episode }), ...(isUpstreamFailure(refusal) ? { upstreamFailure: upstreamError(episode?.error ?? error, timedOut).failure } : {}) });
