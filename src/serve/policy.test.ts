@@ -144,5 +144,9 @@ describe("checkPolicies", () => {
     ] as const) {
       assert.throws(() => checkPolicies(bad as GatewayConfig, defaultGatewayLimits), (error: unknown) => error instanceof UsageError && pattern.test(error.message));
     }
+    // Given what the gateway offers: `strict` names judge-a and keeps lessons.
+    checkPolicies(config, defaultGatewayLimits, { judges: ["judge-a"], memory: true });
+    assert.throws(() => checkPolicies(config, defaultGatewayLimits, { judges: [], memory: true }), /"strict" names the judge "judge-a".*--judge judge-a/u);
+    assert.throws(() => checkPolicies(config, defaultGatewayLimits, { judges: ["judge-a"], memory: false }), /"strict" keeps lessons.*--memory FILE/u);
   });
 });

@@ -166,10 +166,11 @@ export function systemTextOf(body: Record<string, unknown>): string {
 
 /**
  * A config's policies checked as the gateway applies them: names unique, every attachment and the default naming a
- * policy, each policy's `reflect` one the gateway's bounds accept (its templates filled with sample values). Throws
- * UsageError naming the config's source and the policy.
+ * policy, each policy's `reflect` one the gateway's bounds accept (its templates filled with sample values) and, given
+ * what the gateway offers, naming only its judges and lessons only where it keeps them. Throws UsageError naming the
+ * config's source and the policy.
  */
-export function checkPolicies(config: GatewayConfig, bounds: RequestBounds): void {
+export function checkPolicies(config: GatewayConfig, bounds: RequestBounds, offers?: { judges: readonly string[]; memory: boolean }): void {
   const names = new Set<string>();
   for (const policy of config.policies) {
     if (names.has(policy.name)) throw new UsageError(`${config.source}: the policy "${policy.name}" is declared twice`);
@@ -180,6 +181,9 @@ export function checkPolicies(config: GatewayConfig, bounds: RequestBounds): voi
       const detail = error instanceof RequestFieldError ? `${error.field} ${error.detail}` : (error as Error).message;
       throw new UsageError(`${config.source}: the policy "${policy.name}": ${detail}`, { cause: error });
     }
+    const { judge, memory } = policy.reflect;
+    if (offers !== undefined && judge !== undefined && !offers.judges.includes(judge as string)) throw new UsageError(`${config.source}: the policy "${policy.name}" names the judge ${JSON.stringify(judge)}, which this gateway was not started with — pass --judge ${String(judge)}`);
+    if (offers !== undefined && memory !== undefined && !offers.memory) throw new UsageError(`${config.source}: the policy "${policy.name}" keeps lessons (memory), but this gateway has no lesson store — start it with --memory FILE or --store postgres://…`);
   }
   for (const attachment of config.attachments) {
     if (!names.has(attachment.policy)) throw new UsageError(`${config.source}: an attachment names the policy "${attachment.policy}", which the config does not declare`);

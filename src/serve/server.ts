@@ -146,7 +146,8 @@ function setUp(options: GatewayOptions): Gateway {
   const keys = gatewayKeys(options);
   const upstreamHttp = options.upstreamHttp;
   const relay = upstreamHttp === undefined ? undefined : openRelay(upstreamHttp, limits.requestTimeoutMs);
-  if (options.config !== undefined) checkPolicies(options.config, limits);
+  const offers = { judges: [...(options.judges?.keys() ?? [])], memory: options.memory !== undefined };
+  if (options.config !== undefined) checkPolicies(options.config, limits, offers);
   const config = { current: options.config };
   return {
     options,
@@ -170,7 +171,7 @@ function setUp(options: GatewayOptions): Gateway {
     inFlight: { all: 0, byTenant: new Map<string, number>() },
     config,
     reloadConfig: (next) => {
-      if (next !== undefined) checkPolicies(next, limits);
+      if (next !== undefined) checkPolicies(next, limits, offers);
       config.current = next;
     },
   };
