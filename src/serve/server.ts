@@ -1,7 +1,7 @@
 /**
  * The gateway: an OpenAI-compatible HTTP door onto the cascade. One request path, in this file: parse and validate →
  * build options → run the loop → shape the response (`answer`). A request without `reflect` is passed through to the
- * upstream unchanged. Who may ask is src/serve/auth.ts; the operator's routes src/serve/admin.ts; count_tokens
+ * upstream unchanged, unless an operator's policy applies to it (src/serve/policy.ts, applied as its body is read). Who may ask is src/serve/auth.ts; the operator's routes src/serve/admin.ts; count_tokens
  * src/serve/count-tokens.ts; a slow reflected stream's keep-alive src/serve/keep-alive.ts; the limits and options
  * src/serve/gateway-options.ts.
  */
