@@ -49,6 +49,8 @@ export interface RequestEpisodeOptions {
   arm?: "base" | "adapter";
   /** Whose lessons the request reads and files, named in the record. */
   tenant: string;
+  /** The operator's policy the request ran under (the gateway's config), named in the record. */
+  policy?: string;
   /** Request lessons: recalled under `ask.key` before the first draft, learnt after the answer. */
   memory?: { memory: RequestMemory; ask: MemoryAsk };
   /** An LLM judge run after every deterministic check passed. */
@@ -98,6 +100,7 @@ export async function runRequestEpisode(options: RequestEpisodeOptions): Promise
   episode.id = options.id;
   if (options.arm !== undefined) episode.arm = options.arm;
   episode.tenant = options.tenant;
+  if (options.policy !== undefined) episode.policy = options.policy;
   if (options.replayOf !== undefined) episode.replayOf = options.replayOf;
   if (memory !== undefined) memory.memory.learn(options.tenant, memory.ask, request.messages, options.redactLessons?.(episode) ?? episode);
   await options.record?.(episode);

@@ -200,6 +200,8 @@ export interface Episode<R = unknown> {
    * records written before tenants, which are read as `local`'s.
    */
   tenant?: string;
+  /** The operator's policy a gateway request ran under (`reflect serve --config`); absent without one. */
+  policy?: string;
   /** The request lessons recalled for it under the application's key (the gateway's `reflect.memory`). */
   memory?: EpisodeMemory;
 }

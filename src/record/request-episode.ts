@@ -133,11 +133,12 @@ export function requestEpisodeProblem(value: unknown): FieldProblem | null {
       model: string,
       tenant: (v, f) => (isTenantName(v) ? null : problem(f, `a tenant's name (${TENANT_NAME.source})`, v)),
       replayOf: string,
+      policy: string,
       record: requestRecord,
       attempts: arrayOf(attempt),
       selected: (v, f) => (v === null || wholeNumber(v, f) === null ? null : problem(f, "a turn or null", v)),
     },
-    ["tenant", "replayOf"],
+    ["tenant", "replayOf", "policy"],
     "an episode",
   )(value, "episode");
   if (top !== null) return { ...top, field: top.field.replace(/^episode\.?/u, "") || "the line" };

@@ -8,6 +8,7 @@ import { isRecord } from "../util/is-record.js";
 import type { GatewayArms } from "./arms.js";
 import { keyIndex, type GatewayKeys } from "./auth.js";
 import { chatDialect } from "./dialects/chat.js";
+import type { GatewayConfig } from "./gateway-config-types.js";
 import type { Env, GatewayLimits } from "./gateway-options.js";
 import { dialectError, redactText } from "./pass-through.js";
 import { readBody } from "./read-body.js";
@@ -54,6 +55,45 @@ export async function adminLora(c: Context<Env>, { keys, arms, limits, secret }:
   } catch (failure) {
     return error(failure instanceof ReflectkitError && !(failure as { isRetryable?: boolean }).isRetryable ? 400 : 502, `the adapter was not loaded: ${redactText((failure as Error).message, secret())}`, "adapter_not_loaded");
   }
+}
+
+/** What `POST /admin/config` needs of the gateway. */
+export interface AdminConfigContext {
+  keys: Pick<GatewayKeys, "admin">;
+  limits: Pick<GatewayLimits, "bodyTimeoutMs">;
+  secret: () => string | undefined;
+  /** Reads the config again (`GatewayOptions.loadConfig`). */
+  loadConfig: (() => GatewayConfig | Promise<GatewayConfig>) | undefined;
+  /** Checks a config and makes it the current one; throws for one that cannot serve. */
+  reload: (config: GatewayConfig) => void;
+}
+
+/**
+ * `POST /admin/config`, without a body: reads the operator's config again and applies it to the requests that arrive
+ * after (a request in flight keeps the one it arrived under). Needs the admin key, as `/admin/lora`; a config that does
+ * not read or check is a 400 and the old one stays.
+ */
+export async function adminConfig(c: Context<Env>, { keys, limits, secret, loadConfig, reload }: AdminConfigContext): Promise<Response> {
+  const error = (status: number, message: string, code: string): Response => jsonReply(status, { error: { message, type: status === 401 ? "authentication_error" : "invalid_request_error", param: null, code } }, secret());
+  if (keys.admin === undefined) return error(404, "the admin route is off on this gateway — start it with REFLECT_ADMIN_KEY set", "not_found");
+  if (keyIndex([keys.admin], c.req.header("authorization")) !== 0) return error(401, "missing or wrong admin key — send Authorization: Bearer <the gateway's REFLECT_ADMIN_KEY>", "invalid_admin_key");
+  if (loadConfig === undefined) return error(409, "this gateway was started without a config file — start it with --config FILE", "no_config");
+  let body: Buffer;
+  try {
+    body = c.env?.incoming === undefined ? Buffer.from(await c.req.arrayBuffer()) : await readBody(c.env.incoming, ADMIN_BODY_BYTES, limits.bodyTimeoutMs);
+  } catch (failure) {
+    if (failure instanceof Refusal) return error(failure.status, failure.message, failure.code ?? "invalid_value");
+    throw failure;
+  }
+  if (body.byteLength > 0) return error(400, "send no body: the gateway reads its config file again", "invalid_value");
+  let config: GatewayConfig;
+  try {
+    config = await loadConfig();
+    reload(config);
+  } catch (failure) {
+    return error(400, `the config was not reloaded, the old one stays: ${redactText((failure as Error).message, secret())}`, "invalid_config");
+  }
+  return jsonReply(200, { source: config.source, policies: config.policies.map((p) => p.name), models: config.models.map((m) => m.name) }, secret());
 }
 
 /** What the metrics route needs of the gateway. */

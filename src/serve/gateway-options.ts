@@ -136,6 +136,11 @@ export interface GatewayOptions {
    * route. Absent: requests reflect only when they carry `reflect`, as always.
    */
   config?: GatewayConfig;
+  /**
+   * Reads the config again (`POST /admin/config` without a body, the CLI's SIGHUP); a throw keeps the config in use.
+   * Absent: `POST /admin/config` answers 409.
+   */
+  loadConfig?: () => GatewayConfig | Promise<GatewayConfig>;
   /** Every reflected request's episode is appended, and synced, before its response is sent. */
   recorder?: RecordWriter;
   /**

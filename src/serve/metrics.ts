@@ -27,6 +27,12 @@ export interface GatewayMetricsOptions {
    * under these names only, any other as `other`. Without it no series is labelled by tenant.
    */
   tenants?: readonly string[];
+  /**
+   * The names of the operator's policies (`GatewayConfig.policies`; a function, so a reloaded config's names count):
+   * requests are counted by policy under these names, `none` for none, any other as `other`. Without it no series is
+   * labelled by policy.
+   */
+  policies?: () => readonly string[];
   /** Each tenant's requests in flight now (`GatewayLoad.tenants`), read at each scrape. */
   tenantInFlight?: () => Readonly<Record<string, number>>;
   /** What request lessons did since start (`RequestMemory.stats`), read at each scrape. */
@@ -220,6 +226,8 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const tenantNames = [...new Set(options.tenants ?? [])];
   const byTenant = new Counter({ name: "reflect_gateway_tenant_requests_total", help: "Requests answered, by tenant (the names the operator gave the client keys), kind and status class (2xx, 4xx, 5xx; 429 on its own: a tenant's share full).", labelNames: ["tenant", "kind", "status"] as const, registers });
   registerLoadSeries(registers, options, tenantNames);
+  const policyNames = options.policies;
+  const byPolicy = new Counter({ name: "reflect_gateway_policy_requests_total", help: "Requests answered, by the operator's policy they ran under (none: no policy applied), kind and status class.", labelNames: ["policy", "kind", "status"] as const, registers });
 
   // Series of fixed, small label sets start at 0, so a rate over them exists before the first event.
   for (const role of roles) {
@@ -268,6 +276,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       requests.inc({ kind, status: statusLabel(outcome.status) });
       if (outcome.dialect !== undefined) byDialect.inc({ dialect: oneOf(outcome.dialect, dialects) });
       if (tenantNames.length > 0 && outcome.tenant !== undefined) byTenant.inc({ tenant: oneOf(outcome.tenant, tenantNames), kind, status: statusClass(outcome.status) });
+      if (policyNames !== undefined && outcome.policy !== undefined) byPolicy.inc({ policy: outcome.policy === "none" ? "none" : oneOf(outcome.policy, policyNames()), kind, status: statusClass(outcome.status) });
       if (Number.isFinite(outcome.ms) && outcome.ms >= 0) duration.observe({ kind }, outcome.ms / 1000);
       if (outcome.upstreamFailure !== undefined) upstreamErrors.inc({ kind: oneOf(outcome.upstreamFailure, failures) });
       if (outcome.episode !== undefined) episodeSeen(outcome.episode, outcome.arm ?? outcome.episode.arm);

@@ -22,6 +22,8 @@ export interface RequestOutcome {
   arm?: "base" | "adapter";
   /** The tenant that sent it (src/serve/tenants.ts); absent for a request refused before its key was read. */
   tenant?: string;
+  /** The operator's policy it ran under (src/serve/policy.ts), `none` for none; absent on a gateway without a config. */
+  policy?: string;
 }
 
 /** What the server tells metrics (`/metrics`) about each request. */

@@ -4,6 +4,8 @@ import { measure, type RequestCheckBounds } from "../critics/request/spec-bounds
 import { dialectNamed, type DialectName } from "./dialects/index.js";
 import { type ChatRequest, type RequestBounds } from "./loop-request.js";
 import { isRecord } from "../util/is-record.js";
+import type { GatewayConfig } from "./gateway-config-types.js";
+import { applyPolicy, policyFor, systemTextOf } from "./policy.js";
 
 /** What reading a request body is bounded by: the chat request's own bounds, and the body's shape. */
 export interface ReadBounds extends RequestBounds {
@@ -22,6 +24,15 @@ export interface ReadOptions {
   relay: boolean;
   /** Plan the request's checks (false when the caller builds them its own way). */
   plan: boolean;
+  /** The operator's policies as the request found them on arrival, and where the request stands for them. */
+  policies?: PolicyScope;
+}
+
+/** What a request's policy is chosen by: the config captured at its arrival, its tenant and its route. */
+export interface PolicyScope {
+  config: GatewayConfig;
+  tenant: string;
+  route?: string;
 }
 
 /** A body as read: parsed; past pass-through, as a chat request with its checks planned. */
@@ -30,6 +41,47 @@ export interface ReadRequest {
   stream: boolean;
   chat?: ChatRequest;
   plan?: RequestCheckPlan;
+  /** The policy the request runs under (`policy.ts`), by name. */
+  policy?: string;
+  /** What a pass-through relays instead of the body as sent: the body without its `"reflect": false` (an opt-out). */
+  relayBody?: Buffer;
+}
+
+/** A parsed body under its policy: its `reflect` the one it runs with, and the policy's name. */
+export interface PolicedBody {
+  body: unknown;
+  policy?: string;
+  /** The request sent `"reflect": false` and its policy let it opt out. */
+  optedOut?: boolean;
+}
+
+/** `body` with the policy that applies to it applied (`applyPolicy`); unchanged without one. */
+export function underPolicy(body: unknown, scope: PolicyScope | undefined): PolicedBody {
+  if (scope === undefined || !isRecord(body)) return { body };
+  const model = typeof body.model === "string" ? body.model : undefined;
+  const policy = policyFor(scope.config, { tenant: scope.tenant, model, route: scope.route });
+  if (policy === undefined) return { body };
+  let reflect: unknown;
+  try {
+    reflect = applyPolicy(body.reflect, policy, { tenant: scope.tenant, model, route: scope.route, system: systemTextOf(body) });
+  } catch (error) {
+    // The refusal is an answer under the policy too: the gateway names it (`policyOfRefusal`).
+    throw Object.assign(error as object, { policy: policy.name });
+  }
+  if (reflect !== undefined) return { body: { ...body, reflect }, policy: policy.name };
+  const { reflect: _optedOut, ...rest } = body;
+  return { body: rest, policy: policy.name, optedOut: true };
+}
+
+/** The policy a refusal from `underPolicy` was made under; undefined for any other error. */
+export function policyOfRefusal(error: unknown): string | undefined {
+  const policy = (error as { policy?: unknown } | undefined)?.policy;
+  return typeof policy === "string" ? policy : undefined;
+}
+
+/** What a pass-through under a policy relays: the body without its opt-out, else the bytes as sent. */
+function relayedBody({ body, optedOut }: PolicedBody): Buffer | undefined {
+  return optedOut === true ? Buffer.from(JSON.stringify(body), "utf8") : undefined;
 }
 
 /**
@@ -39,15 +91,20 @@ export interface ReadRequest {
  * naming the field. Synchronous and linear in the body; the gateway runs it in a worker first for a large body.
  */
 export function readRequest(bytes: Uint8Array, options: ReadOptions): ReadRequest {
-  const body = parseJson(bytes);
+  const policed = underPolicy(parseJson(bytes), options.policies);
+  const { body, policy } = policed;
+  const named = policy === undefined ? {} : { policy };
   const stream = isRecord(body) && body.stream === true;
   const reflected = dialectNamed(options.dialect).asksForReflection(body);
-  if (!reflected && options.relay) return { body, stream };
+  if (!reflected && options.relay) {
+    const relayBody = relayedBody(policed);
+    return { body, stream, ...named, ...(relayBody === undefined ? {} : { relayBody }) };
+  }
   const { bounds } = options;
   const shape = measure(body, bounds.bodyDepth, bounds.bodyNodes);
   if (shape.depth > bounds.bodyDepth) throw new RequestFieldError("body", `is nested deeper than ${bounds.bodyDepth} levels`);
   if (shape.nodes > bounds.bodyNodes) throw new RequestFieldError("body", `has more than ${bounds.bodyNodes} values (array elements and object members)`);
-  return readChat(body, stream, options);
+  return { ...readChat(body, stream, options), ...named };
 }
 
 /** The chat request of a body already bounded (by `readRequest`, here or in a worker): no second walk. */
@@ -77,12 +134,30 @@ export interface Screened {
   passThrough: boolean;
   stream: boolean;
   plan?: RequestCheckPlan;
+  /** The policy the body was read under (`ReadRequest.policy`). */
+  policy?: string;
+  /** A pass-through whose `"reflect": false` its policy took as an opt-out: the gateway relays it without the field. */
+  optedOut?: boolean;
 }
 
 /** `readRequest` as a worker runs it: only what crosses back to the gateway's thread (plain data). */
 export function screenRequest(bytes: Uint8Array, options: ReadOptions): Screened {
   const read = readRequest(bytes, options);
-  return { passThrough: read.chat === undefined, stream: read.stream, ...(read.plan === undefined ? {} : { plan: read.plan }) };
+  return { passThrough: read.chat === undefined, stream: read.stream, ...(read.plan === undefined ? {} : { plan: read.plan }), ...(read.policy === undefined ? {} : { policy: read.policy }), ...(read.relayBody === undefined ? {} : { optedOut: true }) };
+}
+
+/**
+ * The rest of a large body's reading, on the gateway's thread once a worker screened it (`screenRequest`): the body
+ * parsed again and its policy applied again (the same config, so the same outcome), then its chat request, or, for a
+ * pass-through, what is relayed.
+ */
+export function readScreened(bytes: Uint8Array, screened: Screened, options: ReadOptions): ReadRequest {
+  const named = screened.policy === undefined ? {} : { policy: screened.policy };
+  if (screened.passThrough) {
+    const relayBody = screened.optedOut === true ? relayedBody(underPolicy(parseJson(bytes), options.policies)) : undefined;
+    return { body: undefined, stream: screened.stream, ...named, ...(relayBody === undefined ? {} : { relayBody }) };
+  }
+  return { ...readChat(underPolicy(parseJson(bytes), options.policies).body, screened.stream, options, screened.plan), ...named };
 }
 
 export function parseJson(bytes: Uint8Array): unknown {

@@ -1,7 +1,7 @@
 /**
  * The gateway: an OpenAI-compatible HTTP door onto the cascade. One request path, in this file: parse and validate →
  * build options → run the loop → shape the response (`answer`). A request without `reflect` is passed through to the
- * upstream unchanged. Who may ask is src/serve/auth.ts; the operator's routes src/serve/admin.ts; count_tokens
+ * upstream unchanged, unless an operator's policy applies to it (src/serve/policy.ts, applied as its body is read). Who may ask is src/serve/auth.ts; the operator's routes src/serve/admin.ts; count_tokens
  * src/serve/count-tokens.ts; a slow reflected stream's keep-alive src/serve/keep-alive.ts; the limits and options
  * src/serve/gateway-options.ts.
  */
@@ -25,7 +25,7 @@ import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js
 import { raceAbort } from "../util/abortable.js";
 import { SerialLane } from "../util/serial-lane.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
-import { adminLora, metrics } from "./admin.js";
+import { adminConfig, adminLora, metrics } from "./admin.js";
 import { Admission } from "./admission.js";
 import type { ArmName } from "./arms.js";
 import { gatewayKeys, whoMayAsk, type GatewayKeys } from "./auth.js";
@@ -39,7 +39,9 @@ import { keptAlive, type Settled } from "./keep-alive.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { dialectError, droppedToolsHeaders, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp, type UpstreamRelay } from "./pass-through.js";
 import { ClientGone, readBody } from "./read-body.js";
-import { inDialect, parseJson, readChat, readRequest, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
+import type { GatewayConfig } from "./gateway-config-types.js";
+import { checkPolicies, POLICY_HEADER, ROUTE_HEADER, routeOf } from "./policy.js";
+import { inDialect, policyOfRefusal, readRequest, readScreened, type ReadOptions, type ReadRequest, type Screened } from "./read-request.js";
 import { redactJsonValue } from "./redact-stream.js";
 import { busyRefusal, isUpstreamFailure, jsonReply, Refusal, refusalOf, refusalReply, upstreamRefusal } from "./refusal.js";
 import { endRequestSpan, startRequestSpan } from "./request-span.js";
@@ -58,7 +60,17 @@ const LANE_BYTES = 64 * 1024;
  * The gateway's Hono app, served by `@hono/node-server` (pass-through relays on its Node request and response);
  * `load()` reads its gauges (`createGatewayMetrics({ inFlight, queued })`); `close()` closes the upstream connections.
  */
-export type GatewayApp = Hono<Env> & { load(): GatewayLoad; close(): void };
+export type GatewayApp = Hono<Env> & {
+  load(): GatewayLoad;
+  close(): void;
+  /**
+   * Replaces the operator's config (`POST /admin/config`, the CLI's SIGHUP): checked first (`checkPolicies`; a
+   * UsageError keeps the old one), then taken by every request that arrives after; one in flight keeps its own.
+   */
+  reloadConfig(config: GatewayConfig | undefined): void;
+  /** The config requests arriving now get. */
+  config(): GatewayConfig | undefined;
+};
 
 /** What the gateway sets up once and every request reads: its options resolved, its keys, slots, workers and relay. */
 interface Gateway {
@@ -89,6 +101,10 @@ interface Gateway {
   secret: () => string | undefined;
   /** Requests being answered, in all and by tenant. */
   inFlight: { all: number; byTenant: Map<string, number> };
+  /** The operator's config requests arriving now get; each request captures it once, at arrival. */
+  config: { current: GatewayConfig | undefined };
+  /** Checks a config and makes it the current one (`GatewayApp.reloadConfig`). */
+  reloadConfig: (config: GatewayConfig | undefined) => void;
 }
 
 /** The gateway's app; serve it with `startGateway` (or `@hono/node-server`'s `serve`): it reads the Node request. */
@@ -103,6 +119,7 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   app.get("/v1/models", (c) => c.json(modelList(gateway)));
   app.get("/metrics", (c) => metrics(c, { keys: gateway.keys, metricsText: options.metricsText }));
   app.post("/admin/lora", (c) => adminLora(c, { keys: gateway.keys, arms: options.arms, limits: gateway.limits, secret: gateway.secret }));
+  app.post("/admin/config", (c) => adminConfig(c, { keys: gateway.keys, limits: gateway.limits, secret: gateway.secret, loadConfig: options.loadConfig, reload: gateway.reloadConfig }));
   const served = Object.values(dialects);
   for (const dialect of served) app.post(dialect.route, (c) => answer(gateway, c, dialect));
   const messages = dialects.messages;
@@ -117,6 +134,8 @@ export function createGateway(options: GatewayOptions): GatewayApp {
       relay?.close();
       void pool?.close();
     },
+    reloadConfig: gateway.reloadConfig,
+    config: () => gateway.config.current,
   });
 }
 
@@ -127,6 +146,9 @@ function setUp(options: GatewayOptions): Gateway {
   const keys = gatewayKeys(options);
   const upstreamHttp = options.upstreamHttp;
   const relay = upstreamHttp === undefined ? undefined : openRelay(upstreamHttp, limits.requestTimeoutMs);
+  const offers = { judges: [...(options.judges?.keys() ?? [])], memory: options.memory !== undefined };
+  if (options.config !== undefined) checkPolicies(options.config, limits, offers);
+  const config = { current: options.config };
   return {
     options,
     limits,
@@ -147,6 +169,11 @@ function setUp(options: GatewayOptions): Gateway {
     readingOf: (dialect) => ({ bounds: limits, relay: relay !== undefined && upstreamSpeaks(upstreamHttp, dialect), plan: options.buildChecks === undefined, dialect }),
     secret: () => (upstreamHttp === undefined ? undefined : process.env[upstreamHttp.apiKeyEnv]),
     inFlight: { all: 0, byTenant: new Map<string, number>() },
+    config,
+    reloadConfig: (next) => {
+      if (next !== undefined) checkPolicies(next, limits, offers);
+      config.current = next;
+    },
   };
 }
 
@@ -166,6 +193,14 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
   if (c.env?.incoming === undefined) return dialectError(dialect, { status: 500, message: "the gateway runs on Node's http server — serve it with startGateway (or @hono/node-server's serve), not app.fetch alone", type: "server_error", param: null, code: "not_node_server" });
   const { limits, inFlight } = gateway;
   const started = performance.now();
+  // The operator's config as this request found it: a reload meanwhile never changes a request in flight.
+  const config = gateway.config.current;
+  let policy: string | undefined;
+  /** `response` with the policy it ran under named, if any. */
+  const named = (response: Response): Response => {
+    if (policy !== undefined && response !== RESPONSE_ALREADY_SENT) response.headers.set(POLICY_HEADER, policy);
+    return response;
+  };
   // The tenant its key names (the middleware set it); a keyless gateway has one, `local`.
   const tenant = c.get("tenant") ?? LOCAL_TENANT;
   inFlight.all += 1;
@@ -181,7 +216,7 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     if (left === 0) inFlight.byTenant.delete(tenant);
     else inFlight.byTenant.set(tenant, left);
     const arm = outcome.episode?.arm ?? outcome.arm;
-    gateway.observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name, tenant, ...(arm === undefined ? {} : { arm }) });
+    gateway.observer.request({ ...outcome, ms: performance.now() - started, dialect: dialect.name, tenant, ...(arm === undefined ? {} : { arm }), ...(config === undefined ? {} : { policy: policy ?? "none" }) });
   };
   // The request's own AbortSignals are made only past pass-through, which needs none.
   let deadline: AbortSignal | undefined;
@@ -196,13 +231,16 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     // The request's AbortSignal only where needed: making it builds a whole Request, which pass-through does without.
     // The client of a keyless gateway is its address, read only when a share needs it.
     const who = (): string => c.get("client") ?? `addr:${incoming.socket.remoteAddress ?? "unknown"}`;
-    const reading = gateway.readingOf(dialect.name);
-    const { body, chat, plan, stream: streamed } = bytes.byteLength <= LANE_BYTES ? readRequest(bytes, reading) : await readLarge(gateway, bytes, reading, who(), () => c.req.raw.signal);
-    stream = streamed;
+    const route = config === undefined ? undefined : routeOf(incoming.headers[ROUTE_HEADER]);
+    const reading: ReadOptions = { ...gateway.readingOf(dialect.name), ...(config === undefined ? {} : { policies: { config, tenant, ...(route === undefined ? {} : { route }) } }) };
+    const read = bytes.byteLength <= LANE_BYTES ? readRequest(bytes, reading) : await readLarge(gateway, bytes, reading, who(), () => c.req.raw.signal);
+    const { body, chat, plan } = read;
+    ({ stream, policy } = read);
     if (chat === undefined && gateway.relay !== undefined) {
       // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
       kind = "pass-through";
-      return await relayPassThrough(gateway, gateway.relay, { incoming, outgoing, bytes, dialect }, (status, failure, arm) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(arm === undefined ? {} : { arm }) }));
+      if (policy !== undefined) outgoing.setHeader(POLICY_HEADER, policy);
+      return named(await relayPassThrough(gateway, gateway.relay, { incoming, outgoing, bytes: read.relayBody ?? bytes, dialect }, (status, failure, arm) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(arm === undefined ? {} : { arm }) })));
     }
     const client = c.req.raw.signal;
     deadline = AbortSignal.timeout(Math.max(0, Math.round(limits.requestTimeoutMs - (performance.now() - started))));
@@ -228,21 +266,22 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     if (slot === "client-full") throw busyRefusal(`this client has ${gateway.perClient.running} requests running and ${gateway.perClient.queued} waiting, its share of the gateway`, "client_share_full", limits.retryAfterSeconds);
     const meta: CompletionMeta = { id: gateway.newId(dialect), created: Math.floor(gateway.now() / 1000), model: gateway.modelName, ...(chat.echo === undefined ? {} : { echo: chat.echo }) };
     const model = typeof (body as { model?: unknown }).model === "string" ? (body as { model: string }).model : undefined;
-    const admitted: Admitted = { chat, checks, judge, slot, client, deadline, signal, meta, model, arm, replayOf, tenant, dialect };
+    const admitted: Admitted = { chat, checks, judge, slot, client, deadline, signal, meta, model, arm, replayOf, tenant, dialect, ...(policy === undefined ? {} : { policy }) };
     const settling = settle(gateway, admitted, (began) => (kind = began));
     if (chat.stream && chat.reflect !== undefined) {
       const early = await Promise.race([settling, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), limits.streamKeepAliveMs).unref())]);
-      if (early === undefined) return withHeaders(keptAlive(settling, dialect, { timedOut: () => deadline?.aborted === true, tell: (status, episode, failure) => tell({ kind, status, stream, ...(episode === undefined ? {} : { episode }), ...(failure === undefined ? {} : { upstreamFailure: failure }) }) }, gateway), droppedToolsHeaders(chat, gateway.secret()));
+      if (early === undefined) return named(withHeaders(keptAlive(settling, dialect, { timedOut: () => deadline?.aborted === true, tell: (status, episode, failure) => tell({ kind, status, stream, ...(episode === undefined ? {} : { episode }), ...(failure === undefined ? {} : { upstreamFailure: failure }) }) }, gateway), droppedToolsHeaders(chat, gateway.secret())));
     }
     const { response, episode } = await settling;
     tell({ kind, status: response.status, stream, ...(episode === undefined ? {} : { episode }), ...(arm === undefined ? {} : { arm }), ...(response.status >= 500 && episode !== undefined ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
-    return response;
+    return named(response);
   } catch (error) {
     const timedOut = deadline?.aborted === true;
+    policy ??= policyOfRefusal(error);
     const refusal = refusalOf(error, { timedOut, clientGone: error instanceof ClientGone || c.req.raw.signal.aborted }, limits);
     const episode = (error as { episode?: Episode } | undefined)?.episode;
     tell({ kind, status: refusal.status, stream, ...(episode === undefined ? {} : { episode }), ...(isUpstreamFailure(refusal) ? { upstreamFailure: upstreamError(episode?.error ?? error, timedOut).failure } : {}) });
-    return refusalReply(refusal, dialect, gateway.secret());
+    return named(refusalReply(refusal, dialect, gateway.secret()));
   }
 }
 
@@ -303,6 +342,8 @@ interface Admitted {
   replayOf: string | undefined;
   tenant: string;
   dialect: Dialect;
+  /** The operator's policy the request runs under, by name. */
+  policy?: string;
 }
 
 /**
@@ -401,6 +442,7 @@ function runReflected({ options, tracer, secret }: Gateway, request: Admitted & 
     ...(request.replayOf === undefined ? {} : { replayOf: request.replayOf }),
     arm,
     tenant: request.tenant,
+    ...(request.policy === undefined ? {} : { policy: request.policy }),
     ...(reflect.memory === undefined || memory === undefined ? {} : { memory: { memory, ask: reflect.memory } }),
     ...(request.judge === undefined ? {} : { judge: request.judge }),
     model: async () => {
@@ -440,8 +482,8 @@ async function readLarge({ pool, lane, limits }: Gateway, bytes: Buffer, reading
   if (outcome.kind === "stopped") throw new RequestFieldError("body", `could not be read within the gateway's ${outcome.limit} (${outcome.limitValue} ${outcome.unit})`);
   if (outcome.kind === "failed") throw new Error(`reading the body failed: ${outcome.message}`);
   const screened = outcome.result as Screened;
-  if (screened.passThrough) return { body: undefined, stream: screened.stream };
-  return lane.run(() => readChat(parseJson(bytes), screened.stream, reading, screened.plan));
+  if (screened.passThrough && screened.optedOut !== true) return readScreened(bytes, screened, reading);
+  return lane.run(() => readScreened(bytes, screened, reading));
 }
 
 export interface RunningGateway {
