@@ -109,6 +109,11 @@ describe("applyPolicy", () => {
     }
     // A field the policy leaves out is the default's: setting it changes the operator's choice.
     assert.equal(refusal(() => applyPolicy({ judge: "judge-a" }, loose, ctx)).field, "reflect.judge");
+    // A policy that names no turns or reflection size runs with the strategy's defaults (2, 128): those are its caps.
+    const bare: GatewayPolicy = { name: "bare", reflect: { regex: "x" }, allowOptOut: false };
+    assert.equal(refusal(() => applyPolicy({ max_turns: 3 }, bare, ctx)).field, "reflect.max_turns");
+    assert.equal(refusal(() => applyPolicy({ reflection_max_tokens: 129 }, bare, ctx)).field, "reflect.reflection_max_tokens");
+    assert.equal((applyPolicy({ max_turns: 1 }, bare, ctx) as Record<string, unknown>).max_turns, 1);
   });
 });
 

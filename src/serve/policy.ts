@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { RequestFieldError, UsageError } from "../errors.js";
 import { isRecord } from "../util/is-record.js";
 import type { GatewayConfig, GatewayPolicy } from "./gateway-config-types.js";
-import { parseReflect, type RequestBounds } from "./loop-request.js";
+import { gatewayResolve, parseReflect, type RequestBounds } from "./loop-request.js";
 
 /** The header a client names its route with, for policies attached by route. */
 export const ROUTE_HEADER = "x-reflect-route";
@@ -81,8 +81,15 @@ function policyReflect(policy: GatewayPolicy, ctx: PolicyContext): Record<string
   return reflect;
 }
 
-/** Fields a request may set lower than the policy's, never higher. */
+/** Fields a request may set lower than the policy's, never higher; a policy that names none caps them at the strategy's default. */
 const capped = ["max_turns", "reflection_max_tokens"] as const;
+
+/** The cap of a `capped` field: the policy's value, or the default the policy runs with when it names none. */
+function capOf(field: (typeof capped)[number], base: Record<string, unknown>): unknown {
+  if (base[field] !== undefined) return base[field];
+  const defaults = gatewayResolve({});
+  return field === "max_turns" ? defaults.turns : defaults.reflectionMaxTokens;
+}
 /** Fields a request may only repeat: the policy's value (absent counts as one) is the operator's. */
 const fixed = ["feedback", "judge", "memory", "on_failure", "arm", "arm_key"] as const;
 /** Checks a request may add where the policy has none. */
@@ -114,7 +121,7 @@ export function applyPolicy(requestReflect: unknown, policy: GatewayPolicy, ctx:
   for (const [field, value] of Object.entries(requestReflect)) {
     if (value === undefined) continue;
     if ((capped as readonly string[]).includes(field)) {
-      const cap = base[field];
+      const cap = capOf(field as (typeof capped)[number], base);
       if (typeof cap === "number" && typeof value === "number" && value > cap) throw widens(field, policy, `is at most ${cap}`);
     } else if ((fixed as readonly string[]).includes(field)) {
       if (!same(value, base[field])) throw widens(field, policy, base[field] === undefined ? "cannot be set" : `must be ${JSON.stringify(base[field])} or left out`);
