@@ -1,0 +1,310 @@
+/**
+ * LangChain JS through every door of a real gateway: `ChatOpenAI` on Chat Completions, `ChatOpenAI` with
+ * `useResponsesApi: true` on Responses and `ChatAnthropic` on Messages, each pointed at the gateway with a client key
+ * and no retries, in front of one scripted upstream that answers each dialect on its own path. Three setups: relay (the
+ * upstream speaks the door's dialect, so a request without `reflect` reaches it raw), translation (it speaks Chat
+ * Completions only and no door is relayed) and, for the OpenAI doors, an upstream that speaks Messages only (opened as
+ * `api: "messages"`). Each runs `invoke`, `stream`, `bindTools` with a second turn carrying the `ToolMessage`, and
+ * `withStructuredOutput` by function calling (Anthropic's tool method) and by JSON schema; each asserts what the
+ * upstream received and that the upstream's key, which the upstream writes into every free-text reply, never reaches
+ * LangChain's result. A `reflect` object passed through `modelKwargs` (`invocationKwargs` on ChatAnthropic) gets a
+ * reflected answer.
+ *
+ * Versions, as package-lock.json resolves them: @langchain/core 1.4.0, @langchain/openai 1.5.8 (its own openai),
+ * @langchain/anthropic 1.5.11 (its own @anthropic-ai/sdk); zod 4.6.7.
+ */
+import assert from "node:assert/strict";
+import type http from "node:http";
+import { describe, it, type TestContext } from "node:test";
+import { ChatAnthropic } from "@langchain/anthropic";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { ChatOpenAI } from "@langchain/openai";
+import { z } from "zod";
+import { createHttpModel } from "../models/http.js";
+import { openModel } from "../models/open.js";
+import type { DialectName } from "./dialects/index.js";
+import { redactionMark } from "./redact-secret.js";
+import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour, type FakeUpstream, type UpstreamRequest } from "./serve-harness.js";
+
+const KEY = "gateway-key-langchain-0123456789";
+const UPSTREAM_KEY = "sk-upstream-langchain-5d2e8a41c9";
+const KEY_ENV = "REFLECT_TEST_LANGCHAIN_UPSTREAM_KEY";
+const noRetry = { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0 };
+
+const weather = tool(async ({ city }: { city: string }) => `${city}: 4 C`, { name: "get_weather", description: "Weather of a city", schema: z.object({ city: z.string() }) });
+const Person = z.object({ name: z.string(), age: z.number() });
+const ada = { name: "Ada", age: 36 };
+/** A tool call's arguments, by tool; `json` is the tool `@ai-sdk/anthropic` forces for a JSON schema. */
+const argsOf: Record<string, Record<string, unknown>> = { get_weather: { city: "Oslo" }, Person: ada, json: ada };
+
+// ---------------------------------------------------------------------------------------------------------------
+// The scripted upstream: one server that answers Chat Completions, Responses and Messages, each on its own path.
+// ---------------------------------------------------------------------------------------------------------------
+
+type Wire = "chat" | "responses" | "messages";
+const wireOf = (seen: UpstreamRequest): Wire => (seen.url.includes("/responses") ? "responses" : seen.url.includes("/messages") ? "messages" : "chat");
+const keyOf = (seen: UpstreamRequest): string => String(seen.headers["x-api-key"] ?? String(seen.headers.authorization ?? "").replace(/^Bearer /u, ""));
+
+/** What the upstream was asked, read in the words of the path it was asked on. */
+interface Asked {
+  /** The tool the request forces, if it forces one by name. */
+  forced?: string;
+  tools: string[];
+  /** The JSON schema the request asks the text to follow (on Messages, as an output format or a forced `json` tool). */
+  schema?: unknown;
+  /** The last turn is a tool's result: `[call id, result text]`. */
+  toolResult?: [string, string];
+}
+
+function asked(seen: UpstreamRequest): Asked {
+  const body = seen.body as Record<string, any>;
+  const wire = wireOf(seen);
+  if (wire === "chat") {
+    const last = (body.messages as Array<Record<string, any>>).at(-1);
+    return {
+      forced: body.tool_choice?.function?.name,
+      tools: ((body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name),
+      schema: body.response_format?.type === "json_schema" ? body.response_format.json_schema.schema : undefined,
+      toolResult: last?.role === "tool" ? [last.tool_call_id, typeof last.content === "string" ? last.content : JSON.stringify(last.content)] : undefined,
+    };
+  }
+  if (wire === "responses") {
+    const input = typeof body.input === "string" ? [] : (body.input as Array<Record<string, any>>);
+    const last = input.at(-1);
+    return {
+      forced: body.tool_choice?.type === "function" ? body.tool_choice.name : undefined,
+      tools: ((body.tools ?? []) as Array<{ name: string }>).map((t) => t.name),
+      schema: body.text?.format?.type === "json_schema" ? body.text.format.schema : undefined,
+      toolResult: last?.type === "function_call_output" ? [last.call_id, String(last.output)] : undefined,
+    };
+  }
+  const content = (body.messages as Array<Record<string, any>>).at(-1)?.content;
+  const result = Array.isArray(content) ? (content as Array<Record<string, any>>).find((block) => block.type === "tool_result") : undefined;
+  const resultText = result === undefined ? "" : typeof result.content === "string" ? result.content : (result.content as Array<{ text: string }>).map((b) => b.text).join("");
+  const tools = (body.tools ?? []) as Array<{ name: string; input_schema: unknown }>;
+  const jsonTool = body.tool_choice?.type === "any" ? tools.find((t) => t.name === "json") : undefined;
+  return {
+    forced: body.tool_choice?.type === "tool" ? body.tool_choice.name : undefined,
+    tools: tools.map((t) => t.name),
+    schema: body.output_config?.format?.type === "json_schema" ? body.output_config.format.schema : jsonTool?.input_schema,
+    toolResult: result === undefined ? undefined : [result.tool_use_id, resultText],
+  };
+}
+
+/** The reply: a tool's result answered in text, a forced or offered tool called, a schema's JSON, else a greeting. */
+type Answer = { text: string } | { call: { id: string; name: string; args: string } };
+
+function answerFor(seen: UpstreamRequest, index: number): Answer {
+  const what = asked(seen);
+  if (what.toolResult !== undefined) return { text: `It is 4 C in Oslo. ${keyOf(seen)}` };
+  const name = what.forced ?? what.tools[0];
+  if (name !== undefined) return { call: { id: `call_up${index}`, name, args: JSON.stringify(argsOf[name] ?? {}) } };
+  if (what.schema !== undefined) return { text: JSON.stringify(ada) };
+  return { text: `Hello from the upstream. ${keyOf(seen)}` };
+}
+
+/** The text in three pieces, so a stream has several deltas. */
+const piecesOf = (text: string): string[] => [text.slice(0, 5), text.slice(5, 12), text.slice(12)].filter((p) => p !== "");
+
+function sse(res: http.ServerResponse, events: Array<[string | undefined, unknown]>, done = false): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const [name, data] of events) res.write(`${name === undefined ? "" : `event: ${name}\n`}data: ${JSON.stringify(data)}\n\n`);
+  res.end(done ? "data: [DONE]\n\n" : "");
+}
+
+function json(res: http.ServerResponse, body: unknown): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+function answerChat(res: http.ServerResponse, seen: UpstreamRequest, answer: Answer): void {
+  const usage = { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 };
+  const base = { id: "chatcmpl-lc", created: 1_700_000_000, model: UPSTREAM_MODEL };
+  const message = "text" in answer ? { role: "assistant", content: answer.text } : { role: "assistant", content: null, tool_calls: [{ id: answer.call.id, type: "function", function: { name: answer.call.name, arguments: answer.call.args } }] };
+  const finish = "text" in answer ? "stop" : "tool_calls";
+  if (seen.body.stream !== true) return json(res, { ...base, object: "chat.completion", choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage });
+  const chunk = (delta: unknown, finish_reason: string | null = null) => [undefined, { ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason }] }] as [undefined, unknown];
+  const deltas = "text" in answer ? piecesOf(answer.text).map((piece, i) => chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece })) : [chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, ...(message.tool_calls?.[0] ?? {}) }] })];
+  sse(res, [...deltas, chunk({}, finish), [undefined, { ...base, object: "chat.completion.chunk", choices: [], usage }]], true);
+}
+
+function answerResponses(res: http.ServerResponse, seen: UpstreamRequest, answer: Answer): void {
+  const item = "text" in answer ? { type: "message", id: "msg_lc", role: "assistant", status: "completed", content: [{ type: "output_text", text: answer.text, annotations: [] }] } : { type: "function_call", id: "fc_lc", call_id: answer.call.id, name: answer.call.name, arguments: answer.call.args, status: "completed" };
+  const response = (status: string, output: unknown[]) => ({ id: "resp_lc", object: "response", created_at: 1_700_000_000, status, model: UPSTREAM_MODEL, output, usage: { input_tokens: 12, output_tokens: 4, total_tokens: 16 } });
+  if (seen.body.stream !== true) return json(res, response("completed", [item]));
+  const events: Array<[string, unknown]> = [["response.created", { type: "response.created", sequence_number: 0, response: response("in_progress", []) }]];
+  if ("text" in answer) {
+    events.push(["response.output_item.added", { type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress", content: [] } }]);
+    events.push(["response.content_part.added", { type: "response.content_part.added", item_id: "msg_lc", output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }]);
+    for (const delta of piecesOf(answer.text)) events.push(["response.output_text.delta", { type: "response.output_text.delta", item_id: "msg_lc", output_index: 0, content_index: 0, delta }]);
+    events.push(["response.output_text.done", { type: "response.output_text.done", item_id: "msg_lc", output_index: 0, content_index: 0, text: answer.text }]);
+  }
+  events.push(["response.output_item.done", { type: "response.output_item.done", output_index: 0, item }]);
+  events.push(["response.completed", { type: "response.completed", response: response("completed", [item]) }]);
+  sse(res, events.map(([name, data], i) => [name, { ...(data as object), sequence_number: i }]));
+}
+
+function answerMessages(res: http.ServerResponse, seen: UpstreamRequest, answer: Answer): void {
+  const block = "text" in answer ? { type: "text", text: answer.text } : { type: "tool_use", id: answer.call.id.replace("call_", "toolu_"), name: answer.call.name, input: JSON.parse(answer.call.args) as unknown };
+  const stop_reason = "text" in answer ? "end_turn" : "tool_use";
+  const message = { id: "msg_lc", type: "message", role: "assistant", model: UPSTREAM_MODEL, stop_sequence: null };
+  if (seen.body.stream !== true) return json(res, { ...message, content: [block], stop_reason, usage: { input_tokens: 12, output_tokens: 4 } });
+  const start = "text" in answer ? { type: "text", text: "" } : { ...block, input: {} };
+  const deltas = "text" in answer ? piecesOf(answer.text).map((text) => ({ type: "text_delta", text })) : [{ type: "input_json_delta", partial_json: answer.call.args }];
+  sse(res, [
+    ["message_start", { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }],
+    ["content_block_start", { type: "content_block_start", index: 0, content_block: start }],
+    ...deltas.map((delta) => ["content_block_delta", { type: "content_block_delta", index: 0, delta }] as [string, unknown]),
+    ["content_block_stop", { type: "content_block_stop", index: 0 }],
+    ["message_delta", { type: "message_delta", delta: { stop_reason, stop_sequence: null }, usage: { output_tokens: 4 } }],
+    ["message_stop", { type: "message_stop" }],
+  ]);
+}
+
+/** Answers each dialect on its path, by what the request asks (see `answerFor`). */
+const polyglot: Behaviour = (res, seen, index) => {
+  const answer = answerFor(seen, index);
+  ({ chat: answerChat, responses: answerResponses, messages: answerMessages })[wireOf(seen)](res, seen, answer);
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// The doors, the setups, and what each door's client looks like.
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Door {
+  name: string;
+  dialect: DialectName;
+  model(url: string, extra?: Record<string, unknown>): BaseChatModel;
+}
+
+const doors: Door[] = [
+  { name: "ChatOpenAI", dialect: "chat", model: (url, extra) => new ChatOpenAI({ model: UPSTREAM_MODEL, apiKey: KEY, maxRetries: 0, configuration: { baseURL: `${url}/v1` }, ...(extra === undefined ? {} : { modelKwargs: extra }) }) },
+  { name: "ChatOpenAI (Responses)", dialect: "responses", model: (url, extra) => new ChatOpenAI({ model: UPSTREAM_MODEL, apiKey: KEY, maxRetries: 0, useResponsesApi: true, configuration: { baseURL: `${url}/v1` }, ...(extra === undefined ? {} : { modelKwargs: extra }) }) },
+  { name: "ChatAnthropic", dialect: "messages", model: (url, extra) => new ChatAnthropic({ model: UPSTREAM_MODEL, apiKey: KEY, maxRetries: 0, maxTokens: 256, anthropicApiUrl: url, ...(extra === undefined ? {} : { invocationKwargs: extra }) }) },
+];
+
+/**
+ * `relay`: the upstream speaks the door's dialect. `chat-upstream`: it speaks Chat Completions only (`reflect serve`'s
+ * default). `messages-upstream`: it speaks Messages only (`--upstream-api messages`). The gateway knows the upstream's
+ * key in each, as `reflect serve` always does for an HTTP upstream, and blanks it in what it answers.
+ */
+type Mode = "relay" | "chat-upstream" | "messages-upstream";
+
+async function setup(t: TestContext, door: Door, mode: Mode, script: Behaviour | Behaviour[] = polyglot): Promise<{ upstream: FakeUpstream; model: (extra?: Record<string, unknown>) => BaseChatModel }> {
+  process.env[KEY_ENV] = UPSTREAM_KEY;
+  t.after(() => delete process.env[KEY_ENV]);
+  const upstream = await startUpstream(t, script);
+  const model =
+    mode === "messages-upstream"
+      ? await openModel(`${upstream.baseUrl}#${UPSTREAM_MODEL}`, { api: "messages", apiKeyEnv: KEY_ENV })
+      : createHttpModel({ baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: KEY_ENV, retry: noRetry });
+  const gateway = await startTestGateway(t, {
+    upstream: model,
+    upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: KEY_ENV, speaks: [wireIn(door, mode)] },
+    apiKey: KEY,
+  });
+  return { upstream, model: (extra) => door.model(gateway.url, extra) };
+}
+
+/** The wire the upstream is asked on in a setup: the door's own when relayed, else the upstream's one dialect. */
+const wireIn = (door: Door, mode: Mode): Wire => (mode === "relay" ? door.dialect : mode === "chat-upstream" ? "chat" : "messages");
+
+const textOf = (message: BaseMessage): string => (typeof message.content === "string" ? message.content : (message.content as Array<{ type: string; text?: string }>).filter((b) => b.type === "text").map((b) => b.text ?? "").join(""));
+
+/** Nothing LangChain returned holds the upstream's key. */
+function assertNoKey(value: unknown, what: string): void {
+  assert.ok(!JSON.stringify(value).includes(UPSTREAM_KEY), `${what} holds the upstream's key`);
+}
+
+/** Every request reached the upstream on `wire`'s path, with the upstream's key, never the gateway's. */
+function assertWire(upstream: FakeUpstream, wire: Wire): void {
+  assert.ok(upstream.requests.length > 0);
+  for (const seen of upstream.requests) {
+    assert.equal(wireOf(seen), wire, seen.url);
+    assert.equal(keyOf(seen), UPSTREAM_KEY);
+    assert.ok(!seen.raw.toString("utf8").includes(KEY) && !JSON.stringify(seen.headers).includes(KEY), "the gateway's key is never forwarded");
+  }
+}
+
+/** Relayed, and translated for each upstream dialect that is not the door's own. */
+const modes = (door: Door): Mode[] => ["relay", ...(["chat-upstream", "messages-upstream"] as const).filter((mode) => wireIn(door, mode) !== door.dialect)];
+
+for (const door of doors) {
+  for (const mode of modes(door)) {
+    describe(`LangChain ${door.name} through the gateway, ${mode}`, () => {
+      const wire = wireIn(door, mode);
+
+      it("invoke: the upstream's text comes back, its key blanked", async (t) => {
+        const { upstream, model } = await setup(t, door, mode);
+        const answer = await model().invoke("Say hello.");
+        assert.equal(textOf(answer), `Hello from the upstream. ${redactionMark}`);
+        assertNoKey(answer, "the answer");
+        assertWire(upstream, wire);
+      });
+
+      it("stream: the chunks concatenate to the text", async (t) => {
+        const { upstream, model } = await setup(t, door, mode);
+        const texts: string[] = [];
+        const chunks = [];
+        for await (const chunk of await model().stream("Say hello.")) {
+          chunks.push(chunk);
+          texts.push(textOf(chunk));
+        }
+        assert.equal(texts.join(""), `Hello from the upstream. ${redactionMark}`);
+        assertNoKey(chunks, "the chunks");
+        assertWire(upstream, wire);
+      });
+
+      it("bindTools: the call comes back parsed; the ToolMessage reaches the upstream as a structured tool result", async (t) => {
+        const { upstream, model } = await setup(t, door, mode);
+        const bound = model().bindTools?.([weather]);
+        assert.ok(bound !== undefined);
+        const question = new HumanMessage("Weather in Oslo?");
+        const call = await bound.invoke([question]);
+        assert.deepEqual(
+          (call as AIMessage).tool_calls?.map((c) => [c.name, c.args]),
+          [["get_weather", { city: "Oslo" }]],
+        );
+        const id = (call as AIMessage).tool_calls?.[0]?.id as string;
+        const result = new ToolMessage({ tool_call_id: id, content: "Oslo: 4 C" });
+        const answer = await bound.invoke([question, call, result]);
+        assert.equal(textOf(answer), `It is 4 C in Oslo. ${redactionMark}`);
+        assertNoKey([call, answer], "the answers");
+        const second = upstream.requests[1] as UpstreamRequest;
+        assert.deepEqual(asked(second).toolResult?.[1], "Oslo: 4 C");
+        assert.ok(asked(second).toolResult?.[0]?.length, "the result names its call");
+        assert.deepEqual(asked(upstream.requests[0] as UpstreamRequest).tools, ["get_weather"]);
+        assertWire(upstream, wire);
+      });
+
+      it("withStructuredOutput, function calling: the upstream is forced to the tool, the object comes back", async (t) => {
+        const { upstream, model } = await setup(t, door, mode);
+        const structured = model().withStructuredOutput(Person, { method: "functionCalling", name: "Person" });
+        assert.deepEqual(await structured.invoke("Who wrote the first program?"), ada);
+        assert.equal(asked(upstream.requests[0] as UpstreamRequest).forced, "Person");
+        assertWire(upstream, wire);
+      });
+
+      it("withStructuredOutput, JSON schema: the upstream is asked for the schema, the object comes back", async (t) => {
+        const { upstream, model } = await setup(t, door, mode);
+        const structured = model().withStructuredOutput(Person, { method: "jsonSchema", name: "Person" });
+        assert.deepEqual(await structured.invoke("Who wrote the first program?"), ada);
+        const schema = asked(upstream.requests[0] as UpstreamRequest).schema as { properties?: Record<string, unknown> } | undefined;
+        assert.deepEqual(Object.keys(schema?.properties ?? {}), ["name", "age"]);
+        assertWire(upstream, wire);
+      });
+    });
+  }
+
+  describe(`LangChain ${door.name} with reflect in its model kwargs`, () => {
+    it("gets the reflected answer: a failing draft, a reflection, the retry that passes", async (t) => {
+      const { upstream, model } = await setup(t, door, "chat-upstream", [reply("forty-two"), reply("I spelled it out; digits only."), reply("42")]);
+      const answer = await model({ reflect: { regex: "^\\d+$" } }).invoke("What is six times seven? Digits only.");
+      assert.equal(textOf(answer), "42");
+      assert.equal(upstream.requests.length, 3, "attempt, reflection, attempt");
+      assert.ok(upstream.requests.every((r) => r.body.reflect === undefined), "reflect is the gateway's, never sent on");
+    });
+  });
+}
