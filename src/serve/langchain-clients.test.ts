@@ -18,8 +18,9 @@ import type http from "node:http";
 import { describe, it, type TestContext } from "node:test";
 import { ChatAnthropic } from "@langchain/anthropic";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { concat } from "@langchain/core/utils/stream";
 import { ChatOpenAI } from "@langchain/openai";
 import { z } from "zod";
 import { createHttpModel } from "../models/http.js";
@@ -140,6 +141,10 @@ function answerResponses(res: http.ServerResponse, seen: UpstreamRequest, answer
     events.push(["response.content_part.added", { type: "response.content_part.added", item_id: "msg_lc", output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }]);
     for (const delta of piecesOf(answer.text)) events.push(["response.output_text.delta", { type: "response.output_text.delta", item_id: "msg_lc", output_index: 0, content_index: 0, delta }]);
     events.push(["response.output_text.done", { type: "response.output_text.done", item_id: "msg_lc", output_index: 0, content_index: 0, text: answer.text }]);
+  } else {
+    events.push(["response.output_item.added", { type: "response.output_item.added", output_index: 0, item: { ...item, arguments: "", status: "in_progress" } }]);
+    events.push(["response.function_call_arguments.delta", { type: "response.function_call_arguments.delta", item_id: "fc_lc", output_index: 0, delta: answer.call.args }]);
+    events.push(["response.function_call_arguments.done", { type: "response.function_call_arguments.done", item_id: "fc_lc", output_index: 0, arguments: answer.call.args }]);
   }
   events.push(["response.output_item.done", { type: "response.output_item.done", output_index: 0, item }]);
   events.push(["response.completed", { type: "response.completed", response: response("completed", [item]) }]);
@@ -273,9 +278,21 @@ for (const door of doors) {
         assert.equal(textOf(answer), `It is 4 C in Oslo. ${redactionMark}`);
         assertNoKey([call, answer], "the answers");
         const second = upstream.requests[1] as UpstreamRequest;
-        assert.deepEqual(asked(second).toolResult?.[1], "Oslo: 4 C");
-        assert.ok(asked(second).toolResult?.[0]?.length, "the result names its call");
+        // The result answers the call by the id the upstream gave it, in the upstream's own words.
+        assert.deepEqual(asked(second).toolResult, [wire === "messages" ? "toolu_up0" : "call_up0", "Oslo: 4 C"]);
         assert.deepEqual(asked(upstream.requests[0] as UpstreamRequest).tools, ["get_weather"]);
+        assertWire(upstream, wire);
+      });
+
+      it("bindTools, streamed: the chunks concatenate to the parsed call", async (t) => {
+        const { upstream, model } = await setup(t, door, mode);
+        const bound = model().bindTools?.([weather]);
+        assert.ok(bound !== undefined);
+        let whole: AIMessageChunk | undefined;
+        for await (const chunk of await bound.stream("Weather in Oslo?")) whole = whole === undefined ? (chunk as AIMessageChunk) : concat(whole, chunk as AIMessageChunk);
+        assert.deepEqual(whole?.tool_calls?.map((c) => [c.name, c.args]), [["get_weather", { city: "Oslo" }]]);
+        // Relayed, the upstream streams; translated, the gateway asks for the whole answer and streams it itself.
+        assert.equal(upstream.requests[0]?.body.stream, mode === "relay" ? true : undefined);
         assertWire(upstream, wire);
       });
 
@@ -304,7 +321,34 @@ for (const door of doors) {
       const answer = await model({ reflect: { regex: "^\\d+$" } }).invoke("What is six times seven? Digits only.");
       assert.equal(textOf(answer), "42");
       assert.equal(upstream.requests.length, 3, "attempt, reflection, attempt");
-      assert.ok(upstream.requests.every((r) => r.body.reflect === undefined), "reflect is the gateway's, never sent on");
+      assert.ok(upstream.requests.every((r) => wireOf(r) === "chat" && r.body.reflect === undefined), "reflect is the gateway's, never sent on");
+    });
+
+    it("streams the reflected answer, settled", async (t) => {
+      const { upstream, model } = await setup(t, door, "chat-upstream", [reply("forty-two"), reply("I spelled it out; digits only."), reply("42")]);
+      let text = "";
+      for await (const chunk of await model({ reflect: { regex: "^\\d+$" } }).stream("What is six times seven? Digits only.")) text += textOf(chunk);
+      assert.equal(text, "42");
+      assert.equal(upstream.requests.length, 3);
+    });
+
+    it("a reflected structured output: the forced tool on the attempt, the object back", async (t) => {
+      const { upstream, model } = await setup(t, door, "chat-upstream");
+      const structured = model({ reflect: { max_turns: 2 } }).withStructuredOutput(Person, { method: "functionCalling", name: "Person" });
+      assert.deepEqual(await structured.invoke("Who wrote the first program?"), ada);
+      assert.equal(upstream.requests.length, 1, "the first attempt passed the tools check");
+      assert.deepEqual(upstream.requests[0]?.body.tool_choice, { type: "function", function: { name: "Person" } });
+    });
+
+    it("a bad reflect object is LangChain's 400 error naming the field, and no upstream call", async (t) => {
+      const { upstream, model } = await setup(t, door, "chat-upstream");
+      await assert.rejects(model({ reflect: { max_turns: "two" } }).invoke("hi"), (error: unknown) => {
+        assert.equal((error as { status?: number }).status, 400, String(error));
+        assert.match(String(error), /reflect\.max_turns/u);
+        assertNoKey(String(error), "the error");
+        return true;
+      });
+      assert.equal(upstream.requests.length, 0);
     });
   });
 }
