@@ -18,7 +18,7 @@ import type http from "node:http";
 import { describe, it, type TestContext } from "node:test";
 import { ChatAnthropic } from "@langchain/anthropic";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { concat } from "@langchain/core/utils/stream";
 import { ChatOpenAI } from "@langchain/openai";
@@ -92,6 +92,15 @@ function asked(seen: UpstreamRequest): Asked {
     schema: body.output_config?.format?.type === "json_schema" ? body.output_config.format.schema : jsonTool?.input_schema,
     toolResult: result === undefined ? undefined : [result.tool_use_id, resultText],
   };
+}
+
+/** The system prompt the upstream was sent, in its wire's words. */
+function systemOf(seen: UpstreamRequest): unknown {
+  const body = seen.body as Record<string, any>;
+  if (wireOf(seen) === "messages") return typeof body.system === "string" ? body.system : (body.system as Array<{ text: string }> | undefined)?.map((b) => b.text).join("");
+  const turns = (body.messages ?? body.input) as Array<{ role: string; content: unknown }>;
+  const system = turns.find((turn) => turn.role === "system" || turn.role === "developer")?.content ?? body.instructions;
+  return Array.isArray(system) ? (system as Array<{ text: string }>).map((b) => b.text).join("") : system;
 }
 
 /** The reply: a tool's result answered in text, a forced or offered tool called, a schema's JSON, else a greeting. */
@@ -243,8 +252,10 @@ for (const door of doors) {
 
       it("invoke: the upstream's text comes back, its key blanked", async (t) => {
         const { upstream, model } = await setup(t, door, mode);
-        const answer = await model().invoke("Say hello.");
+        const answer = await model().invoke([new SystemMessage("Answer briefly."), new HumanMessage("Say hello.")]);
         assert.equal(textOf(answer), `Hello from the upstream. ${redactionMark}`);
+        assert.deepEqual([answer.usage_metadata?.input_tokens, answer.usage_metadata?.output_tokens], [12, 4]);
+        assert.equal(systemOf(upstream.requests[0] as UpstreamRequest), "Answer briefly.");
         assertNoKey(answer, "the answer");
         assertWire(upstream, wire);
       });
@@ -258,6 +269,11 @@ for (const door of doors) {
           texts.push(textOf(chunk));
         }
         assert.equal(texts.join(""), `Hello from the upstream. ${redactionMark}`);
+        const whole = chunks.reduce((a, b) => concat(a, b));
+        // ChatAnthropic adds message_start's output_tokens (1 in the relayed upstream's stream; 0 in the gateway's own) to
+        // message_delta's.
+        const output = mode === "relay" && door.dialect === "messages" ? 1 + 4 : 4;
+        assert.deepEqual([whole.usage_metadata?.input_tokens, whole.usage_metadata?.output_tokens], [12, output]);
         assertNoKey(chunks, "the chunks");
         assertWire(upstream, wire);
       });
