@@ -27,6 +27,7 @@ import { createHttpModel } from "../models/http.js";
 import { openModel } from "../models/open.js";
 import type { DialectName } from "./dialects/index.js";
 import { redactionMark } from "./redact-secret.js";
+import { parseGatewayKeys } from "./tenants.js";
 import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour, type FakeUpstream, type UpstreamRequest } from "./serve-harness.js";
 
 const KEY = "gateway-key-langchain-0123456789";
@@ -190,13 +191,13 @@ const polyglot: Behaviour = (res, seen, index) => {
 interface Door {
   name: string;
   dialect: DialectName;
-  model(url: string, extra?: Record<string, unknown>): BaseChatModel;
+  model(url: string, extra?: Record<string, unknown>, key?: string): BaseChatModel;
 }
 
 const doors: Door[] = [
-  { name: "ChatOpenAI", dialect: "chat", model: (url, extra) => new ChatOpenAI({ model: UPSTREAM_MODEL, apiKey: KEY, maxRetries: 0, configuration: { baseURL: `${url}/v1` }, ...(extra === undefined ? {} : { modelKwargs: extra }) }) },
-  { name: "ChatOpenAI (Responses)", dialect: "responses", model: (url, extra) => new ChatOpenAI({ model: UPSTREAM_MODEL, apiKey: KEY, maxRetries: 0, useResponsesApi: true, configuration: { baseURL: `${url}/v1` }, ...(extra === undefined ? {} : { modelKwargs: extra }) }) },
-  { name: "ChatAnthropic", dialect: "messages", model: (url, extra) => new ChatAnthropic({ model: UPSTREAM_MODEL, apiKey: KEY, maxRetries: 0, maxTokens: 256, anthropicApiUrl: url, ...(extra === undefined ? {} : { invocationKwargs: extra }) }) },
+  { name: "ChatOpenAI", dialect: "chat", model: (url, extra, key = KEY) => new ChatOpenAI({ model: UPSTREAM_MODEL, apiKey: key, maxRetries: 0, configuration: { baseURL: `${url}/v1` }, ...(extra === undefined ? {} : { modelKwargs: extra }) }) },
+  { name: "ChatOpenAI (Responses)", dialect: "responses", model: (url, extra, key = KEY) => new ChatOpenAI({ model: UPSTREAM_MODEL, apiKey: key, maxRetries: 0, useResponsesApi: true, configuration: { baseURL: `${url}/v1` }, ...(extra === undefined ? {} : { modelKwargs: extra }) }) },
+  { name: "ChatAnthropic", dialect: "messages", model: (url, extra, key = KEY) => new ChatAnthropic({ model: UPSTREAM_MODEL, apiKey: key, maxRetries: 0, maxTokens: 256, anthropicApiUrl: url, ...(extra === undefined ? {} : { invocationKwargs: extra }) }) },
 ];
 
 /**
@@ -206,7 +207,7 @@ const doors: Door[] = [
  */
 type Mode = "relay" | "chat-upstream" | "messages-upstream";
 
-async function setup(t: TestContext, door: Door, mode: Mode, script: Behaviour | Behaviour[] = polyglot): Promise<{ upstream: FakeUpstream; model: (extra?: Record<string, unknown>) => BaseChatModel }> {
+async function setup(t: TestContext, door: Door, mode: Mode, script: Behaviour | Behaviour[] = polyglot, keys?: string): Promise<{ upstream: FakeUpstream; model: (extra?: Record<string, unknown>) => BaseChatModel; url: string }> {
   process.env[KEY_ENV] = UPSTREAM_KEY;
   t.after(() => delete process.env[KEY_ENV]);
   const upstream = await startUpstream(t, script);
@@ -217,9 +218,9 @@ async function setup(t: TestContext, door: Door, mode: Mode, script: Behaviour |
   const gateway = await startTestGateway(t, {
     upstream: model,
     upstreamHttp: { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: KEY_ENV, speaks: [wireIn(door, mode)] },
-    apiKey: KEY,
+    ...(keys === undefined ? { apiKey: KEY } : { tenants: parseGatewayKeys(keys) }),
   });
-  return { upstream, model: (extra) => door.model(gateway.url, extra) };
+  return { upstream, model: (extra) => door.model(gateway.url, extra), url: gateway.url };
 }
 
 /** The wire the upstream is asked on in a setup: the door's own when relayed, else the upstream's one dialect. */
@@ -365,6 +366,29 @@ for (const door of doors) {
         return true;
       });
       assert.equal(upstream.requests.length, 0);
+    });
+  });
+
+  describe(`LangChain ${door.name} and the gateway's keys`, () => {
+    it("a wrong key is LangChain's 401 error, and no upstream call", async (t) => {
+      const { upstream, url } = await setup(t, door, "relay");
+      await assert.rejects(door.model(url, undefined, "not-the-key").invoke("hi"), (error: unknown) => (error as { status?: number }).status === 401);
+      assert.equal(upstream.requests.length, 0);
+    });
+
+    it("two tenants' tool results stay apart through a translating door: each upstream call carries its own only", async (t) => {
+      const [keyA, keyB] = ["tenant-a-key-0123456789", "tenant-b-key-0123456789"];
+      const { upstream, url } = await setup(t, door, modes(door)[1] as Mode, polyglot, `team-a:${keyA},team-b:${keyB}`);
+      const turn = async (key: string, city: string): Promise<string> => {
+        const bound = door.model(url, undefined, key).bindTools?.([weather]);
+        assert.ok(bound !== undefined);
+        const question = new HumanMessage(`Weather in ${city}?`);
+        const call = new AIMessage({ content: "", tool_calls: [{ id: `call_${city}`, name: "get_weather", args: { city }, type: "tool_call" }] });
+        return textOf(await bound.invoke([question, call, new ToolMessage({ tool_call_id: `call_${city}`, content: `${city}: 4 C` })]));
+      };
+      assert.deepEqual(await Promise.all([turn(keyA, "Oslo"), turn(keyB, "Rome")]), [`It is 4 C in Oslo. ${redactionMark}`, `It is 4 C in Oslo. ${redactionMark}`]);
+      const results = upstream.requests.map((seen) => asked(seen).toolResult?.join("=")).sort();
+      assert.deepEqual(results, ["call_Oslo=Oslo: 4 C", "call_Rome=Rome: 4 C"]);
     });
   });
 }
