@@ -56,6 +56,8 @@ interface Asked {
   tools: string[];
   /** The JSON schema the request asks the text to follow (on Messages, as an output format or a forced `json` tool). */
   schema?: unknown;
+  /** JSON mode: a JSON object asked for without a schema (`json_object`). */
+  jsonMode?: boolean;
   /** The last turn is a tool's result: `[call id, result text]`. */
   toolResult?: [string, string];
 }
@@ -69,6 +71,7 @@ function asked(seen: UpstreamRequest): Asked {
       forced: body.tool_choice?.function?.name,
       tools: ((body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name),
       schema: body.response_format?.type === "json_schema" ? body.response_format.json_schema.schema : undefined,
+      jsonMode: body.response_format?.type === "json_object",
       toolResult: last?.role === "tool" ? [last.tool_call_id, typeof last.content === "string" ? last.content : JSON.stringify(last.content)] : undefined,
     };
   }
@@ -79,6 +82,7 @@ function asked(seen: UpstreamRequest): Asked {
       forced: body.tool_choice?.type === "function" ? body.tool_choice.name : undefined,
       tools: ((body.tools ?? []) as Array<{ name: string }>).map((t) => t.name),
       schema: body.text?.format?.type === "json_schema" ? body.text.format.schema : undefined,
+      jsonMode: body.text?.format?.type === "json_object",
       toolResult: last?.type === "function_call_output" ? [last.call_id, String(last.output)] : undefined,
     };
   }
@@ -112,7 +116,7 @@ function answerFor(seen: UpstreamRequest, index: number): Answer {
   if (what.toolResult !== undefined) return { text: `It is 4 C in Oslo. ${keyOf(seen)}` };
   const name = what.forced ?? what.tools[0];
   if (name !== undefined) return { call: { id: `call_up${index}`, name, args: JSON.stringify(argsOf[name] ?? {}) } };
-  if (what.schema !== undefined) return { text: JSON.stringify(ada) };
+  if (what.schema !== undefined || what.jsonMode === true) return { text: JSON.stringify(ada) };
   return { text: `Hello from the upstream. ${keyOf(seen)}` };
 }
 
@@ -329,6 +333,20 @@ for (const door of doors) {
         assert.deepEqual(Object.keys(schema?.properties ?? {}), ["name", "age"]);
         assertWire(upstream, wire);
       });
+
+      if (door.dialect !== "messages") {
+        it("withStructuredOutput, JSON mode: the upstream is asked for a JSON object, the object comes back", async (t) => {
+          const { upstream, model } = await setup(t, door, mode);
+          const structured = model().withStructuredOutput(Person, { method: "jsonMode", name: "Person" });
+          assert.deepEqual(await structured.invoke("Who wrote the first program? Answer in JSON."), ada);
+          const seen = asked(upstream.requests[0] as UpstreamRequest);
+          // Relayed, `json_object` as LangChain sent it; translated, a JSON schema of any object (Chat's `json_schema`, or
+          // on Messages the `json` tool `@ai-sdk/anthropic` forces).
+          if (mode === "relay") assert.equal(seen.jsonMode, true);
+          else assert.equal((seen.schema as { type?: string } | undefined)?.type, "object");
+          assertWire(upstream, wire);
+        });
+      }
     });
   }
 
@@ -363,6 +381,19 @@ for (const door of doors) {
         assert.equal((error as { status?: number }).status, 400, String(error));
         assert.match(String(error), /reflect\.max_turns/u);
         assertNoKey(String(error), "the error");
+        return true;
+      });
+      assert.equal(upstream.requests.length, 0);
+    });
+  });
+
+  describe(`LangChain ${door.name} with what a translating door refuses`, () => {
+    it("an image part is LangChain's 400 error naming the field, and no upstream call", async (t) => {
+      const { upstream, model } = await setup(t, door, modes(door)[1] as Mode);
+      const image = new HumanMessage({ content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] });
+      await assert.rejects(model().invoke([image]), (error: unknown) => {
+        assert.equal((error as { status?: number }).status, 400, String(error));
+        assert.match(String(error), /(messages|input)\[0\]\.content\[1\]/u);
         return true;
       });
       assert.equal(upstream.requests.length, 0);
