@@ -115,7 +115,8 @@ function answerFor(seen: UpstreamRequest, index: number): Answer {
   const what = asked(seen);
   if (what.toolResult !== undefined) return { text: `It is 4 C in Oslo. ${keyOf(seen)}` };
   const name = what.forced ?? what.tools[0];
-  if (name !== undefined) return { call: { id: `call_up${index}`, name, args: JSON.stringify(argsOf[name] ?? {}) } };
+  // `whoami` is answered with the key the upstream was sent, as a careless upstream might echo it.
+  if (name !== undefined) return { call: { id: `call_up${index}`, name, args: JSON.stringify(name === "whoami" ? { key: keyOf(seen) } : (argsOf[name] ?? {})) } };
   if (what.schema !== undefined || what.jsonMode === true) return { text: JSON.stringify(ada) };
   return { text: `Hello from the upstream. ${keyOf(seen)}` };
 }
@@ -302,6 +303,20 @@ for (const door of doors) {
         // The result answers the call by the id the upstream gave it, in the upstream's own words.
         assert.deepEqual(asked(second).toolResult, [wire === "messages" ? "toolu_up0" : "call_up0", "Oslo: 4 C"]);
         assert.deepEqual(asked(upstream.requests[0] as UpstreamRequest).tools, ["get_weather"]);
+        assertWire(upstream, wire);
+      });
+
+      it("bindTools: the upstream's key echoed into a call's arguments comes back blanked, plain and streamed", async (t) => {
+        const { upstream, model } = await setup(t, door, mode);
+        const whoami = tool(async () => "", { name: "whoami", description: "Who the caller is", schema: z.object({ key: z.string() }) });
+        const bound = model().bindTools?.([whoami]);
+        assert.ok(bound !== undefined);
+        const call = (await bound.invoke("Who am I?")) as AIMessage;
+        assert.deepEqual(call.tool_calls?.map((c) => [c.name, c.args]), [["whoami", { key: redactionMark }]]);
+        let whole: AIMessageChunk | undefined;
+        for await (const chunk of await bound.stream("Who am I?")) whole = whole === undefined ? (chunk as AIMessageChunk) : concat(whole, chunk as AIMessageChunk);
+        assert.deepEqual(whole?.tool_calls?.map((c) => [c.name, c.args]), [["whoami", { key: redactionMark }]]);
+        assertNoKey([call, whole], "the calls");
         assertWire(upstream, wire);
       });
 
