@@ -189,6 +189,14 @@ const polyglot: Behaviour = (res, seen, index) => {
   ({ chat: answerChat, responses: answerResponses, messages: answerMessages })[wireOf(seen)](res, seen, answer);
 };
 
+/** Two calls of `get_weather` in one reply, on Chat Completions or Messages. */
+const twoCalls: Behaviour = (res, seen) => {
+  const cities = ["Oslo", "Rome"];
+  if (wireOf(seen) === "messages") return json(res, { id: "msg_two", type: "message", role: "assistant", model: UPSTREAM_MODEL, stop_sequence: null, stop_reason: "tool_use", usage: { input_tokens: 12, output_tokens: 4 }, content: cities.map((city, i) => ({ type: "tool_use", id: `toolu_${i}`, name: "get_weather", input: { city } })) });
+  const tool_calls = cities.map((city, i) => ({ id: `call_${i}`, type: "function", function: { name: "get_weather", arguments: JSON.stringify({ city }) } }));
+  json(res, { id: "chatcmpl-two", object: "chat.completion", created: 1_700_000_000, model: UPSTREAM_MODEL, choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls }, logprobs: null, finish_reason: "tool_calls" }], usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 } });
+};
+
 // ---------------------------------------------------------------------------------------------------------------
 // The doors, the setups, and what each door's client looks like.
 // ---------------------------------------------------------------------------------------------------------------
@@ -399,6 +407,23 @@ for (const door of doors) {
         return true;
       });
       assert.equal(upstream.requests.length, 0);
+    });
+  });
+
+  describe(`LangChain ${door.name} with parallel tool calls through a translating door`, () => {
+    it("two calls in one reply come back parsed; their two ToolMessages reach the upstream as two results", async (t) => {
+      const mode = modes(door)[1] as Mode;
+      const { upstream, model } = await setup(t, door, mode, [twoCalls, polyglot]);
+      const bound = model().bindTools?.([weather]);
+      assert.ok(bound !== undefined);
+      const question = new HumanMessage("Weather in Oslo and Rome?");
+      const call = (await bound.invoke([question])) as AIMessage;
+      assert.deepEqual(call.tool_calls?.map((c) => [c.name, c.args]), [["get_weather", { city: "Oslo" }], ["get_weather", { city: "Rome" }]]);
+      const results = (call.tool_calls ?? []).map((c) => new ToolMessage({ tool_call_id: c.id as string, content: `${String(c.args.city)}: 4 C` }));
+      await bound.invoke([question, call, ...results]);
+      const second = upstream.requests[1]?.body as Record<string, any>;
+      const sent = wireIn(door, mode) === "chat" ? (second.messages as Array<Record<string, any>>).filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content]) : (second.messages as Array<Record<string, any>>).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: Record<string, any>) => b.type === "tool_result").map((b: Record<string, any>) => [b.tool_use_id, typeof b.content === "string" ? b.content : b.content.map((c: { text: string }) => c.text).join("")]);
+      assert.deepEqual(sent, [[call.tool_calls?.[0]?.id, "Oslo: 4 C"], [call.tool_calls?.[1]?.id, "Rome: 4 C"]]);
     });
   });
 
