@@ -198,9 +198,25 @@ function parseYaml(text: string, source: string): { doc: Document; lines: LineCo
   const error = doc.errors[0];
   if (error !== undefined) {
     const line = lines.linePos(error.pos[0]).line;
-    throw new InputError(syntaxMessage(error.code, error.message), source, line);
+    const field = fieldOfPath(pathAt(doc.contents, error.pos[0]));
+    throw new InputError(`${field === "" ? "" : `${field}: `}${syntaxMessage(error.code, error.message)}`, source, line);
   }
   return { doc, lines };
+}
+
+/** The keys and indexes down to the innermost value (or key) whose text holds `offset`. */
+function pathAt(node: unknown, offset: number): (string | number)[] {
+  const holds = (n: unknown): boolean => isNodeLike(n) && n.range !== undefined && n.range !== null && n.range[0] <= offset && offset < Math.max(n.range[1], n.range[0] + 1);
+  if (isMap(node)) {
+    const pair = node.items.find((p) => holds(p.key) || holds(p.value));
+    if (pair === undefined || !isScalar(pair.key)) return [];
+    return [String(pair.key.value), ...(holds(pair.value) ? pathAt(pair.value, offset) : [])];
+  }
+  if (isSeq(node)) {
+    const i = node.items.findIndex(holds);
+    return i < 0 ? [] : [i, ...pathAt(node.items[i], offset)];
+  }
+  return [];
 }
 
 /** A parse error in words that say what to do. The parser's message is kept only where it holds none of the file's text. */
