@@ -204,16 +204,16 @@ function parseYaml(text: string, source: string): { doc: Document; lines: LineCo
   return { doc, lines };
 }
 
-/** The keys and indexes down to the innermost value (or key) whose text holds `offset`. */
+/** The keys and indexes down to the innermost value (or key) starting at or before `offset`: where a parse error is. */
 function pathAt(node: unknown, offset: number): (string | number)[] {
-  const holds = (n: unknown): boolean => isNodeLike(n) && n.range !== undefined && n.range !== null && n.range[0] <= offset && offset < Math.max(n.range[1], n.range[0] + 1);
+  const before = (n: unknown): boolean => isNodeLike(n) && n.range !== undefined && n.range !== null && n.range[0] <= offset;
   if (isMap(node)) {
-    const pair = node.items.find((p) => holds(p.key) || holds(p.value));
+    const pair = node.items.findLast((p) => before(p.key));
     if (pair === undefined || !isScalar(pair.key)) return [];
-    return [String(pair.key.value), ...(holds(pair.value) ? pathAt(pair.value, offset) : [])];
+    return [String(pair.key.value), ...(before(pair.value) ? pathAt(pair.value, offset) : [])];
   }
   if (isSeq(node)) {
-    const i = node.items.findIndex(holds);
+    const i = node.items.findLastIndex(before);
     return i < 0 ? [] : [i, ...pathAt(node.items[i], offset)];
   }
   return [];
