@@ -239,7 +239,7 @@ describe("reflect serve --config", () => {
     spawnSync(process.execPath, [path.join(root, "bin", "reflect.js"), "serve", "--offline", "--config", file, ...flags], {
       encoding: "utf8",
       timeout: 60_000,
-      env: { ...process.env, REFLECT_GATEWAY_KEY: "team-a:KEY-A-123,team-b:KEY-B-456" },
+      env: { ...process.env, REFLECT_GATEWAY_KEY: "team-a:KEY-A-123,team-b:KEY-B-456", REFLECTKIT_OFFLINE: "1", REFLECTKIT_CACHE: dir },
     });
 
   it("exits non-zero on a bad file with the file's line and field, before opening a model", () => {
