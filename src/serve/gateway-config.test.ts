@@ -207,13 +207,15 @@ describe("the gateway config file", () => {
     assert.deepEqual(few.policies[1]?.reflect, { max_turns: 2 }, "a few aliases are read");
   });
 
-  it("refuses an empty file, a top level that is not a map, several documents, tab indents", () => {
+  it("refuses an empty file, a top level that is not a map, several documents, tab indents, unknown tags, broken JSON", () => {
     for (const empty of ["", "\n\n   \n", "\uFEFF"]) assert.match(refusal(empty).message, /^gateway\.yaml:1: the config file is empty — write a map/);
     assert.match(refusal("# only a comment\n").message, /^gateway\.yaml:1: the config file holds no value/);
     assert.match(refusal("- models\n- policies\n").message, /^gateway\.yaml:1: the top level must be a map/);
     assert.match(refusal('"models"\n').message, /^gateway\.yaml:1: the top level must be a map/);
     assert.match(refusal("policies: {}\n---\npolicies: {}\n").message, /^gateway\.yaml:2: .*several YAML documents/);
     refuses("policies:\n  p:\n\treflect: {}\n", 3, "policies.p", /a tab indents this line — YAML indents with spaces/);
+    refuses("policies:\n  p: !!js/function 'return 1'\n", 2, "policies.p", /not valid YAML or JSON \(tag resolve failed/);
+    refuses('{\n  "policies": {\n    "p": { "reflect": {} ,\n  }\n', 5, "policies.p.reflect", /not valid YAML or JSON \(bad indent/);
   });
 
   it("reads CRLF line ends and a BOM with the lines as an editor counts them", () => {

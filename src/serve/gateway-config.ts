@@ -195,7 +195,7 @@ export function parseGatewayConfig(text: string, source: string, context: Gatewa
 function parseYaml(text: string, source: string): { doc: Document; lines: LineCounter } {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, strict: true });
-  const error = doc.errors[0];
+  const error = doc.errors[0] ?? doc.warnings[0];
   if (error !== undefined) {
     const line = lines.linePos(error.pos[0]).line;
     const field = fieldOfPath(pathAt(doc.contents, error.pos[0]));
