@@ -165,6 +165,7 @@ export function parseGatewayConfig(text: string, source: string, context: Gatewa
   try {
     data = doc.toJS({ maxAliasCount: configFileLimits.aliases });
   } catch (error) {
+    if (!/alias/iu.test((error as Error)?.message ?? "")) throw error;
     const alias = firstAlias(doc);
     throw new InputError(`${alias.field === "" ? "" : `${alias.field}: `}the file expands its aliases (*name) more than ${configFileLimits.aliases} times — write the values out`, source, lines.linePos(alias.offset).line, { cause: error });
   }
