@@ -22,9 +22,13 @@ import { fetchProgressBar } from "./progress.js";
 import { stopSignal } from "./stop-signal.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
 import { parseGatewayKeys, readKeysFile } from "../serve/tenants.js";
+import { readGatewayConfig } from "../serve/gateway-config.js";
+import type { GatewayConfig } from "../serve/gateway-config-types.js";
 
 interface ServeFlags {
-  upstream: string;
+  /** Required, unless `--config` configures exactly one model (which then stands in for it). */
+  upstream?: string;
+  config?: string;
   port: number;
   host: string;
   allowNoKey: boolean;
@@ -74,7 +78,8 @@ export function registerServe(program: Command): void {
   program
     .command("serve")
     .description("an OpenAI-compatible gateway: requests with a `reflect` object run the cascade (verify, reflect, retry); the rest pass through unchanged")
-    .requiredOption("--upstream <spec>", "required: the model behind the gateway — a registered name, a .gguf path, or http(s)://host/v1#model")
+    .option("--upstream <spec>", "required (unless --config configures exactly one model): the model behind the gateway — a registered name, a .gguf path, or http(s)://host/v1#model")
+    .option("--config <file>", "the gateway's config file (YAML or JSON): models, named reflect policies and the tenants, models and routes they apply to; checked whole before any model is opened")
     .option("--port <n>", "port to listen on (0: any free port)", int(0), 8787)
     .option("--host <host>", "address to bind; anything but loopback exposes the gateway and needs REFLECT_GATEWAY_KEY (or --allow-no-key)", "127.0.0.1")
     .option("--keys <file>", "the client keys, one NAME:KEY a line (# comments): each name is a tenant whose lessons, episodes and quotas are its own; instead of, or beside, REFLECT_GATEWAY_KEY=NAME:KEY,…")
@@ -100,19 +105,38 @@ export function registerServe(program: Command): void {
     .option("--tenant-lesson-mib <n>", "MiB of lesson text and questions one tenant keeps", int(1), defaultRequestLessonQuotas.tenantBytes / 2 ** 20)
     .option("--store-lessons <n>", "request lessons the whole store keeps, every tenant's together", int(1), defaultRequestLessonQuotas.storeLessons)
     .option("--store-lesson-mib <n>", "MiB of lesson text and questions the whole store keeps", int(1), defaultRequestLessonQuotas.storeBytes / 2 ** 20)
-    .action(async (flags: ServeFlags) => {
-      await serve(flags);
+    .action(async (flags: ServeFlags, command: Command) => {
+      await serve(flags, (option) => command.getOptionValueSource(option) === "cli");
     });
 }
 
+/**
+ * The config file, read and checked against the gateway's caps, tenants and judges; and the flags its one model stands
+ * in for. A config of several models is checked, but only `--upstream` serves until routing by `model` arrives.
+ */
+function configured(given: ServeFlags, tenants: readonly string[], explicit: (option: string) => boolean): { flags: ServeFlags & { upstream: string }; config?: GatewayConfig } {
+  const config = given.config === undefined ? undefined : readGatewayConfig(path.resolve(given.config), { bounds: { maxTurns: defaultGatewayLimits.maxTurns, budget: defaultGatewayLimits.budget }, tenants, judges: given.judge });
+  const only = config?.models.length === 1 ? config.models[0] : undefined;
+  if (given.upstream !== undefined) return { flags: { ...given, upstream: given.upstream }, ...(config === undefined ? {} : { config }) };
+  if (only === undefined || config === undefined) {
+    throw new UsageError(config === undefined || config.models.length === 0 ? "--upstream is required: the model behind the gateway (or a --config that configures one model)" : `--upstream is required: ${given.config} configures ${config.models.length} models, and the gateway serves one upstream for now — pass --upstream`);
+  }
+  for (const option of ["upstreamApi", "upstreamKeyEnv"]) {
+    if (explicit(option)) throw new UsageError(`--${option === "upstreamApi" ? "upstream-api" : "upstream-key-env"} and the model of ${given.config} both describe the upstream — say it in one place (speaks and key_env in the file)`);
+  }
+  return { flags: { ...given, upstream: only.spec, upstreamApi: only.speaks, ...(only.keyEnv === undefined ? {} : { upstreamKeyEnv: only.keyEnv }) }, config };
+}
+
 /** Opens the models, the record and the tracer, serves until SIGINT or SIGTERM, then closes everything in order. */
-async function serve(flags: ServeFlags): Promise<void> {
+async function serve(given: ServeFlags, explicit: (option: string) => boolean): Promise<void> {
   // Each client key is a tenant (`NAME:KEY`, comma-separated, and the keys file's lines), with its own lessons,
   // episodes, quotas and share of the gateway.
-  const tenants = [...parseGatewayKeys(process.env.REFLECT_GATEWAY_KEY ?? ""), ...(flags.keys === undefined ? [] : readKeysFile(path.resolve(flags.keys)))];
+  const tenants = [...parseGatewayKeys(process.env.REFLECT_GATEWAY_KEY ?? ""), ...(given.keys === undefined ? [] : readKeysFile(path.resolve(given.keys)))];
   const apiKeys = tenants.map((t) => t.key);
   if (new Set(apiKeys).size !== apiKeys.length) throw new UsageError("a client key is given twice, in REFLECT_GATEWAY_KEY and --keys — a key is one tenant's");
   const keyless = apiKeys.length === 0;
+  // The config file is read and checked whole before anything else is opened.
+  const { flags, config } = configured(given, keyless ? [LOCAL_TENANT] : [...new Set(tenants.map((t) => t.tenant))], explicit);
   checkExposure(flags, keyless);
   // The admin route's key and the metrics route's, never a client's: one that is both is refused before any model is opened.
   const adminKey = process.env.REFLECT_ADMIN_KEY?.trim();
@@ -158,8 +182,8 @@ async function serve(flags: ServeFlags): Promise<void> {
       recorder = await openRecordWriter({
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
-        secretEnv: [...new Set([flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })))],
-        config: { kind: "gateway", upstream: flags.upstream, upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays, quotas } }), reflectkit: reflectkitVersion },
+        secretEnv: [...new Set([...[flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })), ...(config?.models ?? []).flatMap((m) => (m.keyEnv === undefined ? [] : [m.keyEnv]))])],
+        config: { kind: "gateway", upstream: flags.upstream, ...(flags.config === undefined ? {} : { config: path.resolve(flags.config) }), upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays, quotas } }), reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);
@@ -173,6 +197,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
       judges,
+      ...(config === undefined ? {} : { config }),
       ...(arms === undefined ? {} : { arms }),
       ...(adminKey === undefined || adminKey === "" ? {} : { adminKey }),
       ...(metricsKey === undefined || metricsKey === "" ? {} : { metricsKey }),
