@@ -115,7 +115,7 @@ export function registerServe(program: Command): void {
  * in for. A config of several models is checked, but only `--upstream` serves until routing by `model` arrives.
  */
 function configured(given: ServeFlags, tenants: readonly string[], explicit: (option: string) => boolean): { flags: ServeFlags & { upstream: string }; config?: GatewayConfig } {
-  const config = given.config === undefined ? undefined : readGatewayConfig(path.resolve(given.config), { bounds: { maxTurns: defaultGatewayLimits.maxTurns, budget: defaultGatewayLimits.budget }, tenants, judges: given.judge });
+  const config = given.config === undefined ? undefined : readGatewayConfig(path.resolve(given.config), configContext(given, tenants));
   const only = config?.models.length === 1 ? config.models[0] : undefined;
   if (given.upstream !== undefined) return { flags: { ...given, upstream: given.upstream }, ...(config === undefined ? {} : { config }) };
   if (only === undefined || config === undefined) {
@@ -127,6 +127,40 @@ function configured(given: ServeFlags, tenants: readonly string[], explicit: (op
   return { flags: { ...given, upstream: only.spec, upstreamApi: only.speaks, ...(only.keyEnv === undefined ? {} : { upstreamKeyEnv: only.keyEnv }) }, config };
 }
 
+/** What the config file is checked against: the gateway's caps, its tenants and its judges. */
+function configContext(flags: ServeFlags, tenants: readonly string[]): Parameters<typeof readGatewayConfig>[1] {
+  return { bounds: { maxTurns: defaultGatewayLimits.maxTurns, budget: defaultGatewayLimits.budget }, tenants, judges: flags.judge };
+}
+
+/**
+ * The config file read again (`POST /admin/config`, SIGHUP): checked whole as at start; its models may not change, as
+ * the upstreams were opened at start.
+ */
+function configReloader(file: string, flags: ServeFlags, tenants: readonly string[], started: GatewayConfig): () => GatewayConfig {
+  return () => {
+    const next = readGatewayConfig(path.resolve(file), configContext(flags, tenants));
+    if (JSON.stringify([next.models, next.defaultModel]) !== JSON.stringify([started.models, started.defaultModel])) {
+      throw new UsageError(`${file}: its models changed — models are opened at start, so a reload changes policies and attachments only; restart the gateway for new models`);
+    }
+    return next;
+  };
+}
+
+/** SIGHUP reloads the config (as `POST /admin/config`); a config that does not check leaves the old one, saying why. */
+function reloadOnHangup(gateway: RunningGateway, load: () => GatewayConfig): () => void {
+  const reload = (): void => {
+    try {
+      const next = load();
+      gateway.reloadConfig(next);
+      process.stderr.write(`reflect serve: reloaded ${next.source} (${next.policies.length} policies)\n`);
+    } catch (error) {
+      process.stderr.write(`reflect serve: the config was not reloaded, the old one stays: ${(error as Error).message}\n`);
+    }
+  };
+  process.on("SIGHUP", reload);
+  return () => process.off("SIGHUP", reload);
+}
+
 /** Opens the models, the record and the tracer, serves until SIGINT or SIGTERM, then closes everything in order. */
 async function serve(given: ServeFlags, explicit: (option: string) => boolean): Promise<void> {
   // Each client key is a tenant (`NAME:KEY`, comma-separated, and the keys file's lines), with its own lessons,
@@ -136,7 +170,9 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
   if (new Set(apiKeys).size !== apiKeys.length) throw new UsageError("a client key is given twice, in REFLECT_GATEWAY_KEY and --keys — a key is one tenant's");
   const keyless = apiKeys.length === 0;
   // The config file is read and checked whole before anything else is opened.
-  const { flags, config } = configured(given, keyless ? [LOCAL_TENANT] : [...new Set(tenants.map((t) => t.tenant))], explicit);
+  const tenantNamesGiven = keyless ? [LOCAL_TENANT] : [...new Set(tenants.map((t) => t.tenant))];
+  const { flags, config } = configured(given, tenantNamesGiven, explicit);
+  const loadConfig = config === undefined || flags.config === undefined ? undefined : configReloader(flags.config, flags, tenantNamesGiven, config);
   checkExposure(flags, keyless);
   // The admin route's key and the metrics route's, never a client's: one that is both is refused before any model is opened.
   const adminKey = process.env.REFLECT_ADMIN_KEY?.trim();
@@ -192,12 +228,13 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
     }
     let gateway: RunningGateway | undefined;
     const lessons = memory;
-    const metrics = createGatewayMetrics({ tenants: keyless ? [LOCAL_TENANT] : tenants.map((t) => t.tenant), tenantInFlight: () => gateway?.load().tenants ?? {}, inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 }, ...(lessons === undefined ? {} : { lessons: () => lessons.stats }) });
+    const metrics = createGatewayMetrics({ tenants: keyless ? [LOCAL_TENANT] : tenants.map((t) => t.tenant), tenantInFlight: () => gateway?.load().tenants ?? {}, inFlight: () => gateway?.load().inFlight ?? 0, queued: () => gateway?.load().queued ?? 0, checks: () => gateway?.load().checks ?? { queued: 0, busy: 0, replaced: 0 }, ...(lessons === undefined ? {} : { lessons: () => lessons.stats }), ...(config === undefined ? {} : { policies: () => (gateway?.config() ?? config).policies.map((p) => p.name) }) });
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
       judges,
       ...(config === undefined ? {} : { config }),
+      ...(loadConfig === undefined ? {} : { loadConfig }),
       ...(arms === undefined ? {} : { arms }),
       ...(adminKey === undefined || adminKey === "" ? {} : { adminKey }),
       ...(metricsKey === undefined || metricsKey === "" ? {} : { metricsKey }),
@@ -219,7 +256,9 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
     if (tenantNames.some((t) => t.startsWith("key-"))) process.stderr.write("reflect serve: some client keys have no name, so their tenants are named after the keys' digests (key-…) — name them (REFLECT_GATEWAY_KEY=NAME:KEY,… or --keys FILE) to find them in records and metrics\n");
     const tenantsText = tenantNames.length <= 1 ? "" : `, ${tenantNames.length} tenants (${tenantNames.slice(0, 8).join(", ")}${tenantNames.length > 8 ? ", …" : ""})`;
     process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${tenantsText}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
+    const stopReloading = loadConfig === undefined ? undefined : reloadOnHangup(gateway, loadConfig);
     await stopSignal();
+    stopReloading?.();
     process.stdout.write("reflect serve: stopping (waiting for requests in flight)\n");
     await gateway.close(STOP_GRACE_MS);
   } finally {

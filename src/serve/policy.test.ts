@@ -47,6 +47,17 @@ describe("policyFor: the most specific attachment wins", () => {
     assert.equal(policyFor({ ...config, defaultPolicy: undefined }, { tenant: "team-b" }), undefined);
     assert.equal(policyFor(undefined, { tenant: "team-a" }), undefined);
   });
+
+  it("matches an attachment only when every selector it names matches: a tenant's route is that tenant's, on that route", () => {
+    const routed: GatewayConfig = { ...config, attachments: [{ policy: "strict", tenant: "team-a", route: "support" }, { policy: "by-model", model: "big", route: "batch" }, { policy: "loose", tenant: "team-a" }] };
+    const name = (target: Parameters<typeof policyFor>[1]): string | undefined => policyFor(routed, target)?.name;
+    assert.equal(name({ tenant: "team-a", model: "m", route: "support" }), "strict");
+    assert.equal(name({ tenant: "team-a", model: "m", route: "other" }), "loose");
+    assert.equal(name({ tenant: "team-a", model: "m" }), "loose");
+    assert.equal(name({ tenant: "team-b", model: "m", route: "support" }), "fallback");
+    assert.equal(name({ tenant: "team-b", model: "big", route: "batch" }), "by-model");
+    assert.equal(name({ tenant: "team-b", model: "big" }), "fallback");
+  });
 });
 
 describe("applyPolicy", () => {

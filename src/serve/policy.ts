@@ -39,16 +39,21 @@ export function routeOf(header: string | string[] | undefined): string | undefin
   return header;
 }
 
-/** The policy that applies: the most specific attachment (tenant and model, tenant, model, route), then the default. */
+/**
+ * The policy that applies: of the attachments whose every selector matches the request, the most specific — tenant and
+ * model, then tenant, then model, then route alone (an attachment that also names a route outranks the same one without)
+ * — then the default.
+ */
 export function policyFor(config: GatewayConfig | undefined, target: PolicyTarget): GatewayPolicy | undefined {
   if (config === undefined) return undefined;
   const { tenant, model, route } = target;
-  const attached = config.attachments;
-  const found =
-    attached.find((a) => a.tenant === tenant && a.model !== undefined && a.model === model) ??
-    attached.find((a) => a.tenant === tenant && a.model === undefined) ??
-    attached.find((a) => a.tenant === undefined && a.model !== undefined && a.model === model) ??
-    attached.find((a) => a.tenant === undefined && a.model === undefined && a.route !== undefined && a.route === route);
+  let found: { policy: string; rank: number } | undefined;
+  for (const a of config.attachments) {
+    const matches = (a.tenant === undefined || a.tenant === tenant) && (a.model === undefined || a.model === model) && (a.route === undefined || a.route === route);
+    if (!matches) continue;
+    const rank = (a.tenant === undefined ? 0 : 4) + (a.model === undefined ? 0 : 2) + (a.route === undefined ? 0 : 1);
+    if (found === undefined || rank > found.rank) found = { policy: a.policy, rank };
+  }
   const name = found?.policy ?? config.defaultPolicy;
   return name === undefined ? undefined : config.policies.find((p) => p.name === name);
 }

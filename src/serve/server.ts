@@ -496,6 +496,10 @@ export interface RunningGateway {
    * left. Models and the recorder are the caller's to close.
    */
   close(graceMs?: number): Promise<void>;
+  /** Checks a config and makes it the one each request from now on takes (`GatewayApp.reloadConfig`); throws if it cannot run. */
+  reloadConfig(config: GatewayConfig | undefined): void;
+  /** The config requests take now. */
+  config(): GatewayConfig | undefined;
 }
 
 /** Serves `createGateway(options)` on `host:port` (default 127.0.0.1, and port 8787; 0 picks a free one). */
@@ -524,6 +528,8 @@ export async function startGateway(options: GatewayOptions & { host?: string; po
   return {
     load: () => app.load(),
     url: `http://${shownHost}:${address.port}`,
+    reloadConfig: (config) => app.reloadConfig(config),
+    config: () => app.config(),
     close(graceMs = 10_000) {
       closing ??= new Promise<void>((resolve) => {
         const timer = setTimeout(() => http.closeAllConnections(), graceMs);
