@@ -440,7 +440,7 @@ async function startLitellm(python, workers, upstreamPort, chatOnlyPort, dir) {
  * Portkey's gateway (`bench/portkey.sh` installs it and prints its start script): `node START --port=P --headless`
  * (its start script reads the port only in the `--port=P` form; `--headless` leaves out its log UI and the log stream
  * it feeds) with NODE_ENV=production, ready when GET / answers. It keeps no configuration of its own: every request
- * names its provider and upstream in headers (portkeyHeaders).
+ * names its provider and upstream in headers (portkeyHeaders). It has no host flag and listens on every interface.
  */
 async function startPortkey(start) {
   if (start === undefined) return { error: "no --portkey START-SCRIPT given (`bash bench/portkey.sh` installs Portkey's gateway and prints the path)" };
