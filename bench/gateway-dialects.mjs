@@ -1,41 +1,57 @@
-// What each door of `reflect serve` adds to a call in pass-through, side by side with LiteLLM's proxy, in one run.
+// What each door of `reflect serve` adds to a call in pass-through, side by side with LiteLLM's proxy and Portkey's
+// gateway, in one run.
 //
-// Usage (after npx tsc -p tsconfig.json; LiteLLM's venv from `bash bench/litellm-venv.sh`, which prints its python):
+// Usage (after npx tsc -p tsconfig.json; LiteLLM's venv from `bash bench/litellm-venv.sh`, which prints its python;
+// Portkey's gateway from `bash bench/portkey.sh`, which prints its start script):
 //   node bench/gateway-dialects.mjs [--requests 1000] [--concurrency 1,16,64] [--dialects chat,responses,messages]
-//                                   [--translations responses,messages|none] [--stream] [--seed 1]
-//                                   [--litellm PYTHON] [--litellm-workers 1] [--warmup 2000] [--out FILE.jsonl]
+//                                   [--translations responses,messages|none] [--stream] [--upstream-gap-ms 20]
+//                                   [--seed 1] [--litellm PYTHON] [--litellm-workers 1] [--portkey START-SCRIPT]
+//                                   [--warmup 2000] [--out FILE.jsonl]
 //   node bench/gateway-dialects.mjs --from FILE.jsonl      # the table again, from a run's raw timings
 //
 // - One fast local upstream (node:http, its own process) speaks all three dialects: POST /v1/chat/completions,
 //   /v1/responses and /v1/messages answer a fixed small reply in each API's shape (JSON, or with --stream the same
 //   reply as that API's server-sent events). A second one speaks Chat Completions only (404 elsewhere), for the
-//   translation rows.
-// - For each dialect D (--dialects) and concurrency C, three arms: direct (the client calls the upstream's D route),
+//   translation rows. With --stream a streamed reply sends its events up to the first content delta at once and the
+//   rest spread over --upstream-gap-ms (default 20), and a JSON reply comes that late too (when the stream would be
+//   whole); without --stream every reply is written at once.
+// - For each dialect D (--dialects) and concurrency C, four arms: direct (the client calls the upstream's D route),
 //   reflectkit (`reflect serve --upstream-api chat,responses,messages --upstream http://127.0.0.1:PORT/v1#fake`: raw
-//   pass-through to the upstream's D route) and LiteLLM (its proxy, one model per dialect on the same upstream).
+//   pass-through to the upstream's D route), LiteLLM (its proxy, one model per dialect on the same upstream) and
+//   Portkey (its gateway, routed per request by headers: `x-portkey-provider: openai` for Chat Completions and
+//   Responses, `anthropic` for Messages, with `x-portkey-custom-host` the same upstream's /v1; see portkeyHeaders).
 //   Requests carry no `reflect`: pass-through.
 // - Translation rows (--translations): a Responses or Messages request to reflectkit in front of the Chat-only
-//   upstream (`--upstream-api chat`: the gateway translates to Chat Completions and the answer back), and the same
-//   request to LiteLLM on a model whose provider it calls through Chat Completions; direct is a Chat Completions call
-//   to that upstream, the work the upstream does either way.
+//   upstream (`--upstream-api chat`: the gateway translates to Chat Completions and the answer back), the same
+//   request to LiteLLM on a model whose provider it calls through Chat Completions, and to Portkey's OpenAI provider
+//   on the Chat-only upstream; direct is a Chat Completions call to that upstream, the work the upstream does either
+//   way.
 // - Each arm answers one probe request first, checked for its dialect's shape and the upstream's text; an arm that
 //   fails it is left out of that row with the reason printed, never timed.
 // - The client (this process) keeps C requests in flight over keep-alive connections and times each from sending to
-//   the last byte of the body. First every arm of every row gets --warmup requests (default 2000, 4 in flight), so no
-//   row pays for a process's start; then per row and concurrency each arm gets --requests timed requests after a
-//   warm-up of 100,
-//   in blocks direct, reflectkit, LiteLLM, LiteLLM, reflectkit, direct (ABBA), so drift hits every arm alike.
+//   the last byte of the body; with --stream also to its first content delta (TTFT), found in the bytes as they
+//   arrive (Chat: the first non-empty `choices[0].delta.content`; Responses: the first `response.output_text.delta`;
+//   Messages: the first `content_block_delta` with a `text_delta`; see firstDeltaDetector). First every arm of every
+//   row gets --warmup requests (default 2000, 4 in flight), so no row pays for a process's start; then per row and
+//   concurrency each arm gets --requests timed requests after a warm-up of 100, in blocks direct, reflectkit,
+//   LiteLLM, Portkey, Portkey, LiteLLM, reflectkit, direct (ABBA over the arms measured), so drift hits every arm alike.
 // - Added latency = arm − direct, with a percentile-bootstrap 95 % interval of the median difference (2,000 resamples,
-//   seeded; bench/median-interval.mjs); p99 is the nearest-rank order statistic; the ratio is LiteLLM's added median
-//   over reflectkit's. Each proxy's CPU time (user + system from /proc, its whole process tree) over its timed blocks
-//   is reported per request: what the proxy itself costs, whatever the sharing of the cores.
-// - --out writes every timed block (latencies in ms to the microsecond) as JSONL after a header line (gzipped when the
-//   name ends in .gz); --from prints the same table from that file (the intervals are seeded, so the figures agree
-//   exactly, and bench/check-tables.mjs can regenerate a committed run's table).
+//   seeded; bench/median-interval.mjs); p99 is the nearest-rank order statistic; the ratios are LiteLLM's and
+//   Portkey's added median over reflectkit's. With --stream the same for TTFT: each arm's median and p99, and its
+//   added median against direct's with its interval. Each proxy's CPU time (user + system from /proc, its whole
+//   process tree) over its timed blocks is reported per request: what the proxy itself costs, whatever the sharing
+//   of the cores.
+// - --out writes every timed block (latencies in ms to the microsecond, and with --stream the TTFTs in the same
+//   order) as JSONL after a header line (gzipped when the name ends in .gz); --from prints the same table from that
+//   file (the intervals are seeded, so the figures agree exactly, and bench/check-tables.mjs can regenerate a
+//   committed run's table; a run from before TTFT and Portkey prints its table as it did).
 // - LiteLLM runs as `litellm --config CFG --num_workers 1` (its default, and one process like `reflect serve`;
-//   --litellm-workers N gives it more) with no database, no
-//   master key, no callbacks, spend and error logs off and logging at ERROR; see litellmConfig below. Without
-//   --litellm, or when its proxy does not start, the LiteLLM arm is left out with a message.
+//   --litellm-workers N gives it more) with no database, no master key, no callbacks, spend and error logs off and
+//   logging at ERROR; see litellmConfig below. Without --litellm, or when its proxy does not start, the LiteLLM arm
+//   is left out with a message.
+// - Portkey runs as `node START --port=P --headless` with NODE_ENV=production and no configuration of its own (one
+//   process, like `reflect serve`); see startPortkey. Without --portkey, or when it does not start, its arm is left
+//   out with a message.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -58,7 +74,7 @@ const CREATED = 1_764_000_000;
 
 const sse = (event, data) => `${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`;
 
-/** Each dialect's fixed answer: `json()` the body, `events()` the whole SSE stream. */
+/** Each dialect's fixed answer: `json()` the body, `events()` the SSE stream, one string per event. */
 const ANSWERS = {
   chat: {
     json: () => ({
@@ -72,7 +88,7 @@ const ANSWERS = {
     events: () => {
       const base = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: CREATED, model: "fake" };
       const chunk = (delta, finish) => sse(undefined, { ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
-      return chunk({ role: "assistant", content: "" }, null) + WORDS.map((w) => chunk({ content: w }, null)).join("") + chunk({}, "stop") + "data: [DONE]\n\n";
+      return [chunk({ role: "assistant", content: "" }, null), ...WORDS.map((w) => chunk({ content: w }, null)), chunk({}, "stop"), "data: [DONE]\n\n"];
     },
   },
   responses: {
@@ -82,17 +98,17 @@ const ANSWERS = {
       const ev = (type, data) => sse(type, { type, sequence_number: n++, ...data });
       const done = ANSWERS.responses.json();
       const part = { type: "output_text", text: "", annotations: [] };
-      return (
-        ev("response.created", { response: responseObject("in_progress", [], null) }) +
-        ev("response.in_progress", { response: responseObject("in_progress", [], null) }) +
-        ev("response.output_item.added", { output_index: 0, item: { ...messageItem("in_progress", ""), content: [] } }) +
-        ev("response.content_part.added", { item_id: "msg_bench", output_index: 0, content_index: 0, part }) +
-        WORDS.map((delta) => ev("response.output_text.delta", { item_id: "msg_bench", output_index: 0, content_index: 0, delta, logprobs: [] })).join("") +
-        ev("response.output_text.done", { item_id: "msg_bench", output_index: 0, content_index: 0, text: CONTENT, logprobs: [] }) +
-        ev("response.content_part.done", { item_id: "msg_bench", output_index: 0, content_index: 0, part: { ...part, text: CONTENT } }) +
-        ev("response.output_item.done", { output_index: 0, item: done.output[0] }) +
-        ev("response.completed", { response: done })
-      );
+      return [
+        ev("response.created", { response: responseObject("in_progress", [], null) }),
+        ev("response.in_progress", { response: responseObject("in_progress", [], null) }),
+        ev("response.output_item.added", { output_index: 0, item: { ...messageItem("in_progress", ""), content: [] } }),
+        ev("response.content_part.added", { item_id: "msg_bench", output_index: 0, content_index: 0, part }),
+        ...WORDS.map((delta) => ev("response.output_text.delta", { item_id: "msg_bench", output_index: 0, content_index: 0, delta, logprobs: [] })),
+        ev("response.output_text.done", { item_id: "msg_bench", output_index: 0, content_index: 0, text: CONTENT, logprobs: [] }),
+        ev("response.content_part.done", { item_id: "msg_bench", output_index: 0, content_index: 0, part: { ...part, text: CONTENT } }),
+        ev("response.output_item.done", { output_index: 0, item: done.output[0] }),
+        ev("response.completed", { response: done }),
+      ];
     },
   },
   messages: {
@@ -106,14 +122,15 @@ const ANSWERS = {
       stop_sequence: null,
       usage: { input_tokens: 12, output_tokens: 11 },
     }),
-    events: () =>
-      sse("message_start", { type: "message_start", message: { ...ANSWERS.messages.json(), content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }) +
-      sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
-      sse("ping", { type: "ping" }) +
-      WORDS.map((text) => sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })).join("") +
-      sse("content_block_stop", { type: "content_block_stop", index: 0 }) +
-      sse("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 11 } }) +
+    events: () => [
+      sse("message_start", { type: "message_start", message: { ...ANSWERS.messages.json(), content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }),
+      sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+      sse("ping", { type: "ping" }),
+      ...WORDS.map((text) => sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })),
+      sse("content_block_stop", { type: "content_block_stop", index: 0 }),
+      sse("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 11 } }),
       sse("message_stop", { type: "message_stop" }),
+    ],
   },
 };
 
@@ -151,10 +168,17 @@ function responseObject(status, output, usage) {
 
 const UPSTREAM_ROUTES = { "/v1/chat/completions": "chat", "/v1/responses": "responses", "/v1/messages": "messages" };
 
-function upstreamServer(only) {
+/**
+ * The upstream. A streamed reply writes its events up to the first content delta at once and the rest spread evenly
+ * over `gapMs` (the last one `gapMs` after the first delta), so time to first token and time to the last byte differ,
+ * and a proxy that holds the answer back until it is whole shows it in its time to first token. A JSON reply then comes
+ * `gapMs` late too, when a streamed one would be complete: a proxy that asks for JSON and writes the stream itself pays
+ * the whole answer before its first token, as it would in front of a model.
+ */
+function upstreamServer(only, gapMs) {
   const json = (response, status, body) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
   const hits = {};
-  const server = http.createServer((request, response) => {
+  const server = http.createServer({ noDelay: true }, (request, response) => {
     let body = "";
     request.setEncoding("utf8");
     request.on("data", (part) => (body += part));
@@ -170,8 +194,15 @@ function upstreamServer(only) {
       } catch {
         return json(response, 400, { error: { message: "bad JSON", type: "invalid_request_error" } });
       }
-      if (!stream) return json(response, 200, ANSWERS[dialect].json());
-      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" }).end(ANSWERS[dialect].events());
+      if (!stream) return gapMs === 0 ? json(response, 200, ANSWERS[dialect].json()) : setTimeout(() => json(response, 200, ANSWERS[dialect].json()), gapMs);
+      const events = ANSWERS[dialect].events();
+      const seen = firstDeltaDetector(dialect);
+      const first = events.findIndex((event) => seen(event));
+      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const rest = events.slice(first + 1);
+      if (gapMs === 0) return response.end(events.join(""));
+      response.write(events.slice(0, first + 1).join(""));
+      rest.forEach((event, i) => setTimeout(() => (i === rest.length - 1 ? response.end(event) : response.write(event)), (gapMs * (i + 1)) / rest.length));
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -182,12 +213,18 @@ function upstreamServer(only) {
 // ---- the client's requests, and how an answer is recognised ----
 
 /** A request in dialect D to `model`; `path` is the route on a server that speaks D. */
-function requestOf(dialect, model, stream) {
+/**
+ * A request in dialect D to `model`; `path` is the route on a server that speaks D, `headers` are added to D's own (a
+ * proxy's routing headers). Streamed, it carries D's first-delta detector, so each request is also timed to its first
+ * content delta.
+ */
+function requestOf(dialect, model, stream, headers = {}) {
   const s = stream ? { stream: true } : {};
-  const bearer = { authorization: "Bearer sk-bench" };
-  if (dialect === "chat") return { path: "/v1/chat/completions", headers: bearer, body: JSON.stringify({ model, messages: [{ role: "user", content: "Say hello." }], max_tokens: 16, ...s }) };
-  if (dialect === "responses") return { path: "/v1/responses", headers: bearer, body: JSON.stringify({ model, input: "Say hello.", max_output_tokens: 16, ...s }) };
-  return { path: "/v1/messages", headers: { "x-api-key": "sk-bench", "anthropic-version": "2023-06-01" }, body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: "user", content: "Say hello." }], ...s }) };
+  const timed = stream ? { firstDelta: () => firstDeltaDetector(dialect) } : {};
+  const bearer = { authorization: "Bearer sk-bench", ...headers };
+  if (dialect === "chat") return { path: "/v1/chat/completions", headers: bearer, body: JSON.stringify({ model, messages: [{ role: "user", content: "Say hello." }], max_tokens: 16, ...s }), ...timed };
+  if (dialect === "responses") return { path: "/v1/responses", headers: bearer, body: JSON.stringify({ model, input: "Say hello.", max_output_tokens: 16, ...s }), ...timed };
+  return { path: "/v1/messages", headers: { "x-api-key": "sk-bench", "anthropic-version": "2023-06-01", ...headers }, body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: "user", content: "Say hello." }], ...s }), ...timed };
 }
 
 /** The text of an answer in `dialect`, or throws saying what is wrong with it. */
@@ -214,6 +251,37 @@ function answerText(dialect, text, stream) {
         : body.type === "message" && body.content?.find((block) => block.type === "text")?.text;
   if (typeof found !== "string") throw new Error(`not a ${dialect} answer`);
   return found;
+}
+
+/**
+ * A fresh detector of a stream's first content delta, fed the body's text in the pieces it arrives in: true once a
+ * complete `data:` line carries one — Chat: a non-empty `choices[0].delta.content` (the opening chunk's empty content
+ * beside the role is not text yet); Responses: a `response.output_text.delta`; Messages: a `content_block_delta`
+ * whose delta is a `text_delta`. Lines are parsed only until it fires.
+ */
+function firstDeltaDetector(dialect) {
+  const isDelta = {
+    chat: (e) => typeof e.choices?.[0]?.delta?.content === "string" && e.choices[0].delta.content !== "",
+    responses: (e) => e.type === "response.output_text.delta",
+    messages: (e) => e.type === "content_block_delta" && e.delta?.type === "text_delta",
+  }[dialect];
+  let pending = "";
+  return (text) => {
+    pending += text;
+    const lines = pending.split("\n");
+    pending = lines.pop();
+    for (const line of lines) {
+      if (!line.startsWith("data:")) continue;
+      const data = line.slice(5).trim();
+      if (data === "[DONE]") continue;
+      try {
+        if (isDelta(JSON.parse(data))) return true;
+      } catch {
+        // not JSON: no delta
+      }
+    }
+    return false;
+  };
 }
 
 /** One request; undefined when the answer is a good one in `dialect` carrying the upstream's text, else the reason. */
@@ -254,7 +322,7 @@ function hitsOf(port) {
 // ---- the proxies ----
 
 function parseArgs(argv) {
-  const options = { requests: 1000, concurrency: [1, 16, 64], dialects: [...DIALECTS], translations: undefined, stream: false, seed: 1, litellm: undefined, litellmWorkers: 1, out: undefined, from: undefined, warmup: 2000 };
+  const options = { requests: 1000, concurrency: [1, 16, 64], dialects: [...DIALECTS], translations: undefined, stream: false, upstreamGapMs: 20, seed: 1, litellm: undefined, litellmWorkers: 1, portkey: undefined, out: undefined, from: undefined, warmup: 2000 };
   const list = (flag, v, allowed) => {
     const items = v === "none" ? [] : v.split(",");
     for (const item of items) if (!allowed.includes(item)) throw new Error(`${flag}: ${item} is not one of ${allowed.join(", ")}`);
@@ -272,18 +340,21 @@ function parseArgs(argv) {
     else if (flag === "--dialects") options.dialects = list(flag, value(), DIALECTS);
     else if (flag === "--translations") options.translations = list(flag, value(), ["responses", "messages"]);
     else if (flag === "--stream") options.stream = true;
+    else if (flag === "--upstream-gap-ms") options.upstreamGapMs = Number(value());
+    else if (flag === "--portkey") options.portkey = value();
     else if (flag === "--seed") options.seed = Number(value());
     else if (flag === "--litellm") options.litellm = value();
     else if (flag === "--litellm-workers") options.litellmWorkers = Number(value());
     else if (flag === "--out") options.out = value();
     else if (flag === "--warmup") options.warmup = Number(value());
     else if (flag === "--from") options.from = value();
-    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --dialects chat,responses,messages, --translations responses,messages|none, --stream, --seed S, --litellm PYTHON, --litellm-workers N, --warmup N, --out FILE, --from FILE`);
+    else throw new Error(`unknown flag ${flag} — use --requests N, --concurrency 1,16,64, --dialects chat,responses,messages, --translations responses,messages|none, --stream, --upstream-gap-ms MS, --seed S, --litellm PYTHON, --litellm-workers N, --portkey START-SCRIPT, --warmup N, --out FILE, --from FILE`);
   }
   if (!Number.isInteger(options.requests) || options.requests < 4) throw new Error("--requests must be an integer ≥ 4");
   if (!options.concurrency.every((c) => Number.isInteger(c) && c >= 1)) throw new Error("--concurrency must list integers ≥ 1");
   if (!Number.isInteger(options.seed)) throw new Error("--seed must be an integer");
   if (!Number.isInteger(options.warmup) || options.warmup < 0) throw new Error("--warmup must be an integer ≥ 0");
+  if (!Number.isFinite(options.upstreamGapMs) || options.upstreamGapMs < 0) throw new Error("--upstream-gap-ms must be a number ≥ 0");
   if (!Number.isInteger(options.litellmWorkers) || options.litellmWorkers < 1) throw new Error("--litellm-workers must be an integer ≥ 1");
   options.translations ??= options.dialects.filter((d) => d !== "chat");
   return options;
@@ -365,6 +436,34 @@ async function startLitellm(python, workers, upstreamPort, chatOnlyPort, dir) {
   return { ...started, version };
 }
 
+/**
+ * Portkey's gateway (`bench/portkey.sh` installs it and prints its start script): `node START --port=P --headless`
+ * (its start script reads the port only in the `--port=P` form; `--headless` leaves out its log UI and the log stream
+ * it feeds) with NODE_ENV=production, ready when GET / answers. It keeps no configuration of its own: every request
+ * names its provider and upstream in headers (portkeyHeaders). It has no host flag and listens on every interface.
+ */
+async function startPortkey(start) {
+  if (start === undefined) return { error: "no --portkey START-SCRIPT given (`bash bench/portkey.sh` installs Portkey's gateway and prints the path)" };
+  if (!existsSync(start)) return { error: `--portkey ${start} does not exist (bash bench/portkey.sh installs it)` };
+  let version;
+  try {
+    version = JSON.parse(readFileSync(path.join(path.dirname(start), "..", "package.json"), "utf8")).version;
+  } catch {
+    return { error: `${start} is not inside an @portkey-ai/gateway package (no package.json beside its build folder)` };
+  }
+  const started = await startGatewayProcess((port) => [process.execPath, start, `--port=${port}`, "--headless"], { ...process.env, NODE_ENV: "production" }, { readyPath: "/" });
+  return { ...started, version };
+}
+
+/**
+ * Portkey's routing headers for a request in `dialect` to the upstream on `port`, in pass-through: its OpenAI provider
+ * for Chat Completions and Responses, its Anthropic provider for Messages, each with `x-portkey-custom-host` set to
+ * the upstream's base URL (both providers' base URLs end in /v1); the client's own key header goes along as the key.
+ */
+function portkeyHeaders(dialect, port) {
+  return { "x-portkey-provider": dialect === "messages" ? "anthropic" : "openai", "x-portkey-custom-host": `http://127.0.0.1:${port}/v1` };
+}
+
 /** CPU time (ms) of a process and every descendant still running, from /proc. */
 function treeCpuMs(pid) {
   const parents = new Map();
@@ -404,18 +503,21 @@ function rowsOf(options, ports) {
     const arms = { direct: { port: ports.upstream, spec: requestOf(dialect, "fake", options.stream) } };
     if (ports.reflectkit !== undefined) arms.reflectkit = { port: ports.reflectkit, pid: ports.reflectkitPid, spec: requestOf(dialect, "fake", options.stream) };
     if (ports.litellm !== undefined) arms.litellm = { port: ports.litellm, pid: ports.litellmPid, spec: requestOf(dialect, LITELLM_MODEL[dialect], options.stream) };
+    if (ports.portkey !== undefined) arms.portkey = { port: ports.portkey, pid: ports.portkeyPid, spec: requestOf(dialect, "fake", options.stream, portkeyHeaders(dialect, ports.upstream)) };
     rows.push({ row: dialect, door: dialect, upstreamSpeaks: dialect, arms });
   }
   for (const dialect of options.translations) {
     const arms = { direct: { port: ports.chatOnly, spec: requestOf("chat", "fake", options.stream) } };
     if (ports.translating !== undefined) arms.reflectkit = { port: ports.translating, pid: ports.translatingPid, spec: requestOf(dialect, "fake", options.stream) };
     if (ports.litellm !== undefined) arms.litellm = { port: ports.litellm, pid: ports.litellmPid, spec: requestOf(dialect, LITELLM_MODEL.translated, options.stream) };
+    // Portkey's OpenAI provider on the Chat-only upstream, asked in the door's dialect: it translates, or its probe fails.
+    if (ports.portkey !== undefined) arms.portkey = { port: ports.portkey, pid: ports.portkeyPid, spec: requestOf(dialect, "fake", options.stream, portkeyHeaders("chat", ports.chatOnly)) };
     rows.push({ row: `${dialect}-via-chat`, door: dialect, upstreamSpeaks: "chat", arms });
   }
   return rows;
 }
 
-const ORDER = ["direct", "reflectkit", "litellm"];
+const ORDER = ["direct", "reflectkit", "litellm", "portkey"];
 const round = (x) => Math.round(x * 1000) / 1000;
 
 async function measureRow(options, row, concurrency, write) {
@@ -426,9 +528,9 @@ async function measureRow(options, row, concurrency, write) {
   for (const [index, [arm, count]] of blocks.entries()) {
     const { pid } = row.arms[arm];
     const cpuBefore = pid === undefined ? null : treeCpuMs(pid);
-    const { latencies, errors, wallMs } = await block(row.arms[arm].port, count, concurrency, row.arms[arm].spec);
+    const { latencies, ttfts, errors, wallMs } = await block(row.arms[arm].port, count, concurrency, row.arms[arm].spec);
     const cpuMs = pid === undefined ? null : treeCpuMs(pid) - cpuBefore;
-    write({ kind: "block", row: row.row, door: row.door, upstreamSpeaks: row.upstreamSpeaks, concurrency, arm, index, requests: count, errors, wallMs: round(wallMs), cpuMs, latencies: latencies.map(round) });
+    write({ kind: "block", row: row.row, door: row.door, upstreamSpeaks: row.upstreamSpeaks, concurrency, arm, index, requests: count, errors, wallMs: round(wallMs), cpuMs, latencies: latencies.map(round), ...(ttfts === undefined ? {} : { ttfts: ttfts.map(round) }) });
   }
 }
 
@@ -436,42 +538,89 @@ async function measureRow(options, row, concurrency, write) {
 
 const ms = (x) => (Number.isFinite(x) ? x.toFixed(2) : "—");
 
-function table(header, blocks) {
-  const lines = [];
+/** The arms' names in the table; a run whose header names no Portkey (older runs) has no Portkey columns. */
+const LABEL = { reflectkit: "reflectkit", litellm: "LiteLLM", portkey: "Portkey" };
+
+/** The blocks pooled by row and concurrency, each arm's latencies (and times to first token) sorted. */
+function cellsOf(blocks) {
   const cells = new Map();
   for (const b of blocks) {
     const key = `${b.row}\u0000${b.concurrency}`;
     if (!cells.has(key)) cells.set(key, { row: b.row, door: b.door, upstreamSpeaks: b.upstreamSpeaks, concurrency: b.concurrency, arms: {} });
-    const arm = (cells.get(key).arms[b.arm] ??= { latencies: [], errors: 0, requests: 0, cpuMs: 0, cpuKnown: b.cpuMs !== null });
+    const arm = (cells.get(key).arms[b.arm] ??= { latencies: [], ttfts: [], errors: 0, requests: 0, cpuMs: 0, cpuKnown: b.cpuMs !== null });
     arm.latencies.push(...b.latencies);
+    arm.ttfts.push(...(b.ttfts ?? []));
     arm.errors += b.errors;
     arm.requests += b.requests;
     arm.cpuMs += b.cpuMs ?? 0;
   }
-  lines.push(`gateway pass-through by dialect: ${header.requests} requests per arm and cell, ${header.stream ? "SSE streaming" : "JSON"} replies, node ${header.node}, ${header.cores} cores (${header.cpu}), reflectkit ${header.reflectkit}, LiteLLM ${header.litellm === null ? "not measured" : `${header.litellm} (${header.litellmWorkers ?? 1} worker${(header.litellmWorkers ?? 1) === 1 ? "" : "s"})`}`);
+  for (const cell of cells.values()) {
+    for (const arm of Object.values(cell.arms)) {
+      arm.latencies.sort((x, y) => x - y);
+      arm.ttfts.sort((x, y) => x - y);
+    }
+  }
+  return [...cells.values()];
+}
+
+function table(header, blocks) {
+  const proxies = ["reflectkit", "litellm", ...(header.portkey === undefined ? [] : ["portkey"])];
+  const ttft = blocks.some((b) => b.ttfts !== undefined);
+  const names = (prefix = "") => prefix + proxies.map((p) => LABEL[p]).join(" / ");
+  const lines = [];
+  const litellm = header.litellm === null ? "not measured" : `${header.litellm} (${header.litellmWorkers ?? 1} worker${(header.litellmWorkers ?? 1) === 1 ? "" : "s"})`;
+  const portkey = header.portkey === undefined ? "" : `, Portkey ${header.portkey ?? "not measured"}`;
+  const replies = header.stream ? `SSE streaming${header.upstreamGapMs === undefined ? "" : ` (the upstream's events after the first delta spread over ${header.upstreamGapMs} ms)`}` : "JSON";
+  lines.push(`gateway pass-through by dialect: ${header.requests} requests per arm and cell, ${replies} replies, node ${header.node}, ${header.cores} cores (${header.cpu}), reflectkit ${header.reflectkit}, LiteLLM ${litellm}${portkey}`);
   for (const note of header.notes ?? []) lines.push(`- ${note}`);
   lines.push("");
-  lines.push("| request → upstream, concurrency | direct p50 / p99 ms | reflectkit p50 / p99 ms | LiteLLM p50 / p99 ms | reflectkit added p50 ms [95% CI] | LiteLLM added p50 ms [95% CI] | LiteLLM / reflectkit added p50 | added p99 ms reflectkit / LiteLLM | CPU µs per request reflectkit / LiteLLM | errors direct / reflectkit / LiteLLM |");
-  lines.push("|---|---|---|---|---|---|---|---|---|---|");
-  [...cells.values()].forEach((cell, index) => {
-    for (const arm of Object.values(cell.arms)) arm.latencies.sort((x, y) => x - y);
-    const { direct, reflectkit, litellm } = cell.arms;
-    const p50 = (a) => (a === undefined || a.latencies.length === 0 ? Number.NaN : median(a.latencies));
-    const p99 = (a) => (a === undefined ? Number.NaN : quantile(a.latencies, 0.99));
-    const pair = (a) => (a === undefined ? "—" : `${ms(p50(a))} / ${ms(p99(a))}`);
-    const added = (a, seed) => {
-      if (a === undefined || a.latencies.length === 0 || direct.latencies.length === 0) return "—";
-      const [lo, hi] = medianDifferenceInterval(direct.latencies, a.latencies, seed);
-      return `${ms(p50(a) - p50(direct))} [${ms(lo)}, ${ms(hi)}]`;
+  const columns = [
+    "request → upstream, concurrency",
+    "direct p50 / p99 ms",
+    ...proxies.map((p) => `${LABEL[p]} p50 / p99 ms`),
+    ...proxies.map((p) => `${LABEL[p]} added p50 ms [95% CI]`),
+    ...proxies.slice(1).map((p) => `${LABEL[p]} / reflectkit added p50`),
+    `added p99 ms ${names()}`,
+    `CPU µs per request ${names()}`,
+    `errors direct / ${names()}`,
+    ...(ttft ? ["direct TTFT p50 / p99 ms", ...proxies.map((p) => `${LABEL[p]} TTFT p50 / p99 ms`), ...proxies.map((p) => `${LABEL[p]} TTFT added p50 ms [95% CI]`)] : []),
+  ];
+  lines.push(`| ${columns.join(" | ")} |`);
+  lines.push(`|${columns.map(() => "---").join("|")}|`);
+  // Each cell's intervals take consecutive seeds: one per proxy for the total time, then one per proxy for TTFT.
+  const intervalsPerCell = proxies.length * (ttft ? 2 : 1);
+  cellsOf(blocks).forEach((cell, index) => {
+    const { direct } = cell.arms;
+    const arms = proxies.map((p) => cell.arms[p]);
+    const seed = (j) => header.seed + intervalsPerCell * index + j;
+    const p50 = (a, of = "latencies") => (a === undefined || a[of].length === 0 ? Number.NaN : median(a[of]));
+    const p99 = (a, of = "latencies") => (a === undefined ? Number.NaN : quantile(a[of], 0.99));
+    const pair = (a, of) => (a === undefined ? "—" : `${ms(p50(a, of))} / ${ms(p99(a, of))}`);
+    const added = (a, j, of = "latencies") => {
+      if (a === undefined || a[of].length === 0 || direct[of].length === 0) return "—";
+      const [lo, hi] = medianDifferenceInterval(direct[of], a[of], seed(j));
+      return `${ms(p50(a, of) - p50(direct, of))} [${ms(lo)}, ${ms(hi)}]`;
     };
     // A ratio only over a positive reflectkit figure: at or under zero it would read as nothing or as a sign flip.
-    const reflectkitAdded = p50(reflectkit) - p50(direct);
-    const ratio = reflectkitAdded > 0 ? (p50(litellm) - p50(direct)) / reflectkitAdded : Number.NaN;
+    const reflectkitAdded = p50(arms[0]) - p50(direct);
+    const ratio = (a) => {
+      const r = reflectkitAdded > 0 ? (p50(a) - p50(direct)) / reflectkitAdded : Number.NaN;
+      return Number.isFinite(r) ? r.toFixed(1) : "—";
+    };
     const cpu = (a) => (a === undefined || !a.cpuKnown ? "—" : ((a.cpuMs * 1000) / a.requests).toFixed(0));
     const errors = (a) => (a === undefined ? "—" : String(a.errors));
-    lines.push(
-      `| ${cell.door} → ${cell.upstreamSpeaks}, ${cell.concurrency} | ${pair(direct)} | ${pair(reflectkit)} | ${pair(litellm)} | ${added(reflectkit, header.seed + 2 * index)} | ${added(litellm, header.seed + 2 * index + 1)} | ${Number.isFinite(ratio) ? ratio.toFixed(1) : "—"} | ${ms(p99(reflectkit) - p99(direct))} / ${ms(p99(litellm) - p99(direct))} | ${cpu(reflectkit)} / ${cpu(litellm)} | ${errors(direct)} / ${errors(reflectkit)} / ${errors(litellm)} |`,
-    );
+    const cells = [
+      `${cell.door} → ${cell.upstreamSpeaks}, ${cell.concurrency}`,
+      pair(direct),
+      ...arms.map((a) => pair(a)),
+      ...arms.map((a, j) => added(a, j)),
+      ...arms.slice(1).map(ratio),
+      arms.map((a) => ms(p99(a) - p99(direct))).join(" / "),
+      arms.map(cpu).join(" / "),
+      [direct, ...arms].map(errors).join(" / "),
+      ...(ttft ? [pair(direct, "ttfts"), ...arms.map((a) => pair(a, "ttfts")), ...arms.map((a, j) => added(a, proxies.length + j, "ttfts"))] : []),
+    ];
+    lines.push(`| ${cells.join(" | ")} |`);
   });
   return lines.join("\n");
 }
@@ -511,9 +660,10 @@ async function main() {
   process.once("SIGINT", () => cleanUp().then(() => process.exit(130)));
   const notes = [];
   try {
-    const upstream = await startUpstream(self);
+    const gap = ["--gap-ms", String(options.stream ? options.upstreamGapMs : 0)];
+    const upstream = await startUpstream(self, gap);
     started.push(upstream.child);
-    const chatOnly = options.translations.length > 0 ? await startUpstream(self, ["--only", "chat"]) : undefined;
+    const chatOnly = options.translations.length > 0 ? await startUpstream(self, ["--only", "chat", ...gap]) : undefined;
     if (chatOnly !== undefined) started.push(chatOnly.child);
     const ports = { upstream: upstream.port, chatOnly: chatOnly?.port };
 
@@ -534,6 +684,10 @@ async function main() {
     if (litellm.error !== undefined) notes.push(`LiteLLM not measured: ${litellm.error}`);
     else started.push(litellm.child);
     Object.assign(ports, { litellm: litellm.port, litellmPid: litellm.child?.pid });
+    const portkey = await startPortkey(options.portkey);
+    if (portkey.error !== undefined) notes.push(`Portkey not measured: ${portkey.error}`);
+    else started.push(portkey.child);
+    Object.assign(ports, { portkey: portkey.port, portkeyPid: portkey.child?.pid });
 
     const rows = rowsOf(options, ports);
     const routes = [];
@@ -561,6 +715,7 @@ async function main() {
       requests: options.requests,
       concurrency: options.concurrency,
       stream: options.stream,
+      ...(options.stream ? { upstreamGapMs: options.upstreamGapMs } : {}),
       seed: options.seed,
       warmup: options.warmup,
       node: process.version,
@@ -570,6 +725,7 @@ async function main() {
       reflectkit: gitCommit(),
       litellm: litellm.version === undefined || litellm.error !== undefined ? null : litellm.version,
       litellmWorkers: options.litellmWorkers,
+      portkey: portkey.version === undefined || portkey.error !== undefined ? null : portkey.version,
       notes,
     };
     for (const note of notes) process.stderr.write(`${note}\n`);
@@ -602,7 +758,11 @@ async function main() {
 }
 
 if (process.argv[2] === "--upstream-server") {
-  upstreamServer(process.argv[3] === "--only" ? process.argv[4] : undefined);
+  const flag = (name) => {
+    const i = process.argv.indexOf(name, 3);
+    return i === -1 ? undefined : process.argv[i + 1];
+  };
+  upstreamServer(flag("--only"), Number(flag("--gap-ms") ?? 0));
 } else {
   await main();
 }

@@ -5,18 +5,31 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 
 /**
- * One request (`{ path, body, headers }`, POSTed to 127.0.0.1:port; `headers` an object or a function returning one):
- * its latency in ms, from sending to the last byte
- * of the body, and whether it succeeded (2xx and a complete body).
+ * One request (`{ path, body, headers, firstDelta }`, POSTed to 127.0.0.1:port; `headers` an object or a function
+ * returning one): its latency in ms, from sending to the last byte of the body, and whether it succeeded (2xx and a
+ * complete body). With `firstDelta` (a function returning a fresh detector, `(text) => boolean`, fed the body's text
+ * as it arrives until it answers true) also `ttftMs`, from sending to the chunk that completed the first content
+ * delta; a body whose detector never fires is not a success.
  */
-export function timedRequest(agent, port, { path, body, headers = {} }) {
+export function timedRequest(agent, port, { path, body, headers = {}, firstDelta }) {
   return new Promise((resolve) => {
     const started = performance.now();
     // `headers` may be a function, called once a request (e.g. to rotate client keys).
     const own = typeof headers === "function" ? headers() : headers;
     const request = http.request({ host: "127.0.0.1", port, method: "POST", path, agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...own } }, (response) => {
-      response.resume();
-      response.on("end", () => resolve({ ms: performance.now() - started, ok: response.statusCode >= 200 && response.statusCode < 300 && response.complete }));
+      let ttftMs;
+      if (firstDelta === undefined) response.resume();
+      else {
+        const seen = firstDelta();
+        response.setEncoding("utf8");
+        response.on("data", (part) => {
+          if (ttftMs === undefined && seen(part)) ttftMs = performance.now() - started;
+        });
+      }
+      response.on("end", () => {
+        const ok = response.statusCode >= 200 && response.statusCode < 300 && response.complete && (firstDelta === undefined || ttftMs !== undefined);
+        resolve({ ms: performance.now() - started, ttftMs, ok });
+      });
       response.on("error", () => resolve({ ms: performance.now() - started, ok: false }));
     });
     request.on("error", () => resolve({ ms: performance.now() - started, ok: false }));
@@ -25,10 +38,15 @@ export function timedRequest(agent, port, { path, body, headers = {} }) {
   });
 }
 
-/** `count` requests with `concurrency` in flight; latencies of the successful ones, the error count and the wall time. */
+/**
+ * `count` requests with `concurrency` in flight; latencies of the successful ones, the error count and the wall time;
+ * with a spec's `firstDelta`, also `ttfts`, each successful request's time to its first content delta, in the order of
+ * `latencies`.
+ */
 export async function block(port, count, concurrency, requestSpec) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const latencies = [];
+  const ttfts = [];
   let errors = 0;
   let next = 0;
   const started = performance.now();
@@ -36,15 +54,17 @@ export async function block(port, count, concurrency, requestSpec) {
     Array.from({ length: Math.min(concurrency, count) }, async () => {
       while (next < count) {
         next++;
-        const { ms, ok } = await timedRequest(agent, port, requestSpec);
-        if (ok) latencies.push(ms);
-        else errors++;
+        const { ms, ttftMs, ok } = await timedRequest(agent, port, requestSpec);
+        if (ok) {
+          latencies.push(ms);
+          if (ttftMs !== undefined) ttfts.push(ttftMs);
+        } else errors++;
       }
     }),
   );
   const wallMs = performance.now() - started;
   agent.destroy();
-  return { latencies, errors, wallMs };
+  return requestSpec.firstDelta === undefined ? { latencies, errors, wallMs } : { latencies, ttfts, errors, wallMs };
 }
 
 /** The nearest-rank `q` quantile of an ascending-sorted array (p99: `quantile(xs, 0.99)`). */
