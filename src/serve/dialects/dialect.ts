@@ -6,6 +6,7 @@
  */
 import type { TokenUsage } from "../../models/language-model.js";
 import type { ChatRequest, RequestBounds } from "../loop-request.js";
+import type { EventWriter } from "./event-writer.js";
 import type { CompletionMeta, CompletionReply, ErrorType, ReflectExtension } from "../response.js";
 
 /** The dialects the gateway speaks: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */
@@ -47,11 +48,17 @@ export interface Dialect {
   /** The answer as a JSON body, with `reflect` on a reflected request. */
   answer(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): Record<string, unknown>;
   /**
-   * The answer as this dialect's whole server-sent event sequence, the reply settled before the first byte (the
-   * gateway streams a settled answer, never tokens as they come). `request` says what the client asked of the stream
-   * (Chat Completions' `stream_options.include_usage`).
+   * A settled answer as this dialect's whole server-sent event sequence: `writer` over the reply's parts
+   * (src/serve/dialects/event-writer.ts). `request` says what the client asked of the stream (Chat Completions'
+   * `stream_options.include_usage`).
    */
   events(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, request: Pick<ChatRequest, "includeUsage">, reflect?: ReflectExtension): string;
+  /**
+   * A writer of this dialect's events, part by part as a reply comes: a streamed translation's events as the upstream
+   * sends its parts. `known` is what is known before the first part: the `reflect` extension, and the usage of a
+   * settled reply (Anthropic's `message_start` tells the input tokens).
+   */
+  writer(meta: CompletionMeta, request: Pick<ChatRequest, "includeUsage">, known?: { reflect?: ReflectExtension; usage?: DialectUsage }): EventWriter;
   /** An error body in this dialect's shape. */
   error(error: GatewayError): Record<string, unknown>;
   /**
