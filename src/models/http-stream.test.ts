@@ -187,7 +187,7 @@ describe("the HTTP model's doStream", () => {
     assert.equal(await server.closed(0), true);
   });
 
-  it("ends a stream that sends no byte for timeoutMs with a stall error, though it lives longer while bytes flow", async (t) => {
+  it("ends a stream that sends no byte for timeoutMs with a timeout error, though it lives longer while bytes flow", async (t) => {
     const server = await startServer(t, [
       (res) => {
         sse(res);
@@ -205,7 +205,7 @@ describe("the HTTP model's doStream", () => {
       async () => {
         for await (const part of model(server.baseUrl, { timeoutMs: 150 }).doStream?.({ messages: [{ role: "user", content: "hi" }] }) ?? []) seen.push(part);
       },
-      (error: unknown) => error instanceof ModelCallError && /stalled: no byte of its stream for 150 ms/u.test(error.message),
+      (error: unknown) => error instanceof ModelCallError && /timed out: no byte of its stream for 150 ms/u.test(error.message),
     );
     assert.equal(seen.length, 5);
     assert.equal(await server.closed(0), true);

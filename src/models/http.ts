@@ -233,7 +233,11 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
       await raceAbort(sleep(delayMs, signal), signal);
     }
     try {
-      yield* streamParts(opened.response, { url, apiKey: opened.apiKey, maxTokens: request.maxTokens ?? maxReplyTokens, timeoutMs, touch: opened.touch, timedOut: opened.timedOut, signal });
+      const maxTokens = request.maxTokens ?? maxReplyTokens;
+      // A server that ignores `stream: true` answers one JSON completion: its reply is the stream's parts, whole.
+      const type = opened.response.headers.get("content-type") ?? "";
+      if (!/^\s*text\/event-stream/iu.test(type)) yield* wholeParts(await readWhole(opened, url, maxTokens), maxTokens, url, opened.apiKey, request.includeStop === true ? (request.stop ?? []) : []);
+      else yield* streamParts(opened.response, { url, apiKey: opened.apiKey, maxTokens, timeoutMs, touch: opened.touch, timedOut: opened.timedOut, signal });
     } finally {
       // Also when the caller leaves the iteration early: the upstream's connection is closed.
       opened.stop();
@@ -643,7 +647,7 @@ async function* streamParts(response: Response, reading: StreamReading): AsyncGe
         chunk = await reader.read();
       } catch (error) {
         if (reading.signal?.aborted) throw reading.signal.reason;
-        if (reading.timedOut()) throw new ModelCallError(`POST ${url} stalled: no byte of its stream for ${reading.timeoutMs} ms (raise timeoutMs if the server is slow)`, undefined, false, { cause: error });
+        if (reading.timedOut()) throw new ModelCallError(`POST ${url} timed out: no byte of its stream for ${reading.timeoutMs} ms (raise timeoutMs if the server is slow)`, undefined, false, { cause: error });
         throw new ModelCallError(`POST ${url} broke off its stream: ${describeNetworkError(error)}`, undefined, false, { cause: error });
       }
       if (chunk.done) break;
@@ -675,6 +679,26 @@ async function* streamParts(response: Response, reading: StreamReading): AsyncGe
   }
   if (!done && state.finish === undefined && !state.cut) throw new ModelCallError(`POST ${url} ended its stream before a finish reason or [DONE]; the reply is incomplete`, undefined, false);
   yield { type: "finish", finishReason: state.cut ? "length" : (state.finish ?? "stop"), usage: state.usage };
+}
+
+/** The body of an opened stream that is not an event stream, read whole within `doGenerate`'s limit. */
+async function readWhole(opened: OpenedStream, url: string, maxTokens: number): Promise<BoundedBody> {
+  try {
+    return await readBounded(opened.response, bodyByteLimit(maxTokens));
+  } catch (error) {
+    if (opened.timedOut()) throw new ModelCallError(`POST ${url} timed out: no byte of its body for its timeout`, undefined, false, { cause: error });
+    throw new ModelCallError(`POST ${url} broke off its body: ${describeNetworkError(error)}`, undefined, false, { cause: error });
+  }
+}
+
+/** A whole completion as a stream's parts: its text, each tool call as one piece, the finish; cut as `doGenerate` cuts it. */
+function wholeParts(read: BoundedBody, maxTokens: number, url: string, apiKey: string | undefined, keepStops: readonly string[]): StreamPart[] {
+  const result = read.complete ? parseCompletion(read.text, url, apiKey, keepStops) : partialCompletion(read, url, apiKey);
+  const capped = capReply(result.text, maxTokens, result.truncated);
+  const parts: StreamPart[] = capped.text === "" ? [] : [{ type: "text-delta", text: capped.text }];
+  (result.toolCalls ?? []).forEach((call, index) => parts.push({ type: "tool-call-delta", index, id: call.id, name: call.name, argumentsDelta: call.arguments }));
+  parts.push({ type: "finish", finishReason: capped.truncated === undefined ? result.finishReason : "length", usage: result.usage });
+  return parts;
 }
 
 /** What a stream's chunks have told so far. */
