@@ -4,9 +4,8 @@
  * checks, budgets, the strategy, records, metrics and spans — is the gateway's, shared by every dialect
  * (src/serve/server.ts). A dialect holds no state and does no I/O: each function is pure, so each is unit-tested alone.
  */
-import type { TokenUsage } from "../../models/language-model.js";
 import type { ChatRequest, RequestBounds } from "../loop-request.js";
-import type { EventWriter } from "./event-writer.js";
+import type { DialectUsage, EventWriter } from "./event-writer.js";
 import type { CompletionMeta, CompletionReply, ErrorType, ReflectExtension } from "../response.js";
 
 /** The dialects the gateway speaks: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */
@@ -26,8 +25,7 @@ export interface GatewayError {
   reflect?: ReflectExtension;
 }
 
-/** Tokens over every call a request caused (the loop's `Episode.usage`, or one call's `TokenUsage`). */
-export type DialectUsage = Pick<TokenUsage, "promptTokens" | "completionTokens"> & { evaluatedPromptTokens?: number };
+export type { DialectUsage } from "./event-writer.js";
 
 export interface Dialect {
   readonly name: DialectName;

@@ -4,9 +4,11 @@
  * (`LanguageModel.doStream`); a settled answer runs it over the one reply, in the same parts (`settledEvents`), so a
  * door's stream is written one way whether its reply arrived whole or in pieces.
  */
-import type { FinishReason, StreamPart } from "../../models/language-model.js";
+import type { FinishReason, StreamPart, TokenUsage } from "../../models/language-model.js";
 import type { CompletionReply } from "../response.js";
-import type { DialectUsage } from "./dialect.js";
+
+/** Tokens over every call a request caused (the loop's `Episode.usage`, or one call's `TokenUsage`). */
+export type DialectUsage = Pick<TokenUsage, "promptTokens" | "completionTokens"> & { evaluatedPromptTokens?: number };
 
 /** One part a writer writes: a stream's text and tool-call pieces, and its finish with the usage over the request. */
 export type ReplyPart = Exclude<StreamPart, { type: "finish" }> | { type: "finish"; finishReason: FinishReason; usage: DialectUsage };
