@@ -2,7 +2,8 @@
  * A dialect is a door onto the gateway: how one API's requests become the loop's request (`ChatRequest`) and how the
  * loop's answer, usage, `reflect` extension and errors go back in that API's shape. Everything between — admission,
  * checks, budgets, the strategy, records, metrics and spans — is the gateway's, shared by every dialect
- * (src/serve/server.ts). A dialect holds no state and does no I/O: each function is pure, so each is unit-tested alone.
+ * (src/serve/server.ts). A dialect holds no state and does no I/O: each function is pure, so each is unit-tested alone;
+ * its event writer keeps only what one stream has written so far.
  */
 import type { ChatRequest, RequestBounds } from "../loop-request.js";
 import type { DialectUsage, EventWriter } from "./event-writer.js";

@@ -400,29 +400,13 @@ export interface AnthropicMessage {
   reflect?: ReflectExtension;
 }
 
-interface Block {
-  full: AnthropicTextBlock | AnthropicToolUseBlock;
-  start: Record<string, unknown>;
-  /** The block's one delta in a stream; none for an empty text. */
-  delta?: Record<string, unknown>;
-}
-
 /** The answer's content blocks: the text (left out when empty and the reply called tools), then one `tool_use` per call. */
-function blocks(meta: CompletionMeta, reply: CompletionReply): Block[] {
+function blocks(meta: CompletionMeta, reply: CompletionReply): Array<AnthropicTextBlock | AnthropicToolUseBlock> {
   const calls = reply.toolCalls ?? [];
-  const out: Block[] = [];
-  if (reply.text !== "" || calls.length === 0) {
-    out.push({
-      full: { type: "text", text: reply.text, citations: null },
-      start: { type: "text", text: "", citations: null },
-      ...(reply.text === "" ? {} : { delta: { type: "text_delta", text: reply.text } }),
-    });
-  }
+  const out: Array<AnthropicTextBlock | AnthropicToolUseBlock> = reply.text !== "" || calls.length === 0 ? [{ type: "text", text: reply.text, citations: null }] : [];
   calls.forEach((call, i) => {
     const id = call.id !== "" ? call.id : `toolu_${meta.id.replace(/^msg_/u, "")}_${i}`;
-    const input = toolInput(call.arguments);
-    const head = { type: "tool_use" as const, id, name: call.name, caller: { type: "direct" as const } };
-    out.push({ full: { ...head, input }, start: { ...head, input: {} }, delta: { type: "input_json_delta", partial_json: JSON.stringify(input) } });
+    out.push({ type: "tool_use", id, name: call.name, caller: { type: "direct" }, input: toolInput(call.arguments) });
   });
   return out;
 }
@@ -440,7 +424,7 @@ export function anthropicMessage(meta: CompletionMeta, reply: CompletionReply, u
     type: "message",
     role: "assistant",
     model: meta.model,
-    content: blocks(meta, reply).map((b) => b.full),
+    content: blocks(meta, reply),
     stop_reason: stopReason(reply),
     stop_sequence: null,
     stop_details: null,
