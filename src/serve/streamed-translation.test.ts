@@ -4,13 +4,16 @@
  * first delta, then waits until the test has seen that delta at the client before it sends the rest: the first delta
  * arrives before the upstream finishes. The official clients' stream helpers parse the result, text and tool calls;
  * the upstream key split across two deltas never reaches the client; a stall ends in the door's error event; a client
- * that leaves closes the upstream connection; the observer hears of each request once.
+ * that leaves closes the upstream connection; the observer hears of each request once. A provider upstream (Anthropic
+ * through the AI SDK) streams the same way.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
 import { describe, it, type TestContext } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { createHttpModel } from "../models/http.js";
+import { openModel } from "../models/open.js";
+import { startAnthropicStandin, STANDIN_API_KEY, type StandinBehaviour } from "./anthropic-standin-harness.js";
 import type { DialectName } from "./dialects/index.js";
 import type { RequestOutcome } from "./observer.js";
 import { client, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour } from "./serve-harness.js";
@@ -190,6 +193,43 @@ describe("streamed translation, event by event", { timeout: 20_000 }, () => {
     assert.equal(message?.tool_calls?.[0]?.type === "function" ? message.tool_calls[0].function.arguments : undefined, '{"city":"Paris"}');
     assert.equal(final.choices[0]?.finish_reason, "tool_calls");
     assert.equal(upstream.requests[0]?.body.stream, true);
+  });
+
+  it("Chat onto an Anthropic provider upstream: the provider's stream reaches the client event by event", async (t) => {
+    const { opened, open } = gate();
+    const anthropicEvent = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const usage = { input_tokens: 9, output_tokens: 0 };
+    const gatedMessage: StandinBehaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(anthropicEvent("message_start", { message: { id: "msg_up", type: "message", role: "assistant", model: "claude-test", content: [], stop_reason: null, stop_sequence: null, usage } }));
+      res.write(anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }) + anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Forty" } }));
+      void opened.then(() => {
+        res.write(anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "-two." } }) + anthropicEvent("content_block_stop", { index: 0 }));
+        res.end(anthropicEvent("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 3 } }) + anthropicEvent("message_stop", {}));
+      });
+    };
+    const standin = await startAnthropicStandin(t, gatedMessage);
+    const saved = { base: process.env.ANTHROPIC_BASE_URL, key: process.env.ANTHROPIC_API_KEY };
+    process.env.ANTHROPIC_BASE_URL = standin.baseUrl;
+    process.env.ANTHROPIC_API_KEY = STANDIN_API_KEY;
+    t.after(() => {
+      for (const [name, value] of [["ANTHROPIC_BASE_URL", saved.base], ["ANTHROPIC_API_KEY", saved.key]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    });
+    const gateway = await startTestGateway(t, { upstream: await openModel("anthropic:claude-test") });
+    const pieces: string[] = [];
+    for await (const chunk of await client(gateway.url).chat.completions.create({ model: "claude-test", messages: [{ role: "user", content: "Six times seven?" }], stream: true, stream_options: { include_usage: true } })) {
+      const piece = chunk.choices[0]?.delta.content;
+      if (piece !== undefined && piece !== null && piece !== "") {
+        pieces.push(piece);
+        open();
+      }
+      if (chunk.usage !== undefined && chunk.usage !== null) assert.equal(chunk.usage.completion_tokens, 3);
+    }
+    assert.deepEqual(pieces, ["Forty", "-two."], "the first delta came before the provider sent the rest");
+    assert.equal(standin.messages[0]?.body.stream, true);
   });
 
   for (const door of ["responses", "messages"] as const) {
