@@ -7,10 +7,10 @@
  * `@ai-sdk/provider`, so the main entry and the gateway load no AI SDK package until such a spec is named;
  * `reflectkit/ai-sdk` re-exports it.
  */
-import type { LanguageModelV3, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FinishReason, LanguageModelV4GenerateResult, LanguageModelV4Prompt, LanguageModelV4Usage } from "@ai-sdk/provider";
+import type { LanguageModelV3, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FinishReason, LanguageModelV4GenerateResult, LanguageModelV4Prompt, LanguageModelV4StreamPart, LanguageModelV4StreamResult, LanguageModelV4Usage } from "@ai-sdk/provider";
 import { ModelCallError, UsageError } from "../errors.js";
 import { raceAbort } from "../util/abortable.js";
-import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, StreamPart, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
 import { alignTokenLogprobs } from "./token-texts.js";
 
 export interface FromAISDKOptions {
@@ -53,6 +53,19 @@ export function fromAISDK(model: LanguageModelV4 | LanguageModelV3, options: Fro
         throw callError(model, error);
       }
       return generateResult(result, request);
+    },
+    async *doStream(request) {
+      const signal = request.signal;
+      signal?.throwIfAborted();
+      let opened: LanguageModelV4StreamResult;
+      try {
+        const stream = model.doStream as (options: LanguageModelV4CallOptions) => PromiseLike<LanguageModelV4StreamResult>;
+        opened = await raceAbort(Promise.resolve(stream.call(model, callOptions(request))), signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        throw callError(model, error);
+      }
+      yield* streamParts(model, opened.stream, signal);
     },
     async close() {},
   };
@@ -139,6 +152,53 @@ function generateResult(result: LanguageModelV4GenerateResult, request: Generate
     ...(toolCalls.length === 0 ? {} : { toolCalls }),
     ...(logprobs === undefined ? {} : { logprobs }),
   };
+}
+
+/**
+ * A provider's stream as reflectkit's parts: text deltas as they come; a tool call's input pieces (`tool-input-start`
+ * and `-delta`, its first piece with id and name), or a whole `tool-call` the provider sent without pieces; the finish
+ * last. Calls the provider ran itself, reasoning and metadata are left out; an `error` part is a `ModelCallError`.
+ * Leaving the iteration early cancels the provider's stream.
+ */
+async function* streamParts(model: LanguageModelV4 | LanguageModelV3, stream: ReadableStream<LanguageModelV4StreamPart>, signal: AbortSignal | undefined): AsyncGenerator<StreamPart> {
+  const reader = stream.getReader();
+  const calls = new Map<string, number>();
+  const skipped = new Set<string>();
+  let finish: StreamPart | undefined;
+  try {
+    for (;;) {
+      let next: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        next = await raceAbort(reader.read(), signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        throw callError(model, error);
+      }
+      if (next.done) break;
+      const part = next.value;
+      if (part.type === "text-delta") {
+        if (part.delta !== "") yield { type: "text-delta", text: part.delta };
+      } else if (part.type === "tool-input-start") {
+        if (part.providerExecuted === true) skipped.add(part.id);
+        else {
+          calls.set(part.id, calls.size);
+          yield { type: "tool-call-delta", index: calls.size - 1, id: part.id, name: part.toolName, argumentsDelta: "" };
+        }
+      } else if (part.type === "tool-input-delta") {
+        const index = calls.get(part.id);
+        if (index !== undefined && part.delta !== "") yield { type: "tool-call-delta", index, argumentsDelta: part.delta };
+      } else if (part.type === "tool-call") {
+        if (part.providerExecuted === true || skipped.has(part.toolCallId) || calls.has(part.toolCallId)) continue;
+        calls.set(part.toolCallId, calls.size);
+        yield { type: "tool-call-delta", index: calls.size - 1, id: part.toolCallId, name: part.toolName, argumentsDelta: part.input };
+      } else if (part.type === "error") throw callError(model, part.error);
+      else if (part.type === "finish") finish = { type: "finish", finishReason: mapFinishReason(part.finishReason), usage: mapUsage(part.usage) };
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  if (finish === undefined) throw new ModelCallError(`AI SDK model ${model.provider}#${model.modelId} ended its stream without a finish; the reply is incomplete`, undefined, false);
+  yield finish;
 }
 
 /**

@@ -1,12 +1,13 @@
 /**
  * A `LanguageModel` over any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, Ollama, llama.cpp's
- * server, OpenAI). Non-streaming; retries only what is retryable; the API key is read from the environment at
+ * server, OpenAI). `doGenerate` settles a completion whole; `doStream` streams one (`stream: true`, its server-sent
+ * events read as they come). Retries only what is retryable, and a stream only until its first byte; the API key is read from the environment at
  * request time and is never stored on the model, logged, or put in an error.
  */
 import { setTimeout as sleepFor } from "node:timers/promises";
 import pLimit from "p-limit";
 import { ModelCallError, UsageError } from "../errors.js";
-import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
+import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, StreamPart, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
 import { capReply, maxReplyTokens, replyByteLimit, type Truncation } from "./reply-cap.js";
 import { raceAbort } from "../util/abortable.js";
 import { alignTokenLogprobs } from "./token-texts.js";
@@ -158,6 +159,91 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
     }
   }
 
+  /**
+   * One attempt at opening a streamed completion: the response once its status is 2xx (its body not yet read, the
+   * attempt's timer still running over it), a retryable failure, or a throw as `attempt` throws.
+   */
+  async function openAttempt(body: string, signal: AbortSignal | undefined): Promise<OpenedStream | RetryableFailure> {
+    const apiKey = readApiKey();
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
+    if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+    const controller = new AbortController();
+    let timedOut = false;
+    // The attempt's timer measures silence: it starts over with every byte the body brings (`touch`), so a long stream
+    // lives while it flows and a stalled one ends after `timeoutMs` without a byte.
+    const expire = (): void => {
+      timedOut = true;
+      controller.abort();
+    };
+    let timer = setTimeout(expire, timeoutMs);
+    const touch = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(expire, timeoutMs);
+    };
+    const onAbort = (): void => controller.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const stop = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      controller.abort();
+    };
+    const failed = (error: unknown): RetryableFailure => {
+      stop();
+      if (signal?.aborted) throw signal.reason;
+      const detail = timedOut ? `POST ${url} timed out after ${timeoutMs} ms` : `POST ${url} failed: ${describeNetworkError(error)}`;
+      return { status: undefined, detail, retryAfterMs: undefined, cause: error };
+    };
+    let response: Response;
+    try {
+      response = await fetch(url, { method: "POST", headers, body, signal: controller.signal });
+    } catch (error) {
+      return failed(error);
+    }
+    if (response.ok) return { response, apiKey, stop, touch, timedOut: () => timedOut };
+    let text: string;
+    try {
+      text = (await readBounded(response, BODY_OVERHEAD_BYTES)).text;
+    } catch (error) {
+      return failed(error);
+    }
+    stop();
+    const status = response.status;
+    const detail = `POST ${url} returned HTTP ${status}: ${excerpt(text, apiKey)}`;
+    if (isRetryableStatus(status)) return { status, detail, retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), Date.now()) };
+    throw new ModelCallError(detail + hintFor(status, apiKeyEnv, model), status, false);
+  }
+
+  /** A streamed completion's parts: opened with `generate`'s retries, never retried once its body flows. */
+  async function* stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
+    const { signal } = request;
+    const body = JSON.stringify({ ...toRequestBody(model, request), stream: true, stream_options: { include_usage: true } });
+    let opened: OpenedStream | undefined;
+    for (let retriesDone = 0; opened === undefined; retriesDone++) {
+      signal?.throwIfAborted();
+      const outcome = await openAttempt(body, signal);
+      if (!isFailure(outcome)) {
+        opened = outcome;
+        break;
+      }
+      if (retriesDone >= retry.maxRetries) {
+        const attempts = retriesDone + 1;
+        throw new ModelCallError(`${outcome.detail} (gave up after ${attempts} attempt${attempts === 1 ? "" : "s"}; check that the server is up and not overloaded, or raise retry.maxRetries / timeoutMs)`, outcome.status, true, { cause: outcome.cause });
+      }
+      const delayMs = outcome.retryAfterMs === undefined ? backoffDelayMs(retry, retriesDone) : Math.min(outcome.retryAfterMs, retry.maxDelayMs);
+      await raceAbort(sleep(delayMs, signal), signal);
+    }
+    try {
+      const maxTokens = request.maxTokens ?? maxReplyTokens;
+      // A server that ignores `stream: true` answers one JSON completion: its reply is the stream's parts, whole.
+      const type = opened.response.headers.get("content-type") ?? "";
+      if (!/^\s*text\/event-stream/iu.test(type)) yield* wholeParts(await readWhole(opened, url, maxTokens), maxTokens, url, opened.apiKey, request.includeStop === true ? (request.stop ?? []) : []);
+      else yield* streamParts(opened.response, { url, apiKey: opened.apiKey, maxTokens, timeoutMs, touch: opened.touch, timedOut: opened.timedOut, signal });
+    } finally {
+      // Also when the caller leaves the iteration early: the upstream's connection is closed.
+      opened.stop();
+    }
+  }
+
   const httpModel: LanguageModel & { toJSON(): unknown } = {
     specificationVersion: "v1",
     modelId,
@@ -173,6 +259,24 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
         // Whatever broke while the caller was aborting (the default sleep's own AbortError, say), the caller's reason wins.
         if (signal?.aborted) throw signal.reason;
         throw error;
+      }
+    },
+    async *doStream(request: GenerateRequest): AsyncGenerator<StreamPart> {
+      if (closed) throw new UsageError(`${modelId} is closed; create a new model to send more requests`);
+      const { signal } = request;
+      signal?.throwIfAborted();
+      // The concurrency slot is held until the stream ends, however it ends.
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const entered = new Promise<void>((resolve) => void limit(() => (resolve(), held)));
+      try {
+        await raceAbort(entered, signal);
+        yield* stream(request);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        throw error;
+      } finally {
+        release();
       }
     },
     async close(): Promise<void> {
@@ -494,7 +598,162 @@ function excerpt(text: string, apiKey: string | undefined): string {
   return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
 }
 
-function isFailure(outcome: GenerateResult | RetryableFailure): outcome is RetryableFailure {
+/** A streamed completion whose 2xx status has come: its response, the key it was sent with, and how to end it. */
+interface OpenedStream {
+  response: Response;
+  apiKey: string | undefined;
+  /** Ends the attempt: its timer cleared, its connection closed (a no-op once the body has ended). */
+  stop(): void;
+  /** A byte came: the silence timer starts over. */
+  touch(): void;
+  timedOut(): boolean;
+}
+
+/** What reading a streamed completion needs besides its response. */
+interface StreamReading {
+  url: string;
+  apiKey: string | undefined;
+  maxTokens: number;
+  timeoutMs: number;
+  touch(): void;
+  timedOut(): boolean;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * The parts of a Chat Completions event stream, read line by line as the server-sent events format frames it (`data:`
+ * lines joined, an empty line ends an event, comments and other fields skipped), until `data: [DONE]`. A chunk with an
+ * `error` member, or one that is not JSON, is a `ModelCallError` with the key blanked; so is a stream that ends with
+ * neither a finish reason nor `[DONE]` (the server broke off). The reply is bounded as `doGenerate`'s is: past the
+ * reply limit (or the body limit) reading stops and the finish reason is `length`. The usage comes with the last
+ * chunk (`stream_options.include_usage`), so the `finish` part waits for the stream's end.
+ */
+async function* streamParts(response: Response, reading: StreamReading): AsyncGenerator<StreamPart> {
+  const { url, apiKey } = reading;
+  const malformed = (what: string, text: string): ModelCallError => new ModelCallError(`POST ${url} streamed a malformed chunk (${what}): ${excerpt(text, apiKey)}`, undefined, false);
+  if (response.body === null) throw malformed("no body", "");
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const state: ChunkState = { finish: undefined, usage: mapUsage(undefined), textBytes: 0, replyLimit: replyByteLimit(reading.maxTokens), cut: false };
+  const bodyLimit = bodyByteLimit(reading.maxTokens);
+  let bytes = 0;
+  let buffer = "";
+  let data: string[] = [];
+  let done = false;
+  try {
+    while (!done && !state.cut) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        if (reading.signal?.aborted) throw reading.signal.reason;
+        if (reading.timedOut()) throw new ModelCallError(`POST ${url} timed out: no byte of its stream for ${reading.timeoutMs} ms (raise timeoutMs if the server is slow)`, undefined, false, { cause: error });
+        throw new ModelCallError(`POST ${url} broke off its stream: ${describeNetworkError(error)}`, undefined, false, { cause: error });
+      }
+      if (chunk.done) break;
+      reading.touch();
+      bytes += chunk.value.byteLength;
+      if (bytes > bodyLimit) state.cut = true;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      const lines = buffer.split(/\r\n|\r|\n/u);
+      // The last piece may be a line not yet ended (a `\r` at the end may yet be half of `\r\n`: an empty line then follows, harmlessly).
+      buffer = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line !== "") {
+          if (line.startsWith("data:")) data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+          continue;
+        }
+        if (data.length === 0) continue;
+        const payload = data.join("\n");
+        data = [];
+        if (payload === "[DONE]") {
+          done = true;
+          break;
+        }
+        for (const part of chunkParts(payload, state, malformed, apiKey, url)) yield part;
+        if (state.cut) break;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  if (!done && state.finish === undefined && !state.cut) throw new ModelCallError(`POST ${url} ended its stream before a finish reason or [DONE]; the reply is incomplete`, undefined, false);
+  yield { type: "finish", finishReason: state.cut ? "length" : (state.finish ?? "stop"), usage: state.usage };
+}
+
+/** The body of an opened stream that is not an event stream, read whole within `doGenerate`'s limit. */
+async function readWhole(opened: OpenedStream, url: string, maxTokens: number): Promise<BoundedBody> {
+  try {
+    return await readBounded(opened.response, bodyByteLimit(maxTokens));
+  } catch (error) {
+    if (opened.timedOut()) throw new ModelCallError(`POST ${url} timed out: no byte of its body for its timeout`, undefined, false, { cause: error });
+    throw new ModelCallError(`POST ${url} broke off its body: ${describeNetworkError(error)}`, undefined, false, { cause: error });
+  }
+}
+
+/** A whole completion as a stream's parts: its text, each tool call as one piece, the finish; cut as `doGenerate` cuts it. */
+function wholeParts(read: BoundedBody, maxTokens: number, url: string, apiKey: string | undefined, keepStops: readonly string[]): StreamPart[] {
+  const result = read.complete ? parseCompletion(read.text, url, apiKey, keepStops) : partialCompletion(read, url, apiKey);
+  const capped = capReply(result.text, maxTokens, result.truncated);
+  const parts: StreamPart[] = capped.text === "" ? [] : [{ type: "text-delta", text: capped.text }];
+  (result.toolCalls ?? []).forEach((call, index) => parts.push({ type: "tool-call-delta", index, id: call.id, name: call.name, argumentsDelta: call.arguments }));
+  parts.push({ type: "finish", finishReason: capped.truncated === undefined ? result.finishReason : "length", usage: result.usage });
+  return parts;
+}
+
+/** What a stream's chunks have told so far. */
+interface ChunkState {
+  finish: FinishReason | undefined;
+  usage: TokenUsage;
+  textBytes: number;
+  replyLimit: number;
+  /** The reply outgrew its limit: reading stops. */
+  cut: boolean;
+}
+
+/** The parts of one `chat.completion.chunk`: `choices[0].delta`'s content and tool-call pieces; its finish reason and usage into `state`. */
+function chunkParts(payload: string, state: ChunkState, malformed: (what: string, text: string) => ModelCallError, apiKey: string | undefined, url: string): StreamPart[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(payload);
+  } catch {
+    throw malformed("not JSON", payload);
+  }
+  if (!isRecord(json)) throw malformed("not an object", payload);
+  if (json.error !== undefined && json.error !== null) throw new ModelCallError(`POST ${url} streamed an error: ${excerpt(JSON.stringify(json.error), apiKey)}`, undefined, false);
+  if (isRecord(json.usage)) state.usage = mapUsage(json.usage);
+  const choice = Array.isArray(json.choices) ? (json.choices[0] as unknown) : undefined;
+  if (choice === undefined) return [];
+  if (!isRecord(choice)) throw malformed("choices[0] is not an object", payload);
+  if (choice.finish_reason !== null && choice.finish_reason !== undefined) state.finish = mapFinishReason(choice.finish_reason);
+  const delta = choice.delta;
+  if (delta === undefined || delta === null) return [];
+  if (!isRecord(delta)) throw malformed("choices[0].delta is not an object", payload);
+  const parts: StreamPart[] = [];
+  if (typeof delta.content === "string" && delta.content !== "") {
+    const grown = state.textBytes + Buffer.byteLength(delta.content, "utf8");
+    if (grown > state.replyLimit) {
+      state.cut = true;
+      return parts;
+    }
+    state.textBytes = grown;
+    parts.push({ type: "text-delta", text: delta.content });
+  } else if (delta.content !== undefined && delta.content !== null && typeof delta.content !== "string") throw malformed("choices[0].delta.content is not a string", payload);
+  if (delta.tool_calls === undefined || delta.tool_calls === null) return parts;
+  if (!Array.isArray(delta.tool_calls)) throw malformed("choices[0].delta.tool_calls is not a list", payload);
+  for (const entry of delta.tool_calls as unknown[]) {
+    const fn = isRecord(entry) ? entry.function : undefined;
+    if (!isRecord(entry) || !Number.isInteger(entry.index) || (entry.index as number) < 0) throw malformed("a tool call delta has no index", payload);
+    if (fn !== undefined && fn !== null && !isRecord(fn)) throw malformed("a tool call delta's function is not an object", payload);
+    const name = isRecord(fn) && typeof fn.name === "string" && fn.name !== "" ? fn.name : undefined;
+    const args = isRecord(fn) && typeof fn.arguments === "string" ? fn.arguments : "";
+    const id = typeof entry.id === "string" && entry.id !== "" ? entry.id : undefined;
+    parts.push({ type: "tool-call-delta", index: entry.index as number, ...(id === undefined ? {} : { id }), ...(name === undefined ? {} : { name }), argumentsDelta: args });
+  }
+  return parts;
+}
+
+function isFailure(outcome: GenerateResult | OpenedStream | RetryableFailure): outcome is RetryableFailure {
   return "detail" in outcome;
 }
 

@@ -128,6 +128,16 @@ export interface TokenLogprob {
   logprob: number;
 }
 
+/**
+ * One piece of a streamed generation (`LanguageModel.doStream`), named after the AI SDK's LanguageModelV2 stream
+ * parts: text as it comes, a tool call's pieces as they come (the first piece of a call carries its `id` and `name`;
+ * `argumentsDelta` appends to its arguments' JSON text), and last, once, the finish reason and the usage.
+ */
+export type StreamPart =
+  | { type: "text-delta"; text: string }
+  | { type: "tool-call-delta"; index: number; id?: string; name?: string; argumentsDelta: string }
+  | { type: "finish"; finishReason: FinishReason; usage: TokenUsage };
+
 export interface LanguageModel {
   readonly specificationVersion: "v1";
   /** Stable id for reports, e.g. `embedded:smollm2-135m` or `http:http://host/v1#model`. */
@@ -135,6 +145,11 @@ export interface LanguageModel {
   /** How many requests the backend serves at once; callers keep at most this many in flight. */
   readonly maxConcurrency: number;
   doGenerate(request: GenerateRequest): Promise<GenerateResult>;
+  /**
+   * The same generation as `doGenerate`, streamed: its parts as the backend produces them, a `finish` part last. The
+   * request's signal, or leaving the iteration early, ends the backend's call. Absent: the backend only settles whole.
+   */
+  doStream?(request: GenerateRequest): AsyncIterable<StreamPart>;
   /**
    * The prompt tokens a generation of these messages (and tools) would evaluate, where the backend can count them
    * without generating (the embedded engine, with its chat template and tokenizer). Absent: it cannot.

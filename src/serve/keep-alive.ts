@@ -6,11 +6,14 @@ import type { RequestOutcome } from "./observer.js";
 import { upstreamError } from "./pass-through.js";
 import { gatewayErrorOf, isUpstreamFailure, refusalOf } from "./refusal.js";
 import { sseHeaders } from "./sse.js";
+import type { StreamEnd } from "./stream-once.js";
 
 /** A reflected request's answer once it settles, with its episode where it ran one. */
 export interface Settled {
   response: Response;
   episode?: Episode;
+  /** A streamed translation's end, told once its stream ends (src/serve/stream-once.ts). */
+  ended?: Promise<StreamEnd>;
 }
 
 /** What a kept-alive stream needs of the gateway. */

@@ -50,6 +50,7 @@ import type { ChatRequest } from "./loop-request.js";
 import { recordedOptions, resolveGatewayStrategy } from "./request.js";
 import { failedChecksMessage, reflectExtension, reflectHeaders, selectedCall, type CompletionMeta, type CompletionReply, type ReflectExtension } from "./response.js";
 import { sseHeaders } from "./sse.js";
+import { streamOnce } from "./stream-once.js";
 
 export { defaultGatewayLimits, gatewayCaps, type BuildChecksContext, type BuildRequestChecks, type GatewayLimits, type GatewayLoad, type GatewayOptions } from "./gateway-options.js";
 
@@ -272,7 +273,12 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
       const early = await Promise.race([settling, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), limits.streamKeepAliveMs).unref())]);
       if (early === undefined) return named(withHeaders(keptAlive(settling, dialect, { timedOut: () => deadline?.aborted === true, tell: (status, episode, failure) => tell({ kind, status, stream, ...(episode === undefined ? {} : { episode }), ...(failure === undefined ? {} : { upstreamFailure: failure }) }) }, gateway), droppedToolsHeaders(chat, gateway.secret())));
     }
-    const { response, episode } = await settling;
+    const { response, episode, ended } = await settling;
+    if (ended !== undefined) {
+      // A streamed translation is told of once its stream ends.
+      void ended.then((end) => tell({ kind, status: end.status, stream, ...(arm === undefined ? {} : { arm }), ...(end.failure === undefined ? {} : { upstreamFailure: end.failure }) }));
+      return response;
+    }
     tell({ kind, status: response.status, stream, ...(episode === undefined ? {} : { episode }), ...(arm === undefined ? {} : { arm }), ...(response.status >= 500 && episode !== undefined ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
     return named(response);
   } catch (error) {
@@ -353,17 +359,27 @@ interface Admitted {
  */
 async function settle(gateway: Gateway, request: Admitted, began: (kind: "pass-through" | "reflected") => void): Promise<Settled> {
   const { chat, slot, signal, meta, dialect, arm } = request;
+  // A streamed translation holds its slot until its stream ends.
+  let held = false;
   try {
     await raceAbort(slot.ready, signal);
     began(chat.reflect === undefined ? "pass-through" : "reflected");
     if (chat.reflect === undefined) {
-      const response = await generateOnce(gateway.options.arms?.model(arm ?? "base") ?? gateway.upstream, chat, { meta, signal, dialect, secret: gateway.secret() });
-      if (arm !== undefined) response.headers.set("x-reflect-arm", arm);
-      return { response };
+      const model = gateway.options.arms?.model(arm ?? "base") ?? gateway.upstream;
+      let settled: Settled;
+      if (chat.stream && model.doStream !== undefined) {
+        // Event by event as the upstream sends its parts; the request's deadline is the stream's silence, as the relay's.
+        const { response, ended } = await streamOnce((call) => (model.doStream as NonNullable<LanguageModel["doStream"]>)(call), chat, { meta, signal: request.client, dialect, secret: gateway.secret(), idleMs: gateway.limits.requestTimeoutMs, retryAfterSeconds: gateway.limits.retryAfterSeconds });
+        held = true;
+        void ended.finally(() => slot.release());
+        settled = { response, ended };
+      } else settled = { response: await generateOnce(model, chat, { meta, signal, dialect, secret: gateway.secret() }) };
+      if (arm !== undefined) settled.response.headers.set("x-reflect-arm", arm);
+      return settled;
     }
     return await settleReflected(gateway, request);
   } finally {
-    slot.release();
+    if (!held) slot.release();
   }
 }
 

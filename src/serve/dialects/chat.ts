@@ -10,7 +10,8 @@ import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../mo
 import type { RequestCheckSpec } from "../../critics/request/request-task.js";
 import { asksForReflection, openAiEffort, optionalBoolean, optionalInt, optionalNumber, optionalUserId, screenFields, textOfParts, toLoopRequest, type ChatRequest, type FieldRules, type RequestBounds } from "../loop-request.js";
 import { chatCompletion, openAiUsage } from "../response.js";
-import { completionEvents } from "../sse.js";
+import { completionWriter } from "../sse.js";
+import { settledEvents, settledParts } from "./event-writer.js";
 import type { Dialect, GatewayError } from "./dialect.js";
 import { refuseInheritedNames } from "../field-names.js";
 import { isRecord } from "../../util/is-record.js";
@@ -188,7 +189,8 @@ export const chatDialect: Dialect = {
   parse: parseChatRequest,
   asksForReflection,
   answer: (meta, reply, usage, reflect) => chatCompletion(meta, reply, openAiUsage(usage), reflect),
-  events: (meta, reply, usage, request, reflect) => completionEvents(meta, reply, request.includeUsage ? openAiUsage(usage) : undefined, reflect),
+  events: (meta, reply, usage, request, reflect) => settledEvents(completionWriter(meta, request.includeUsage, reflect), settledParts(reply, usage)),
+  writer: (meta, request, known) => completionWriter(meta, request.includeUsage, known?.reflect),
   error: errorBody,
   // OpenAI's clients raise an `error` member in a streamed chunk as an APIError.
   errorEvent: (error) => `data: ${JSON.stringify(errorBody(error))}\n\n`,

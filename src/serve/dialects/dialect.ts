@@ -2,10 +2,11 @@
  * A dialect is a door onto the gateway: how one API's requests become the loop's request (`ChatRequest`) and how the
  * loop's answer, usage, `reflect` extension and errors go back in that API's shape. Everything between — admission,
  * checks, budgets, the strategy, records, metrics and spans — is the gateway's, shared by every dialect
- * (src/serve/server.ts). A dialect holds no state and does no I/O: each function is pure, so each is unit-tested alone.
+ * (src/serve/server.ts). A dialect holds no state and does no I/O: each function is pure, so each is unit-tested alone;
+ * its event writer keeps only what one stream has written so far.
  */
-import type { TokenUsage } from "../../models/language-model.js";
 import type { ChatRequest, RequestBounds } from "../loop-request.js";
+import type { DialectUsage, EventWriter } from "./event-writer.js";
 import type { CompletionMeta, CompletionReply, ErrorType, ReflectExtension } from "../response.js";
 
 /** The dialects the gateway speaks: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */
@@ -25,8 +26,7 @@ export interface GatewayError {
   reflect?: ReflectExtension;
 }
 
-/** Tokens over every call a request caused (the loop's `Episode.usage`, or one call's `TokenUsage`). */
-export type DialectUsage = Pick<TokenUsage, "promptTokens" | "completionTokens"> & { evaluatedPromptTokens?: number };
+export type { DialectUsage } from "./event-writer.js";
 
 export interface Dialect {
   readonly name: DialectName;
@@ -47,11 +47,17 @@ export interface Dialect {
   /** The answer as a JSON body, with `reflect` on a reflected request. */
   answer(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): Record<string, unknown>;
   /**
-   * The answer as this dialect's whole server-sent event sequence, the reply settled before the first byte (the
-   * gateway streams a settled answer, never tokens as they come). `request` says what the client asked of the stream
-   * (Chat Completions' `stream_options.include_usage`).
+   * A settled answer as this dialect's whole server-sent event sequence: `writer` over the reply's parts
+   * (src/serve/dialects/event-writer.ts). `request` says what the client asked of the stream (Chat Completions'
+   * `stream_options.include_usage`).
    */
   events(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, request: Pick<ChatRequest, "includeUsage">, reflect?: ReflectExtension): string;
+  /**
+   * A writer of this dialect's events, part by part as a reply comes: a streamed translation's events as the upstream
+   * sends its parts. `known` is what is known before the first part: the `reflect` extension, and the usage of a
+   * settled reply (Anthropic's `message_start` tells the input tokens).
+   */
+  writer(meta: CompletionMeta, request: Pick<ChatRequest, "includeUsage">, known?: { reflect?: ReflectExtension; usage?: DialectUsage }): EventWriter;
   /** An error body in this dialect's shape. */
   error(error: GatewayError): Record<string, unknown>;
   /**

@@ -21,6 +21,7 @@ import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../../mo
 import { asksForReflection, droppedToolLabel, optionalBoolean, optionalInt, optionalNumber, optionalUserId, screenFields, toLoopRequest, type ChatRequest, type FieldRules, type ReasoningEffort, type RequestBounds } from "../loop-request.js";
 import type { CompletionMeta, CompletionReply, ReflectExtension } from "../response.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
+import { settledEvents, settledParts, type EventWriter, type ReplyPart } from "./event-writer.js";
 import { refuseInheritedNames } from "../field-names.js";
 import { isRecord } from "../../util/is-record.js";
 
@@ -399,29 +400,13 @@ export interface AnthropicMessage {
   reflect?: ReflectExtension;
 }
 
-interface Block {
-  full: AnthropicTextBlock | AnthropicToolUseBlock;
-  start: Record<string, unknown>;
-  /** The block's one delta in a stream; none for an empty text. */
-  delta?: Record<string, unknown>;
-}
-
 /** The answer's content blocks: the text (left out when empty and the reply called tools), then one `tool_use` per call. */
-function blocks(meta: CompletionMeta, reply: CompletionReply): Block[] {
+function blocks(meta: CompletionMeta, reply: CompletionReply): Array<AnthropicTextBlock | AnthropicToolUseBlock> {
   const calls = reply.toolCalls ?? [];
-  const out: Block[] = [];
-  if (reply.text !== "" || calls.length === 0) {
-    out.push({
-      full: { type: "text", text: reply.text, citations: null },
-      start: { type: "text", text: "", citations: null },
-      ...(reply.text === "" ? {} : { delta: { type: "text_delta", text: reply.text } }),
-    });
-  }
+  const out: Array<AnthropicTextBlock | AnthropicToolUseBlock> = reply.text !== "" || calls.length === 0 ? [{ type: "text", text: reply.text, citations: null }] : [];
   calls.forEach((call, i) => {
     const id = call.id !== "" ? call.id : `toolu_${meta.id.replace(/^msg_/u, "")}_${i}`;
-    const input = toolInput(call.arguments);
-    const head = { type: "tool_use" as const, id, name: call.name, caller: { type: "direct" as const } };
-    out.push({ full: { ...head, input }, start: { ...head, input: {} }, delta: { type: "input_json_delta", partial_json: JSON.stringify(input) } });
+    out.push({ type: "tool_use", id, name: call.name, caller: { type: "direct" }, input: toolInput(call.arguments) });
   });
   return out;
 }
@@ -439,7 +424,7 @@ export function anthropicMessage(meta: CompletionMeta, reply: CompletionReply, u
     type: "message",
     role: "assistant",
     model: meta.model,
-    content: blocks(meta, reply).map((b) => b.full),
+    content: blocks(meta, reply),
     stop_reason: stopReason(reply),
     stop_sequence: null,
     stop_details: null,
@@ -453,32 +438,73 @@ export function anthropicMessage(meta: CompletionMeta, reply: CompletionReply, u
 const event = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
 /**
- * A settled answer as Anthropic's stream: `message_start` (the message without content, its input usage), `ping`, per
- * block `content_block_start`, one `content_block_delta` (`text_delta`, or `input_json_delta` with the whole input as
- * JSON) and `content_block_stop`, then `message_delta` (stop reason, output usage) and `message_stop`. `reflect` rides
- * on `message_start`'s message — so the SDKs' accumulated final message carries it — and on `message_delta`, as the
- * chat door puts it on its last chunk.
+ * A settled answer as Anthropic's stream: `messagesWriter` over the reply's parts, a tool call's input as one
+ * `input_json_delta` of the JSON it is (`toolInput`), the input usage known on `message_start`.
  */
 function events(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): string {
-  const whole = anthropicMessage(meta, reply, usage, reflect);
-  const wholeUsage = whole.usage;
-  const out = [event("message_start", { message: { ...whole, content: [], stop_reason: null, stop_sequence: null, usage: { ...wholeUsage, output_tokens: 0 } } }), event("ping", {})];
-  blocks(meta, reply).forEach((block, index) => {
-    out.push(event("content_block_start", { index, content_block: block.start }));
-    if (block.delta !== undefined) out.push(event("content_block_delta", { index, delta: block.delta }));
-    out.push(event("content_block_stop", { index }));
-  });
-  const deltaUsage = {
-    input_tokens: wholeUsage.input_tokens,
-    output_tokens: wholeUsage.output_tokens,
-    cache_creation_input_tokens: wholeUsage.cache_creation_input_tokens,
-    cache_read_input_tokens: wholeUsage.cache_read_input_tokens,
-    output_tokens_details: null,
-    server_tool_use: null,
+  return settledEvents(messagesWriter(meta, { ...(reflect === undefined ? {} : { reflect }), usage }), settledParts(reply, usage, (args) => JSON.stringify(toolInput(args))));
+}
+
+/**
+ * Anthropic's stream, part by part: `message_start` (the message without content; its input usage when known before
+ * the first part, else 0 until `message_delta`), `ping`; per block `content_block_start`, a `content_block_delta` per
+ * part (`text_delta`, or `input_json_delta` with a piece of the call's input JSON) and `content_block_stop` once the
+ * next block begins or the reply ends; then `message_delta` (stop reason, the usage) and `message_stop`. A reply with
+ * neither text nor tool calls has one empty text block. `reflect` rides on `message_start`'s message — so the SDKs'
+ * accumulated final message carries it — and on `message_delta`, as the chat door puts it on its last chunk.
+ */
+export function messagesWriter(meta: CompletionMeta, known: { reflect?: ReflectExtension; usage?: DialectUsage } = {}): EventWriter {
+  const { reflect } = known;
+  const tools = new Map<number, number>();
+  let blocks = 0;
+  let open: { index: number; kind: "text" | "tool" } | undefined;
+  let started = false;
+  let out: string[] = [];
+  const close = (): void => {
+    if (open !== undefined) out.push(event("content_block_stop", { index: open.index }));
+    open = undefined;
   };
-  out.push(event("message_delta", { delta: { stop_reason: whole.stop_reason, stop_sequence: null, stop_details: null, container: null }, usage: deltaUsage, ...(reflect === undefined ? {} : { reflect }) }));
-  out.push(event("message_stop", {}));
-  return out.join("");
+  const begin = (kind: "text" | "tool", block: Record<string, unknown>): number => {
+    close();
+    const index = blocks++;
+    out.push(event("content_block_start", { index, content_block: block }));
+    open = { index, kind };
+    return index;
+  };
+  const start = (): void => {
+    const whole = anthropicMessage(meta, { text: "", finishReason: "stop" }, known.usage ?? { promptTokens: 0, completionTokens: 0 }, reflect);
+    out.push(event("message_start", { message: { ...whole, content: [], stop_reason: null, stop_sequence: null, usage: { ...whole.usage, output_tokens: 0 } } }), event("ping", {}));
+  };
+  const finish = (part: Extract<ReplyPart, { type: "finish" }>): void => {
+    if (blocks === 0) begin("text", { type: "text", text: "", citations: null });
+    close();
+    const usage = anthropicUsage(part.usage);
+    const deltaUsage = { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, cache_creation_input_tokens: usage.cache_creation_input_tokens, cache_read_input_tokens: usage.cache_read_input_tokens, output_tokens_details: null, server_tool_use: null };
+    const stop = tools.size > 0 ? "tool_use" : part.finishReason === "length" ? "max_tokens" : "end_turn";
+    out.push(event("message_delta", { delta: { stop_reason: stop, stop_sequence: null, stop_details: null, container: null }, usage: deltaUsage, ...(reflect === undefined ? {} : { reflect }) }));
+    out.push(event("message_stop", {}));
+  };
+  return {
+    write(part: ReplyPart): string {
+      out = [];
+      if (!started) start();
+      started = true;
+      if (part.type === "text-delta") {
+        if (part.text === "") return out.join("");
+        const index = open?.kind === "text" ? open.index : begin("text", { type: "text", text: "", citations: null });
+        out.push(event("content_block_delta", { index, delta: { type: "text_delta", text: part.text } }));
+      } else if (part.type === "tool-call-delta") {
+        let index = tools.get(part.index);
+        if (index === undefined) {
+          const id = part.id !== undefined && part.id !== "" ? part.id : `toolu_${meta.id.replace(/^msg_/u, "")}_${tools.size}`;
+          index = begin("tool", { type: "tool_use", id, name: part.name ?? "", caller: { type: "direct" }, input: {} });
+          tools.set(part.index, index);
+        }
+        if (part.argumentsDelta !== "") out.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part.argumentsDelta } }));
+      } else finish(part);
+      return out.join("");
+    },
+  };
 }
 
 /**
@@ -535,6 +561,7 @@ export const messagesDialect: Dialect = {
   asksForReflection,
   answer: (meta, reply, usage, reflect) => ({ ...anthropicMessage(meta, reply, usage, reflect) }),
   events: (meta, reply, usage, _request, reflect) => events(meta, reply, usage, reflect),
+  writer: (meta, _request, known) => messagesWriter(meta, known),
   error: errorBody,
   // Anthropic's SDKs raise an `error` event of a stream as an APIError.
   errorEvent: (error) => `event: error\ndata: ${JSON.stringify(errorBody(error))}\n\n`,

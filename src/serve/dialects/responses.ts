@@ -19,6 +19,7 @@ import { asksForReflection, droppedToolLabel, openAiEffort, optionalBoolean, opt
 import { finishReason, openAiUsage, type CompletionMeta, type CompletionReply, type ReflectExtension } from "../response.js";
 import { errorBody } from "./chat.js";
 import type { Dialect, DialectUsage, GatewayError } from "./dialect.js";
+import { settledEvents, settledParts, type EventWriter, type ReplyPart } from "./event-writer.js";
 import { refuseInheritedNames } from "../field-names.js";
 import { isRecord } from "../../util/is-record.js";
 
@@ -481,44 +482,103 @@ export function responseObject(meta: CompletionMeta, reply: CompletionReply, usa
 }
 
 /**
- * The whole Responses event stream of a settled answer, each event `event: <type>` with its JSON and a
- * `sequence_number` counting from 0: `response.created` and `response.in_progress` (status `in_progress`, no output,
- * no usage), then per output item `response.output_item.added`, its content (`response.content_part.added`, the text
- * as one `response.output_text.delta`, `response.output_text.done`, `response.content_part.done`) or its arguments
- * (`response.function_call_arguments.delta` and `.done`), `response.output_item.done`; last `response.completed` with
- * the whole answer — or `response.incomplete`, as OpenAI ends a stream cut at `max_output_tokens`.
+ * The whole Responses event stream of a settled answer: `responsesWriter` over the reply's parts.
  */
 export function responseEvents(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): string {
-  const final = responseObject(meta, reply, usage, reflect);
-  const { reflect: _omitted, ...rest } = final;
-  // As OpenAI's stream opens: the response under way, with no output and no usage yet.
-  const pending = { ...rest, status: "in_progress", output: [], usage: null, incomplete_details: null };
-  const events: string[] = [];
-  const emit = (type: string, fields: Record<string, unknown>) => {
-    events.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: events.length, ...fields })}\n\n`);
+  return settledEvents(responsesWriter(meta, reflect), settledParts(reply, usage));
+}
+
+/** An output item a Responses stream has opened: a message with its text so far, or a function call with its arguments. */
+type OpenItem = { kind: "message"; index: number; id: string; text: string } | { kind: "call"; index: number; item: Extract<ResponsesOutputItem, { type: "function_call" }> };
+
+/**
+ * The Responses event stream, part by part, each event `event: <type>` with its JSON and a `sequence_number` counting
+ * from 0: `response.created` and `response.in_progress` (status `in_progress`, no output, no usage); per output item
+ * `response.output_item.added`, then a message's content (`response.content_part.added`, a
+ * `response.output_text.delta` per text delta, `response.output_text.done`, `response.content_part.done`) or a
+ * call's arguments (a `response.function_call_arguments.delta` per piece, `.done`), and `response.output_item.done`
+ * once the next item begins or the reply ends; last `response.completed` with the whole answer — or
+ * `response.incomplete`, as OpenAI ends a stream cut at `max_output_tokens`. A reply with neither text nor tool calls
+ * has one empty message. Ids are the answer's (`msg_<suffix>_<index>`, `fc_<suffix>_<index>`), as `outputItems` makes them.
+ */
+export function responsesWriter(meta: CompletionMeta, reflect?: ReflectExtension): EventWriter {
+  const suffix = idSuffix(meta);
+  const items: ResponsesOutputItem[] = [];
+  const calls = new Map<number, Extract<OpenItem, { kind: "call" }>>();
+  let open: OpenItem | undefined;
+  let sequence = 0;
+  let out: string[] = [];
+  const emit = (type: string, fields: Record<string, unknown>): void => {
+    out.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);
   };
-  emit("response.created", { response: pending });
-  emit("response.in_progress", { response: pending });
-  final.output.forEach((item, output_index) => {
-    if (item.type === "message") {
-      emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } });
-      item.content.forEach((part, content_index) => {
-        const at = { item_id: item.id, output_index, content_index };
-        emit("response.content_part.added", { ...at, part: { ...part, text: "" } });
-        if (part.text !== "") emit("response.output_text.delta", { ...at, delta: part.text, logprobs: [] });
-        emit("response.output_text.done", { ...at, text: part.text, logprobs: [] });
-        emit("response.content_part.done", { ...at, part });
-      });
-    } else {
-      emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } });
-      const at = { item_id: item.id, output_index };
-      if (item.arguments !== "") emit("response.function_call_arguments.delta", { ...at, delta: item.arguments });
-      emit("response.function_call_arguments.done", { ...at, arguments: item.arguments });
+  const close = (incomplete: boolean): void => {
+    if (open?.kind === "message") {
+      const at = { item_id: open.id, output_index: open.index, content_index: 0 };
+      const part = { type: "output_text" as const, text: open.text, annotations: [], logprobs: [] };
+      emit("response.output_text.done", { ...at, text: open.text, logprobs: [] });
+      emit("response.content_part.done", { ...at, part });
+      const item: ResponsesOutputItem = { type: "message", id: open.id, status: incomplete ? "incomplete" : "completed", role: "assistant", content: [part] };
+      items[open.index] = item;
+      emit("response.output_item.done", { output_index: open.index, item });
+    } else if (open?.kind === "call") {
+      const { item, index } = open;
+      emit("response.function_call_arguments.done", { item_id: item.id, output_index: index, arguments: item.arguments });
+      items[index] = item;
+      emit("response.output_item.done", { output_index: index, item });
     }
-    emit("response.output_item.done", { output_index, item });
-  });
-  emit(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final });
-  return events.join("");
+    open = undefined;
+  };
+  const openMessage = (): Extract<OpenItem, { kind: "message" }> => {
+    close(false);
+    const message = { kind: "message" as const, index: items.length, id: `msg_${suffix}_${items.length}`, text: "" };
+    items.push({ type: "message", id: message.id, status: "in_progress", role: "assistant", content: [] });
+    emit("response.output_item.added", { output_index: message.index, item: { type: "message", id: message.id, status: "in_progress", role: "assistant", content: [] } });
+    emit("response.content_part.added", { item_id: message.id, output_index: message.index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+    open = message;
+    return message;
+  };
+  const callOf = (part: Extract<ReplyPart, { type: "tool-call-delta" }>): Extract<OpenItem, { kind: "call" }> => {
+    const known = calls.get(part.index);
+    if (known !== undefined) return known;
+    close(false);
+    const index = items.length;
+    const item = { type: "function_call" as const, id: `fc_${suffix}_${index}`, call_id: part.id === undefined || part.id === "" ? `call_${suffix}_${index}` : part.id, name: part.name ?? "", arguments: "", status: "completed" as const };
+    items.push(item);
+    emit("response.output_item.added", { output_index: index, item: { ...item, status: "in_progress" } });
+    const call = { kind: "call" as const, index, item };
+    calls.set(part.index, call);
+    open = call;
+    return call;
+  };
+  const start = (): void => {
+    // As OpenAI's stream opens: the response under way, with no output and no usage yet.
+    const { reflect: _omitted, ...rest } = responseObject(meta, { text: "", finishReason: "stop" }, { promptTokens: 0, completionTokens: 0 });
+    const pending = { ...rest, status: "in_progress", output: [], usage: null, incomplete_details: null };
+    emit("response.created", { response: pending });
+    emit("response.in_progress", { response: pending });
+  };
+  return {
+    write(part: ReplyPart): string {
+      out = [];
+      if (sequence === 0) start();
+      if (part.type === "text-delta") {
+        const message = open?.kind === "message" ? open : openMessage();
+        message.text += part.text;
+        if (part.text !== "") emit("response.output_text.delta", { item_id: message.id, output_index: message.index, content_index: 0, delta: part.text, logprobs: [] });
+      } else if (part.type === "tool-call-delta") {
+        const call = callOf(part);
+        call.item.arguments += part.argumentsDelta;
+        if (part.argumentsDelta !== "") emit("response.function_call_arguments.delta", { item_id: call.item.id, output_index: call.index, delta: part.argumentsDelta });
+      } else {
+        const incomplete = calls.size === 0 && part.finishReason === "length";
+        if (items.length === 0) openMessage();
+        close(incomplete);
+        const final = { ...responseObject(meta, { text: "", finishReason: incomplete ? "length" : "stop" }, part.usage, reflect), output: items };
+        emit(incomplete ? "response.incomplete" : "response.completed", { response: final });
+      }
+      return out.join("");
+    },
+  };
 }
 
 /**
@@ -542,6 +602,7 @@ export const responsesDialect: Dialect = {
   answer: (meta, reply, usage, reflect) => ({ ...responseObject(meta, reply, usage, reflect) }),
   // Usage is always part of a Response, so `includeUsage` does not apply.
   events: (meta, reply, usage, _request, reflect) => responseEvents(meta, reply, usage, reflect),
+  writer: (meta, _request, known) => responsesWriter(meta, known?.reflect),
   error: errorBody,
   errorEvent: responsesErrorEvent,
   keepAlive: ": keep-alive\n\n",
