@@ -287,7 +287,10 @@ for (const door of doors) {
         // ChatAnthropic adds message_start's output_tokens (1 in the relayed upstream's stream; 0 in the gateway's own) to
         // message_delta's.
         const output = mode === "relay" && door.dialect === "messages" ? 1 + 4 : 4;
-        assert.deepEqual([whole.usage_metadata?.input_tokens, whole.usage_metadata?.output_tokens], [12, output]);
+        // A translated Messages stream starts (message_start) before the upstream has counted the prompt, and says the
+        // input tokens on message_delta, where Anthropic's SDK reads them but ChatAnthropic does not: it shows 0.
+        const input = mode !== "relay" && door.dialect === "messages" ? 0 : 12;
+        assert.deepEqual([whole.usage_metadata?.input_tokens, whole.usage_metadata?.output_tokens], [input, output]);
         assertNoKey(chunks, "the chunks");
         assertWire(upstream, wire);
       });
@@ -335,8 +338,8 @@ for (const door of doors) {
         let whole: AIMessageChunk | undefined;
         for await (const chunk of await bound.stream("Weather in Oslo?")) whole = whole === undefined ? (chunk as AIMessageChunk) : concat(whole, chunk as AIMessageChunk);
         assert.deepEqual(whole?.tool_calls?.map((c) => [c.name, c.args]), [["get_weather", { city: "Oslo" }]]);
-        // Relayed, the upstream streams; translated, the gateway asks for the whole answer and streams it itself.
-        assert.equal(upstream.requests[0]?.body.stream, mode === "relay" ? true : undefined);
+        // Relayed or translated, the upstream is asked to stream: a translated stream is written event by event.
+        assert.equal(upstream.requests[0]?.body.stream, true);
         assertWire(upstream, wire);
       });
 
