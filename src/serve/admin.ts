@@ -2,6 +2,7 @@
  * The operator's routes, which answer the operator's keys and never a client's: `POST /admin/lora` loads or replaces
  * the adapter arm's adapter, `GET /metrics` reads the gateway's series.
  */
+import type { Secrets } from "./redact-secret.js";
 import type { Context } from "hono";
 import { ReflectkitError } from "../errors.js";
 import { isRecord } from "../util/is-record.js";
@@ -23,7 +24,7 @@ export interface AdminContext {
   arms: GatewayArms | undefined;
   limits: Pick<GatewayLimits, "bodyTimeoutMs">;
   /** The upstream's key, blanked in what an answer says. */
-  secret: () => string | undefined;
+  secret: () => Secrets;
 }
 
 /**
@@ -61,7 +62,7 @@ export async function adminLora(c: Context<Env>, { keys, arms, limits, secret }:
 export interface AdminConfigContext {
   keys: Pick<GatewayKeys, "admin">;
   limits: Pick<GatewayLimits, "bodyTimeoutMs">;
-  secret: () => string | undefined;
+  secret: () => Secrets;
   /** Reads the config again (`GatewayOptions.loadConfig`). */
   loadConfig: (() => GatewayConfig | Promise<GatewayConfig>) | undefined;
   /** Checks a config and makes it the current one; throws for one that cannot serve. */

@@ -2,6 +2,7 @@
  * `POST /v1/messages/count_tokens`: relayed raw to an upstream that speaks Messages; counted by an upstream that can
  * count without generating (the embedded engine); otherwise a 400 saying the upstream cannot count.
  */
+import type { Secrets } from "./redact-secret.js";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
 import { measure } from "../critics/request/spec-bounds.js";
@@ -30,7 +31,7 @@ export interface CountTokensContext {
   lane: SerialLane;
   readingOf: (dialect: DialectName) => ReadOptions;
   /** The upstream's key, blanked in what an answer says. */
-  secret: () => string | undefined;
+  secret: () => Secrets;
 }
 
 /** The count of the Messages request `c` carries, or its refusal in `dialect`. */

@@ -120,11 +120,30 @@ export interface BuildChecksContext {
  */
 export type BuildRequestChecks = (spec: RequestCheckSpec, context: BuildChecksContext) => readonly RequestCheck[] | Promise<readonly RequestCheck[]>;
 
+/** One of several models behind the gateway, opened: the name clients send as `model`, and its upstream. */
+export interface GatewayModel {
+  /** The name clients send as `model`, `/v1/models` lists and `reflect.judge` may name. */
+  name: string;
+  /** The model it runs on (opened with `openModel`). */
+  upstream: LanguageModel;
+  /** When its upstream is an HTTP endpoint: where its pass-through requests go, raw, in the dialects it speaks. */
+  upstreamHttp?: UpstreamHttp;
+  /** Models (by name) tried in order when its upstream fails before answering. */
+  fallbacks?: readonly string[];
+}
+
 export interface GatewayOptions {
-  /** The model every request runs on (opened with `openModel`). */
+  /** The model every request runs on (opened with `openModel`); with `models`, unused (pass the default model's). */
   upstream: LanguageModel;
   /** When the upstream is an OpenAI-compatible endpoint: where pass-through requests go, raw. */
   upstreamHttp?: UpstreamHttp;
+  /**
+   * Several models behind one URL, picked by a request's `model` (an unknown one is answered 404). Absent: `upstream`
+   * answers every request, whatever its `model`. The default model runs the arms and `count_tokens`.
+   */
+  models?: readonly GatewayModel[];
+  /** The model of a request that names none (default: the first of `models`). */
+  defaultModel?: string;
   /** Turns a request's check spec into checks (default: in the gateway's check workers, under `limits.checks`). */
   buildChecks?: BuildRequestChecks;
   /** The judges a request may name in `reflect.judge`, by the spec given at start (an allowlist). */

@@ -1,5 +1,6 @@
 /** The gateway as a library (`reflectkit/serve`): the server behind `reflect serve`, its metrics and its request span. */
 export { createGateway, startGateway, defaultGatewayLimits, type GatewayOptions, type GatewayLimits, type GatewayApp, type GatewayLoad, type RunningGateway, type BuildRequestChecks } from "./server.js";
+export type { GatewayModel } from "./gateway-options.js";
 export { createGatewayMetrics, type GatewayMetrics } from "./metrics.js";
 export { startRequestSpan, endRequestSpan } from "./request-span.js";
 export { noopObserver, type GatewayObserver, type RequestOutcome, type UpstreamFailure } from "./observer.js";

@@ -1,4 +1,5 @@
 /** A reflected stream kept open while its answer settles, so a proxy's idle timeout does not cut it. */
+import type { Secrets } from "./redact-secret.js";
 import type { Episode } from "../loops/types.js";
 import type { Dialect } from "./dialects/index.js";
 import type { GatewayLimits } from "./gateway-options.js";
@@ -20,7 +21,7 @@ export interface Settled {
 export interface KeepAliveContext {
   limits: Pick<GatewayLimits, "streamKeepAliveMs" | "retryAfterSeconds" | "requestTimeoutMs">;
   /** The upstream's key, blanked in an error event. */
-  secret: () => string | undefined;
+  secret: () => Secrets;
 }
 
 /** What a kept-alive stream needs of its request: whether it ran past its deadline, and whom to tell how it ended. */

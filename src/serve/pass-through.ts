@@ -4,8 +4,8 @@ import type { Readable } from "node:stream";
 import { ModelCallError } from "../errors.js";
 import type { LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
-import { Secret } from "./redact-secret.js";
-import { bodyRedactor, contentDecoders, maxDecodedBytes, redactHeaderValue, redactJsonValue } from "./redact-stream.js";
+import { keysOf, type Secrets } from "./redact-secret.js";
+import { bodyRedactorOf, contentDecoders, maxDecodedBytes, redactHeaderValue, redactJsonValue } from "./redact-stream.js";
 import type { Dialect, DialectName, GatewayError } from "./dialects/index.js";
 import { DROPPED_TOOLS_HEADER, type ChatRequest } from "./loop-request.js";
 import type { CompletionMeta } from "./response.js";
@@ -49,6 +49,11 @@ export interface RelayExchange {
   body: Buffer;
   incoming: IncomingMessage;
   outgoing: ServerResponse;
+  /**
+   * Another model is tried should this one fail before answering: a 5xx status is then not relayed (nor anything of
+   * its body); `send` resolves with the gateway's 502 instead, as it does when the upstream cannot be reached.
+   */
+  fallback?: boolean;
 }
 
 /** Relays pass-through requests to an HTTP upstream over one keep-alive connection pool. */
@@ -78,13 +83,13 @@ export const headerWaitMs = 100;
  * SSE stream then goes out event by event, read as the dialect's events, each concatenated string's last characters
  * held back by a fixed window until its stream ends; a JSON body once whole; without a key the bytes flow untouched.
  */
-export function openRelay(upstream: UpstreamHttp, timeoutMs: number): UpstreamRelay {
+export function openRelay(upstream: UpstreamHttp, timeoutMs: number, blanked: () => Secrets = () => undefined): UpstreamRelay {
   const base = new URL(upstream.baseUrl.replace(/\/+$/u, ""));
   const secure = base.protocol === "https:";
   const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets }) : new http.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets });
   const request = secure ? https.request : http.request;
   const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/u, "$1"), port: base.port, method: "POST", agent };
-  const relay: RelayTarget = { upstream, base, request, target, timeoutMs };
+  const relay: RelayTarget = { upstream, base, request, target, timeoutMs, blanked };
   return { send: (exchange, onEnd, dialect) => relayOnce(relay, exchange, onEnd, dialect), close: () => agent.destroy() };
 }
 
@@ -95,6 +100,8 @@ interface RelayTarget {
   request: typeof http.request;
   target: { protocol: string; hostname: string; port: string; method: string; agent: http.Agent };
   timeoutMs: number;
+  /** The keys blanked besides its own: on a gateway with several models, the other models'. */
+  blanked: () => Secrets;
 }
 
 /** The client's headers for the upstream: its credentials replaced by the upstream's key, the body's length set. */
@@ -124,10 +131,10 @@ export function relayPath(base: URL, dialect: Pick<Dialect, "upstreamPath">, req
 }
 
 /** One exchange of `openRelay`'s: the request to the upstream, and its answer relayed to the client. */
-function relayOnce({ upstream, base, request, target, timeoutMs }: RelayTarget, { body, incoming, outgoing }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
-  const key = process.env[upstream.apiKeyEnv];
-  const secret = key === undefined || key === "" ? undefined : key;
+function relayOnce({ upstream, base, request, target, timeoutMs, blanked }: RelayTarget, { body, incoming, outgoing, fallback }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
+  const secret = keysOf(process.env[upstream.apiKeyEnv])[0];
   const headers = upstreamHeaders(incoming, secret, dialect, body);
+  const secrets = [...new Set([...keysOf(secret), ...keysOf(blanked())])];
   const path = relayPath(base, dialect, incoming.url);
 
   return new Promise((resolve) => {
@@ -159,8 +166,7 @@ function relayOnce({ upstream, base, request, target, timeoutMs }: RelayTarget, 
       if (relaying || ended) return;
       status = timedOut ? 504 : 502;
       end(timedOut ? "timeout" : "network");
-      if (timedOut) resolve(dialectError(dialect, { status: 504, message: `the upstream did not answer within ${timeoutMs} ms`, type: "server_error", param: null, code: "upstream_timeout" }));
-      else resolve(dialectError(dialect, { status: 502, message: "the upstream could not be reached", type: "server_error", param: null, code: "upstream_unreachable" }));
+      resolve(unanswered(dialect, timedOut ? "timeout" : "unreachable", timeoutMs));
     });
     upstreamRequest.once("response", (response) => {
       // A 204 or 304 has no body to decode, whatever its content-encoding says.
@@ -173,13 +179,19 @@ function relayOnce({ upstream, base, request, target, timeoutMs }: RelayTarget, 
         resolve(dialectError(dialect, { status: 502, message: "the upstream answered in a content-encoding the gateway does not undo (it undoes up to 3 layers of gzip, deflate and br)", type: "server_error", param: null, code: "upstream_encoding" }));
         return;
       }
+      if (fallback === true && (response.statusCode ?? 502) >= 500) {
+        status = response.statusCode ?? 502;
+        end("status");
+        response.destroy();
+        return resolve(unanswered(dialect, status, timeoutMs));
+      }
       relaying = true;
       status = response.statusCode ?? 502;
       timer.refresh();
       const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
-      const redactor = secret === undefined ? undefined : bodyRedactor(response.headers["content-type"], status, Secret.of(secret), dialect.name);
+      const redactor = bodyRedactorOf(response.headers["content-type"], status, secrets, dialect.name);
       // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
-      outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secret, layers.length === 0 && redactor === undefined));
+      outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secrets, layers.length === 0 && redactor === undefined));
       resolve(undefined);
       // Headers go out with the first body bytes, in one write. A body whose first bytes are all held back (a stream's
       // first events), or that has not begun within `headerWaitMs`, gets them alone. `headersSent` cannot tell whether
@@ -240,6 +252,16 @@ function relayOnce({ upstream, base, request, target, timeoutMs }: RelayTarget, 
   });
 }
 
+/**
+ * The gateway's answer for an upstream that gave none: 504 when it sent nothing in time, 502 when it could not be
+ * reached; for another status, the 5xx it answered, which is not relayed because a fallback is tried next.
+ */
+function unanswered(dialect: Dialect, status: "timeout" | "unreachable" | number, timeoutMs: number): Response {
+  if (status === "timeout") return dialectError(dialect, { status: 504, message: `the upstream did not answer within ${timeoutMs} ms`, type: "server_error", param: null, code: "upstream_timeout" });
+  if (status === "unreachable") return dialectError(dialect, { status: 502, message: "the upstream could not be reached", type: "server_error", param: null, code: "upstream_unreachable" });
+  return dialectError(dialect, { status: 502, message: `the upstream answered ${status}`, type: "server_error", param: null, code: "upstream_error" });
+}
+
 export { StreamRedactor } from "./redact-stream.js";
 
 /**
@@ -247,22 +269,24 @@ export { StreamRedactor } from "./redact-stream.js";
  * length of a body relayed as it came), and the ones that identify the upstream's software; with the key blanked in
  * every value (`redactHeaderValue`), and a header whose name holds it left out.
  */
-function relayedHeaders(raw: string[], secret: string | undefined, keepLength: boolean): string[] {
+function relayedHeaders(raw: string[], secret: Secrets, keepLength: boolean): string[] {
   const relayed: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
     const lower = name.toLowerCase();
     if ((droppedResponseHeaders.has(lower) && !(keepLength && lower === "content-length")) || identifyingResponseHeaders.has(lower)) continue;
-    if (secret === undefined) relayed.push(name, value);
+    if (keysOf(secret).length === 0) relayed.push(name, value);
     else if (redactHeaderValue(name, secret) === name) relayed.push(name, redactHeaderValue(value, secret));
   }
   return relayed;
 }
 
 /** `text` with every occurrence of the key blanked (nothing to blank without one). */
-export function redactText(text: string, secret: string | undefined): string {
-  return secret === undefined || secret === "" ? text : text.replaceAll(secret, "[redacted]");
+export function redactText(text: string, secret: Secrets): string {
+  let redacted = text;
+  for (const key of keysOf(secret)) redacted = redacted.replaceAll(key, "[redacted]");
+  return redacted;
 }
 
 /** An error of the gateway's own, as a JSON response in `dialect`'s shape. */
@@ -275,8 +299,8 @@ export interface GenerateOnceContext {
   meta: CompletionMeta;
   signal: AbortSignal;
   dialect: Dialect;
-  /** The upstream's key, blanked wherever the model's reply (or anything else in the answer) holds it. */
-  secret: string | undefined;
+  /** The upstream keys, blanked wherever the model's reply (or anything else in the answer) holds one. */
+  secret: Secrets;
 }
 
 /**
@@ -303,7 +327,7 @@ export async function generateOnce(model: LanguageModel, request: ChatRequest, {
 }
 
 /** `x-reflect-dropped-tools`, naming the tools a translated request left out (`ChatRequest.droppedTools`), the key blanked in it. */
-export function droppedToolsHeaders(request: ChatRequest, secret: string | undefined): Record<string, string> {
+export function droppedToolsHeaders(request: ChatRequest, secret: Secrets): Record<string, string> {
   return request.droppedTools === undefined ? {} : { [DROPPED_TOOLS_HEADER]: redactText(request.droppedTools.join(","), secret) };
 }
 

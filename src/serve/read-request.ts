@@ -26,6 +26,11 @@ export interface ReadOptions {
   plan: boolean;
   /** The operator's policies as the request found them on arrival, and where the request stands for them. */
   policies?: PolicyScope;
+  /**
+   * On a gateway with several models: the models whose upstream takes this dialect raw, and the model of a body naming
+   * none. A body is then relayed raw when the model it names (or the default) is one of `relayed`; `relay` is unread.
+   */
+  models?: { relayed: readonly string[]; defaultName: string };
 }
 
 /** What a request's policy is chosen by: the config captured at its arrival, its tenant and its route. */
@@ -39,6 +44,8 @@ export interface PolicyScope {
 export interface ReadRequest {
   body: unknown;
   stream: boolean;
+  /** The body's `model`, when it is a string. */
+  model?: string;
   chat?: ChatRequest;
   plan?: RequestCheckPlan;
   /** The policy the request runs under (`policy.ts`), by name. */
@@ -73,6 +80,17 @@ export function underPolicy(body: unknown, scope: PolicyScope | undefined): Poli
   return { body: rest, policy: policy.name, optedOut: true };
 }
 
+/** A body's `model`, when it is a string. */
+function modelOf(body: unknown): string | undefined {
+  return isRecord(body) && typeof body.model === "string" ? body.model : undefined;
+}
+
+/** Whether a body naming `model` is relayed raw, should it not ask for reflection (`ReadOptions.models`). */
+function relays(model: string | undefined, { relay, models }: ReadOptions): boolean {
+  if (models === undefined) return relay;
+  return models.relayed.includes(model === undefined || model === "" ? models.defaultName : model);
+}
+
 /** The policy a refusal from `underPolicy` was made under; undefined for any other error. */
 export function policyOfRefusal(error: unknown): string | undefined {
   const policy = (error as { policy?: unknown } | undefined)?.policy;
@@ -93,10 +111,12 @@ function relayedBody({ body, optedOut }: PolicedBody): Buffer | undefined {
 export function readRequest(bytes: Uint8Array, options: ReadOptions): ReadRequest {
   const policed = underPolicy(parseJson(bytes), options.policies);
   const { body, policy } = policed;
-  const named = policy === undefined ? {} : { policy };
+  const named: { policy?: string; model?: string } = policy === undefined ? {} : { policy };
   const stream = isRecord(body) && body.stream === true;
+  const model = modelOf(body);
+  if (model !== undefined) named.model = model;
   const reflected = dialectNamed(options.dialect).asksForReflection(body);
-  if (!reflected && options.relay) {
+  if (!reflected && relays(model, options)) {
     const relayBody = relayedBody(policed);
     return { body, stream, ...named, ...(relayBody === undefined ? {} : { relayBody }) };
   }
@@ -138,12 +158,14 @@ export interface Screened {
   policy?: string;
   /** A pass-through whose `"reflect": false` its policy took as an opt-out: the gateway relays it without the field. */
   optedOut?: boolean;
+  /** The body's `model` (`ReadRequest.model`). */
+  model?: string;
 }
 
 /** `readRequest` as a worker runs it: only what crosses back to the gateway's thread (plain data). */
 export function screenRequest(bytes: Uint8Array, options: ReadOptions): Screened {
   const read = readRequest(bytes, options);
-  return { passThrough: read.chat === undefined, stream: read.stream, ...(read.plan === undefined ? {} : { plan: read.plan }), ...(read.policy === undefined ? {} : { policy: read.policy }), ...(read.relayBody === undefined ? {} : { optedOut: true }) };
+  return { passThrough: read.chat === undefined, stream: read.stream, ...(read.plan === undefined ? {} : { plan: read.plan }), ...(read.policy === undefined ? {} : { policy: read.policy }), ...(read.relayBody === undefined ? {} : { optedOut: true }), ...(read.model === undefined ? {} : { model: read.model }) };
 }
 
 /**
@@ -152,7 +174,7 @@ export function screenRequest(bytes: Uint8Array, options: ReadOptions): Screened
  * pass-through, what is relayed.
  */
 export function readScreened(bytes: Uint8Array, screened: Screened, options: ReadOptions): ReadRequest {
-  const named = screened.policy === undefined ? {} : { policy: screened.policy };
+  const named = { ...(screened.policy === undefined ? {} : { policy: screened.policy }), ...(screened.model === undefined ? {} : { model: screened.model }) };
   if (screened.passThrough) {
     const relayBody = screened.optedOut === true ? relayedBody(underPolicy(parseJson(bytes), options.policies)) : undefined;
     return { body: undefined, stream: screened.stream, ...named, ...(relayBody === undefined ? {} : { relayBody }) };

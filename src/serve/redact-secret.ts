@@ -4,6 +4,19 @@ export const redactionMark = "[redacted]";
 /** The hold-back window is the key's length rounded up to a multiple of this many characters (or bytes). */
 export const holdBackQuantum = 32;
 
+/**
+ * The upstream keys an answer must not show: one, none, or — on a gateway with several models — every model's, since a
+ * model's key must not reach a client through another model's answer either.
+ */
+export type Secrets = string | readonly string[] | undefined;
+
+/** The keys of `secrets`, the empty ones left out (they blank nothing). */
+export function keysOf(secrets: Secrets): readonly string[] {
+  if (secrets === undefined) return [];
+  if (typeof secrets === "string") return secrets === "" ? [] : [secrets];
+  return secrets.filter((key) => key !== "");
+}
+
 /** The key in the forms the redactors search for, worked out once per request. */
 export class Secret {
   readonly bytes: Buffer;

@@ -20,7 +20,7 @@ import type { Transform } from "node:stream";
 import zlib from "node:zlib";
 import type { DialectName } from "./dialects/index.js";
 import { heldEntryCount, isTokenSequence, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
-import { redactionMark, roundUp, Secret } from "./redact-secret.js";
+import { keysOf, redactionMark, roundUp, Secret, type Secrets } from "./redact-secret.js";
 import { sseStreamsOf, type HeldText, type HeldTokens, type SseStreams, type StreamSlot } from "./sse-streams.js";
 import { isRecord } from "../util/is-record.js";
 
@@ -57,6 +57,37 @@ export function bodyRedactor(contentType: string | undefined, status: number, se
   if (type === "" || type === "application/json" || type.endsWith("+json") || status < 200 || status >= 300) return new JsonBodyRedactor(secret);
   const bytes = new StreamRedactor(secret.bytes);
   return { push: (chunk) => bytes.push(chunk), end: () => bytes.flush() };
+}
+
+/**
+ * `bodyRedactor` for every key of `secrets`, one after another (each reads what the one before wrote, a body of the same
+ * kind); `undefined` without a key.
+ */
+export function bodyRedactorOf(contentType: string | undefined, status: number, secrets: Secrets, dialect: DialectName): BodyRedactor | undefined {
+  const redactors = keysOf(secrets).map((key) => bodyRedactor(contentType, status, Secret.of(key), dialect));
+  if (redactors.length <= 1) return redactors[0];
+  const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    push(chunk) {
+      let out: Uint8Array = chunk;
+      for (const redactor of redactors) {
+        const next: Uint8Array | null = out.byteLength === 0 ? out : redactor.push(asBuffer(out));
+        if (next === null) return null;
+        out = next;
+      }
+      return out;
+    },
+    end() {
+      let carry: Uint8Array = empty;
+      for (const redactor of redactors) {
+        const pushed = carry.byteLength === 0 ? empty : redactor.push(asBuffer(carry));
+        const rest = redactor.end();
+        if (pushed === null || rest === null) return null;
+        carry = Buffer.concat([pushed, rest]);
+      }
+      return carry;
+    },
+  };
 }
 
 /**
@@ -124,8 +155,10 @@ const empty = Buffer.alloc(0);
  * `value` with the secret blanked in every string and object key, so that `JSON.stringify` of it cannot carry the key
  * in a string, escaped or not. What holds no secret is returned as the same object: an unchanged value costs no copy.
  */
-export function redactJsonValue<T>(value: T, secret: string | undefined): T {
-  return secret === undefined || secret === "" ? value : (redactValue(value, new Secret(secret)) as T);
+export function redactJsonValue<T>(value: T, secret: Secrets): T {
+  let redacted: unknown = value;
+  for (const key of keysOf(secret)) redacted = redactValue(redacted, new Secret(key));
+  return redacted as T;
 }
 
 /** `value` with the key blanked in every string and object key, and in what every sequence of log-probability tokens joins to. */
@@ -158,8 +191,17 @@ function redactValue(value: unknown, secret: Secret): unknown {
  * A header value with the secret blanked; a value that holds it percent-encoded (once or twice over, as a URL in a
  * `Location` might) is replaced whole, since the encoded form cannot be blanked in place.
  */
-export function redactHeaderValue(value: string, secret: string | undefined): string {
-  if (secret === undefined || secret === "") return value;
+export function redactHeaderValue(value: string, secrets: Secrets): string {
+  let redacted = value;
+  for (const key of keysOf(secrets)) {
+    redacted = redactHeaderValueOf(redacted, key);
+    if (redacted === redactionMark) return redacted;
+  }
+  return redacted;
+}
+
+/** `redactHeaderValue` for one key. */
+function redactHeaderValueOf(value: string, secret: string): string {
   const plain = value.includes(secret) ? value.replaceAll(secret, redactionMark) : value;
   let decoded = plain;
   for (let round = 0; round < 3 && decoded.includes("%"); round++) {

@@ -7,6 +7,7 @@ import { ReflectkitError, RequestFieldError } from "../errors.js";
 import type { Dialect, GatewayError } from "./dialects/index.js";
 import { redactText, upstreamError } from "./pass-through.js";
 import { redactJsonValue } from "./redact-stream.js";
+import type { Secrets } from "./redact-secret.js";
 import type { ErrorType, ReflectExtension } from "./response.js";
 
 /** What a refusal says: its status and the error's fields, the headers it is sent with, and a failed answer's checks. */
@@ -91,12 +92,12 @@ export function isUpstreamFailure(refusal: Refusal): boolean {
  * A JSON body with the upstream key blanked, should an upstream have echoed it into a reply: in every string before
  * it is written (a key with a character JSON escapes would not show in the text as itself), then in the text.
  */
-export function jsonReply(status: number, body: unknown, secret: string | undefined, headers: Record<string, string> = {}): Response {
+export function jsonReply(status: number, body: unknown, secret: Secrets, headers: Record<string, string> = {}): Response {
   return new Response(redactText(JSON.stringify(redactJsonValue(body, secret)), secret), { status, headers: { "content-type": "application/json", ...headers } });
 }
 
 /** A refusal as the gateway's error, its message (and checks) with the upstream key blanked. */
-export function gatewayErrorOf(refusal: Refusal, secret: string | undefined): GatewayError {
+export function gatewayErrorOf(refusal: Refusal, secret: Secrets): GatewayError {
   return {
     status: refusal.status,
     message: redactText(refusal.message, secret),
@@ -108,6 +109,6 @@ export function gatewayErrorOf(refusal: Refusal, secret: string | undefined): Ga
 }
 
 /** A refusal answered in the dialect's shape, with its headers. */
-export function refusalReply(refusal: Refusal, dialect: Dialect, secret: string | undefined): Response {
+export function refusalReply(refusal: Refusal, dialect: Dialect, secret: Secrets): Response {
   return jsonReply(refusal.status, dialect.error(gatewayErrorOf(refusal, secret)), secret, refusal.headers);
 }

@@ -37,7 +37,9 @@ import { dialectOfRoute, dialects, type Dialect, type DialectName } from "./dial
 import { defaultGatewayLimits, type Env, type GatewayLimits, type GatewayLoad, type GatewayOptions } from "./gateway-options.js";
 import { keptAlive, type Settled } from "./keep-alive.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
-import { dialectError, droppedToolsHeaders, generateOnce, openRelay, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp, type UpstreamRelay } from "./pass-through.js";
+import { dialectError, droppedToolsHeaders, generateOnce, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp } from "./pass-through.js";
+import { chainOf, chooseModel, fallsBack, MODEL_HEADER, modelScope, openModels, type ServedModel, type ServedModels } from "./gateway-models.js";
+import type { Secrets } from "./redact-secret.js";
 import { ClientGone, readBody } from "./read-body.js";
 import type { GatewayConfig } from "./gateway-config-types.js";
 import { checkPolicies, POLICY_HEADER, ROUTE_HEADER, routeOf } from "./policy.js";
@@ -78,9 +80,11 @@ interface Gateway {
   options: GatewayOptions;
   limits: GatewayLimits;
   keys: GatewayKeys;
+  /** The models a request's `model` picks from (src/serve/gateway-models.ts). */
+  models: ServedModels;
+  /** The default model's upstream, its endpoint and its name (what `count_tokens` reads). */
   upstream: LanguageModel;
   upstreamHttp: UpstreamHttp | undefined;
-  /** The upstream's model name, as `/v1/models` and every answer name it. */
   modelName: string;
   judges: ReadonlyMap<string, LanguageModel>;
   observer: GatewayObserver;
@@ -94,12 +98,12 @@ interface Gateway {
   pool: CheckPool | undefined;
   /** Where large bodies are parsed and rewritten, one at a time. */
   lane: SerialLane;
-  /** Pass-through to an HTTP upstream, raw. */
-  relay: UpstreamRelay | undefined;
+  /** Pass-through to the default model's HTTP upstream, raw. */
+  relay: ServedModel["relay"];
   /** How a body to each dialect's route is read: raw past pass-through only where the upstream speaks the dialect. */
   readingOf: (dialect: DialectName) => ReadOptions;
-  /** The upstream's key, blanked in every answer should an upstream have echoed it. */
-  secret: () => string | undefined;
+  /** Every model's upstream key, each blanked in every answer should an upstream have echoed it. */
+  secret: () => Secrets;
   /** Requests being answered, in all and by tenant. */
   inFlight: { all: number; byTenant: Map<string, number> };
   /** The operator's config requests arriving now get; each request captures it once, at arrival. */
@@ -128,11 +132,11 @@ export function createGateway(options: GatewayOptions): GatewayApp {
   const routes = served.map((d) => `POST ${d.route}`).join(", ");
   app.notFound((c) => dialectError(dialectOfRoute(c.req.path) ?? chatDialect, { status: 404, message: `no route ${c.req.method} ${c.req.path} — the gateway serves ${routes}, GET /v1/models, /healthz, /metrics`, type: "invalid_request_error", param: null, code: "not_found" }));
   app.onError((_error, c) => dialectError(dialectOfRoute(c.req.path) ?? chatDialect, { status: 500, message: "the gateway failed on this request", type: "server_error", param: null, code: "internal_error" }));
-  const { admission, pool, relay, inFlight } = gateway;
+  const { admission, pool, models, inFlight } = gateway;
   return Object.assign(app, {
     load: (): GatewayLoad => ({ inFlight: inFlight.all, queued: admission.queuedCount, checks: pool === undefined ? { queued: 0, busy: 0, replaced: 0 } : { ...pool.load, replaced: pool.restarts }, tenants: Object.fromEntries(inFlight.byTenant) }),
     close: () => {
-      relay?.close();
+      models.close();
       void pool?.close();
     },
     reloadConfig: gateway.reloadConfig,
@@ -145,19 +149,22 @@ function setUp(options: GatewayOptions): Gateway {
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const perClient = limits.perClient ?? { running: Math.max(1, limits.parallel - 1), queued: Math.max(1, Math.ceil(limits.maxQueue / 2)) };
   const keys = gatewayKeys(options);
-  const upstreamHttp = options.upstreamHttp;
-  const relay = upstreamHttp === undefined ? undefined : openRelay(upstreamHttp, limits.requestTimeoutMs);
-  const offers = { judges: [...(options.judges?.keys() ?? [])], memory: options.memory !== undefined };
+  const models = openModels(options, limits.requestTimeoutMs);
+  const { upstreamHttp, relay } = models.default;
+  const judges = options.judges ?? new Map<string, LanguageModel>();
+  // A configured model may judge too, by its name.
+  const offers = { judges: [...judges.keys(), ...(models.configured ? models.byName.keys() : [])], memory: options.memory !== undefined };
   if (options.config !== undefined) checkPolicies(options.config, limits, offers);
   const config = { current: options.config };
   return {
     options,
     limits,
     keys,
-    upstream: options.upstream,
+    models,
+    upstream: models.default.upstream,
     upstreamHttp,
-    modelName: upstreamHttp?.model ?? options.upstream.modelId,
-    judges: options.judges ?? new Map<string, LanguageModel>(),
+    modelName: models.default.name,
+    judges,
     observer: options.observer ?? noopObserver,
     tracer: options.tracer ?? noopTracer,
     newId: options.newId ?? ((dialect: Dialect) => `${dialect.idPrefix}${randomUUID().replaceAll("-", "")}`),
@@ -167,8 +174,11 @@ function setUp(options: GatewayOptions): Gateway {
     pool: options.buildChecks === undefined ? new CheckPool(limits.checks, new URL("./gateway-worker.js", import.meta.url)) : undefined,
     lane: new SerialLane(),
     relay,
-    readingOf: (dialect) => ({ bounds: limits, relay: relay !== undefined && upstreamSpeaks(upstreamHttp, dialect), plan: options.buildChecks === undefined, dialect }),
-    secret: () => (upstreamHttp === undefined ? undefined : process.env[upstreamHttp.apiKeyEnv]),
+    readingOf: (dialect) => {
+      const scope = modelScope(models, dialect);
+      return { bounds: limits, relay: relay !== undefined && upstreamSpeaks(upstreamHttp, dialect), plan: options.buildChecks === undefined, dialect, ...(scope === undefined ? {} : { models: scope }) };
+    },
+    secret: models.secrets,
     inFlight: { all: 0, byTenant: new Map<string, number>() },
     config,
     reloadConfig: (next) => {
@@ -178,12 +188,12 @@ function setUp(options: GatewayOptions): Gateway {
   };
 }
 
-/** `GET /v1/models`: the upstream's model, and the judges a request may name. */
-function modelList({ modelName, judges }: Gateway): unknown {
+/** `GET /v1/models`: the upstream's model (each configured model), and the judges a request may name. */
+function modelList({ models, judges }: Gateway): unknown {
   return {
     object: "list",
     data: [
-      { id: modelName, object: "model", created: 0, owned_by: "reflectkit-upstream" },
+      ...[...models.byName.keys()].map((name) => ({ id: name, object: "model", created: 0, owned_by: "reflectkit-upstream" })),
       ...[...judges.keys()].map((spec) => ({ id: spec, object: "model", created: 0, owned_by: "reflectkit-judge" })),
     ],
   };
@@ -197,9 +207,13 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
   // The operator's config as this request found it: a reload meanwhile never changes a request in flight.
   const config = gateway.config.current;
   let policy: string | undefined;
-  /** `response` with the policy it ran under named, if any. */
+  /** On a gateway with several models, the model that answers (a relayed answer names its own as it goes). */
+  let answeredBy: string | undefined;
+  /** `response` with the policy it ran under named, if any, and the model that answered. */
   const named = (response: Response): Response => {
-    if (policy !== undefined && response !== RESPONSE_ALREADY_SENT) response.headers.set(POLICY_HEADER, policy);
+    if (response === RESPONSE_ALREADY_SENT) return response;
+    if (policy !== undefined) response.headers.set(POLICY_HEADER, policy);
+    if (answeredBy !== undefined && !response.headers.has(MODEL_HEADER)) response.headers.set(MODEL_HEADER, answeredBy);
     return response;
   };
   // The tenant its key names (the middleware set it); a keyless gateway has one, `local`.
@@ -234,24 +248,35 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     const who = (): string => c.get("client") ?? `addr:${incoming.socket.remoteAddress ?? "unknown"}`;
     const route = config === undefined ? undefined : routeOf(incoming.headers[ROUTE_HEADER]);
     const reading: ReadOptions = { ...gateway.readingOf(dialect.name), ...(config === undefined ? {} : { policies: { config, tenant, ...(route === undefined ? {} : { route }) } }) };
-    const read = bytes.byteLength <= LANE_BYTES ? readRequest(bytes, reading) : await readLarge(gateway, bytes, reading, who(), () => c.req.raw.signal);
-    const { body, chat, plan } = read;
+    const readWith = (options: ReadOptions): ReadRequest | Promise<ReadRequest> => (bytes.byteLength <= LANE_BYTES ? readRequest(bytes, options) : readLarge(gateway, bytes, options, who(), () => c.req.raw.signal));
+    let read = await readWith(reading);
     ({ stream, policy } = read);
-    if (chat === undefined && gateway.relay !== undefined) {
+    // The model the body names (an unknown one is refused here), and the fallbacks after it.
+    const chosen = chooseModel(gateway.models, read.model);
+    let chain = chainOf(gateway.models, chosen);
+    if (read.chat === undefined && chosen.relay !== undefined) {
       // 2–4 for an HTTP upstream's pass-through: relayed on Node streams, answered here only if the upstream is not.
       kind = "pass-through";
       if (policy !== undefined) outgoing.setHeader(POLICY_HEADER, policy);
-      return named(await relayPassThrough(gateway, gateway.relay, { incoming, outgoing, bytes: read.relayBody ?? bytes, dialect }, (status, failure, arm) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(arm === undefined ? {} : { arm }) })));
+      const relayed = await relayPassThrough(gateway, chain, { incoming, outgoing, bytes: read.relayBody ?? bytes, dialect }, (status, failure, arm) => tell({ kind: "pass-through", status, stream, ...(failure === undefined ? {} : { upstreamFailure: failure }), ...(arm === undefined ? {} : { arm }) }));
+      if (relayed instanceof Response) return named(relayed);
+      // The next fallback does not take the dialect raw: it answers translated, the body now read as a chat request.
+      chain = relayed;
+      const { models: _relayedModels, ...whole } = reading;
+      read = await readWith({ ...whole, relay: false });
     }
+    const { body, chat, plan } = read;
+    if (gateway.models.configured) answeredBy = chain[0]?.name;
     const client = c.req.raw.signal;
     deadline = AbortSignal.timeout(Math.max(0, Math.round(limits.requestTimeoutMs - (performance.now() - started))));
     if (chat === undefined) throw new Error("a request without a chat request past pass-through");
-    const { judges, options } = gateway;
-    const judge = chat.reflect?.judge === undefined ? undefined : judges.get(chat.reflect.judge);
-    if (chat.reflect?.judge !== undefined && judge === undefined) throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${[...judges.keys()].join(", ") || "(none — start it with --judge SPEC)"}`);
+    const { options } = gateway;
+    const judge = judgeOf(gateway, chat.reflect?.judge);
     if (chat.reflect?.memory !== undefined && options.memory === undefined) throw new RequestFieldError("reflect.memory", "this gateway keeps no lessons — start it with --memory FILE (a SQLite file) or --store postgres://… (shared by several gateways)");
     const asker = who();
-    const arm = chat.reflect === undefined ? passThroughArm(options.arms, incoming, bytes) : armFor(options.arms, chat, incoming, bytes);
+    // The arms are the default model's.
+    const arms = chain[0] === gateway.models.default ? options.arms : undefined;
+    const arm = chat.reflect === undefined ? passThroughArm(arms, incoming, bytes) : armFor(arms, chat, incoming, bytes);
     const replayOf = replayOfHeader(incoming);
     const signal = AbortSignal.any([client, deadline]);
     // Without `options.buildChecks`, every reflected request was planned as it was read (`reading.plan`).
@@ -265,9 +290,9 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     const slot = gateway.admission.enter(client, asker);
     if (slot === null) throw busyRefusal(`the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued)`, "queue_full", limits.retryAfterSeconds);
     if (slot === "client-full") throw busyRefusal(`this client has ${gateway.perClient.running} requests running and ${gateway.perClient.queued} waiting, its share of the gateway`, "client_share_full", limits.retryAfterSeconds);
-    const meta: CompletionMeta = { id: gateway.newId(dialect), created: Math.floor(gateway.now() / 1000), model: gateway.modelName, ...(chat.echo === undefined ? {} : { echo: chat.echo }) };
+    const meta: CompletionMeta = { id: gateway.newId(dialect), created: Math.floor(gateway.now() / 1000), model: chosen.name, ...(chat.echo === undefined ? {} : { echo: chat.echo }) };
     const model = typeof (body as { model?: unknown }).model === "string" ? (body as { model: string }).model : undefined;
-    const admitted: Admitted = { chat, checks, judge, slot, client, deadline, signal, meta, model, arm, replayOf, tenant, dialect, ...(policy === undefined ? {} : { policy }) };
+    const admitted: Admitted = { chain, chat, checks, judge, slot, client, deadline, signal, meta, model, arm, replayOf, tenant, dialect, ...(policy === undefined ? {} : { policy }) };
     const settling = settle(gateway, admitted, (began) => (kind = began));
     if (chat.stream && chat.reflect !== undefined) {
       const early = await Promise.race([settling, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), limits.streamKeepAliveMs).unref())]);
@@ -284,11 +309,25 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
   } catch (error) {
     const timedOut = deadline?.aborted === true;
     policy ??= policyOfRefusal(error);
+    const by = (error as { answeredBy?: unknown } | undefined)?.answeredBy;
+    if (answeredBy !== undefined && typeof by === "string") answeredBy = by;
     const refusal = refusalOf(error, { timedOut, clientGone: error instanceof ClientGone || c.req.raw.signal.aborted }, limits);
     const episode = (error as { episode?: Episode } | undefined)?.episode;
     tell({ kind, status: refusal.status, stream, ...(episode === undefined ? {} : { episode }), ...(isUpstreamFailure(refusal) ? { upstreamFailure: upstreamError(episode?.error ?? error, timedOut).failure } : {}) });
     return named(refusalReply(refusal, dialect, gateway.secret()));
   }
+}
+
+/**
+ * The judge `reflect.judge` names: one of the `--judge` specs, or on a gateway with several models one of them by name
+ * (a different model as critic); throws RequestFieldError for any other.
+ */
+function judgeOf({ judges, models }: Gateway, name: string | undefined): LanguageModel | undefined {
+  if (name === undefined) return undefined;
+  const judge = judges.get(name) ?? (models.configured ? models.byName.get(name)?.upstream : undefined);
+  if (judge !== undefined) return judge;
+  const known = [...judges.keys(), ...(models.configured ? models.byName.keys() : [])];
+  throw new RequestFieldError("reflect.judge", `is not a judge of this gateway; use one of: ${known.join(", ") || "(none — start it with --judge SPEC)"}`);
 }
 
 /** A pass-through request's Node exchange: its body's bytes, in the dialect of its route. */
@@ -299,25 +338,55 @@ interface PassThroughExchange {
   dialect: Dialect;
 }
 
+/** How a relayed pass-through ended: its status, the upstream's failure, and the arm. */
+type RelayEnd = (status: number, failure: RequestOutcome["upstreamFailure"], arm: ArmName | undefined) => void;
+
 /**
- * A request without `reflect`, relayed raw to the HTTP upstream on Node streams (answered here only if the upstream is
- * not); `ended` hears its status, the upstream's failure and the arm once its body ends. With arms, the canary picks its
- * arm too; the adapter arm is the adapter's model name on the upstream, pinned until the body ends, so a replacement
- * does not unload it under the relayed call.
+ * A request without `reflect`, relayed raw to its model's HTTP upstream on Node streams (answered here only if the
+ * upstream is not). Should the upstream fail before answering (no connection, a 5xx, no headers in time), the next
+ * model of `chain` is tried; one that does not take the dialect raw ends the relaying: the rest of the chain is
+ * returned, to answer it translated. `ended` hears the last try's status, failure and arm once its body ends.
  */
-async function relayPassThrough(gateway: Gateway, relay: UpstreamRelay, { incoming, outgoing, bytes, dialect }: PassThroughExchange, ended: (status: number, failure: RequestOutcome["upstreamFailure"], arm: ArmName | undefined) => void): Promise<Response> {
-  const arms = gateway.options.arms;
+async function relayPassThrough(gateway: Gateway, chain: readonly ServedModel[], exchange: PassThroughExchange, ended: RelayEnd): Promise<Response | readonly ServedModel[]> {
+  for (const [i, model] of chain.entries()) {
+    if (model.relay === undefined || !upstreamSpeaks(model.upstreamHttp, exchange.dialect.name)) return chain.slice(i);
+    if (gateway.models.configured) exchange.outgoing.setHeader(MODEL_HEADER, model.name);
+    const last = i === chain.length - 1;
+    // The end of a try that is followed by another is not the request's.
+    let early: Parameters<RelayEnd> | undefined;
+    let settled = false;
+    const relayed = await relayOnModel(gateway, model, { ...exchange, fallback: !last }, (...end) => {
+      if (settled) ended(...end);
+      else early = end;
+    });
+    if (!last && relayed !== RESPONSE_ALREADY_SENT && relayed.status >= 500) continue;
+    settled = true;
+    if (early !== undefined) ended(...early);
+    return relayed;
+  }
+  throw new Error("a pass-through with no model to relay it to");
+}
+
+/**
+ * One try of `relayPassThrough`'s, on `model`. On the default model, with arms, the canary picks its arm too; the
+ * adapter arm is the adapter's model name on the upstream, pinned until the body ends, so a replacement does not unload
+ * it under the relayed call. On a gateway with several models, the body names the upstream's own model.
+ */
+async function relayOnModel(gateway: Gateway, model: ServedModel, { incoming, outgoing, bytes, dialect, fallback }: PassThroughExchange & { fallback: boolean }, ended: RelayEnd): Promise<Response> {
+  const relay = model.relay as NonNullable<ServedModel["relay"]>;
+  const arms = model === gateway.models.default ? gateway.options.arms : undefined;
   const lease = passThroughArm(arms, incoming, bytes) === "adapter" ? await arms?.pin("adapter") : undefined;
   const adapter = lease?.served;
   if (adapter === undefined) lease?.release();
   const passArm = arms === undefined ? undefined : adapter === undefined ? "base" : "adapter";
   if (passArm !== undefined) outgoing.setHeader("x-reflect-arm", passArm);
+  const named = adapter ?? (gateway.models.configured ? model.upstreamHttp?.model : undefined);
   // A large body is rewritten in the lane, as a large reflected body is parsed: one at a time, between turns.
   let relayed: Response | undefined;
   try {
-    const sent = adapter === undefined ? bytes : bytes.byteLength <= LANE_BYTES ? withModel(bytes, adapter) : await gateway.lane.run(() => withModel(bytes, adapter));
+    const sent = named === undefined ? bytes : bytes.byteLength <= LANE_BYTES ? withModel(bytes, named) : await gateway.lane.run(() => withModel(bytes, named));
     relayed = await relay.send(
-      { body: sent, incoming, outgoing },
+      { body: sent, incoming, outgoing, fallback },
       (status, failure) => {
         lease?.release();
         ended(status, failure, passArm);
@@ -333,6 +402,8 @@ async function relayPassThrough(gateway: Gateway, relay: UpstreamRelay, { incomi
 
 /** A request past parse and validation, with its checks and a model slot: what is left is to run it and answer. */
 interface Admitted {
+  /** The model it runs on, then the fallbacks a pass-through may be answered by. */
+  chain: readonly ServedModel[];
   chat: ChatRequest;
   checks: readonly RequestCheck[];
   judge: LanguageModel | undefined;
@@ -365,15 +436,11 @@ async function settle(gateway: Gateway, request: Admitted, began: (kind: "pass-t
     await raceAbort(slot.ready, signal);
     began(chat.reflect === undefined ? "pass-through" : "reflected");
     if (chat.reflect === undefined) {
-      const model = gateway.options.arms?.model(arm ?? "base") ?? gateway.upstream;
-      let settled: Settled;
-      if (chat.stream && model.doStream !== undefined) {
-        // Event by event as the upstream sends its parts; the request's deadline is the stream's silence, as the relay's.
-        const { response, ended } = await streamOnce((call) => (model.doStream as NonNullable<LanguageModel["doStream"]>)(call), chat, { meta, signal: request.client, dialect, secret: gateway.secret(), idleMs: gateway.limits.requestTimeoutMs, retryAfterSeconds: gateway.limits.retryAfterSeconds });
+      const settled = await generateOnChain(gateway, request);
+      if (settled.ended !== undefined) {
         held = true;
-        void ended.finally(() => slot.release());
-        settled = { response, ended };
-      } else settled = { response: await generateOnce(model, chat, { meta, signal, dialect, secret: gateway.secret() }) };
+        void settled.ended.finally(() => slot.release());
+      }
       if (arm !== undefined) settled.response.headers.set("x-reflect-arm", arm);
       return settled;
     }
@@ -381,6 +448,30 @@ async function settle(gateway: Gateway, request: Admitted, began: (kind: "pass-t
   } finally {
     if (!held) slot.release();
   }
+}
+
+/**
+ * A pass-through answered by one call (`generateOnce`) on the request's model; should its upstream fail before
+ * answering, on each fallback in turn. The default model's call runs on its arm.
+ */
+async function generateOnChain(gateway: Gateway, { chain, chat, meta, signal, client, dialect, arm }: Admitted): Promise<Settled> {
+  for (const [i, model] of chain.entries()) {
+    const upstream = model === gateway.models.default ? (gateway.options.arms?.model(arm ?? "base") ?? model.upstream) : model.upstream;
+    try {
+      // Streamed, event by event as the upstream sends its parts (a failure before the first part falls back); the
+      // request's deadline is then the stream's silence, as the relay's.
+      const doStream = chat.stream ? upstream.doStream?.bind(upstream) : undefined;
+      const settled: Settled =
+        doStream === undefined
+          ? { response: await generateOnce(upstream, chat, { meta, signal, dialect, secret: gateway.secret() }) }
+          : await streamOnce(doStream, chat, { meta, signal: client, dialect, secret: gateway.secret(), idleMs: gateway.limits.requestTimeoutMs, retryAfterSeconds: gateway.limits.retryAfterSeconds });
+      if (gateway.models.configured) settled.response.headers.set(MODEL_HEADER, model.name);
+      return settled;
+    } catch (error) {
+      if (i === chain.length - 1 || !fallsBack(error, signal)) throw Object.assign(error as object, { answeredBy: model.name });
+    }
+  }
+  throw new Error("a pass-through with no model to answer it");
 }
 
 /** 2. Build options, 3. run the loop, record the episode, 4. shape the response: a reflected request, in its span. */
@@ -442,10 +533,11 @@ function shapeReflected({ secret, limits }: Gateway, chat: ChatRequest, episode:
  * echoed into one. The episode pins its arm's adapter: one loaded meanwhile never takes its later calls
  * (src/serve/arms.ts). A record that cannot be written fails the request: nothing unrecorded is acknowledged.
  */
-function runReflected({ options, tracer, secret }: Gateway, request: Admitted & { span: SpanHandle; arm: ArmName }): Promise<RequestEpisode> {
+function runReflected({ options, tracer, secret, models }: Gateway, request: Admitted & { span: SpanHandle; arm: ArmName }): Promise<RequestEpisode> {
   const { chat, arm, signal } = request;
   const reflect = chat.reflect as NonNullable<ChatRequest["reflect"]>;
-  const { arms, upstream, memory, recorder } = options;
+  const { arms, memory, recorder } = options;
+  const { upstream } = models.default;
   return runRequestEpisode({
     request: { messages: chat.messages, checks: chat.checks, dialect: request.dialect.name, options: recordedOptions(chat) },
     checks: request.checks,
@@ -462,6 +554,9 @@ function runReflected({ options, tracer, secret }: Gateway, request: Admitted & 
     ...(reflect.memory === undefined || memory === undefined ? {} : { memory: { memory, ask: reflect.memory } }),
     ...(request.judge === undefined ? {} : { judge: request.judge }),
     model: async () => {
+      const [model] = request.chain;
+      // A model other than the default runs without arms.
+      if (model !== undefined && model.upstream !== upstream) return { model: model.upstream, release: () => {} };
       const lease = arm === "base" ? undefined : await arms?.pin(arm, signal);
       return { model: lease?.model ?? arms?.model("base") ?? upstream, release: () => lease?.release() };
     },

@@ -10,8 +10,8 @@ import type { Dialect } from "./dialects/index.js";
 import type { ChatRequest } from "./loop-request.js";
 import type { UpstreamFailure } from "./observer.js";
 import { droppedToolsHeaders, upstreamError } from "./pass-through.js";
-import { Secret } from "./redact-secret.js";
-import { redactJsonValue, SseRedactor } from "./redact-stream.js";
+import type { Secrets } from "./redact-secret.js";
+import { bodyRedactorOf, redactJsonValue } from "./redact-stream.js";
 import { gatewayErrorOf, upstreamRefusal } from "./refusal.js";
 import type { CompletionMeta } from "./response.js";
 import { sseHeaders } from "./sse.js";
@@ -23,7 +23,7 @@ export interface StreamOnceContext {
   signal: AbortSignal;
   dialect: Dialect;
   /** The upstream's key, blanked wherever the stream holds it. */
-  secret: string | undefined;
+  secret: Secrets;
   /** How long the upstream may send no part before the stream ends in the door's error event (a 504's). */
   idleMs: number;
   retryAfterSeconds: number;
@@ -75,7 +75,7 @@ export async function streamOnce(doStream: (request: GenerateRequest) => AsyncIt
   }
   timer.refresh();
   const writer = dialect.writer(redactJsonValue(context.meta, secret), request);
-  const redactor = secret === undefined || secret === "" ? undefined : new SseRedactor(Secret.of(secret), dialect.name);
+  const redactor = bodyRedactorOf("text/event-stream", 200, secret, dialect.name);
   const encoder = new TextEncoder();
   let settle: (end: StreamEnd) => void = () => {};
   const ended = new Promise<StreamEnd>((resolve) => (settle = resolve));
