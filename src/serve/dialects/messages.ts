@@ -36,8 +36,12 @@ const neutralFields: FieldRules["neutral"] = new Map([
   ["top_k", { neutral: () => false, why: "is not honoured by the gateway (the upstreams it speaks take no top_k); remove it" }],
   ["speed", { neutral: (v: unknown) => v === "standard", why: 'only "standard" is supported by the gateway; remove it' }],
 ]);
-/** Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming. */
-const ignoredToolFields = new Set(["cache_control", "eager_input_streaming"]);
+/**
+ * Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming, and `defer_loading`
+ * (Anthropic loads such a tool's definition only once a tool search finds it; no other upstream can, so the gateway
+ * offers it with the rest, and a call of it is checked like any other — Claude Code sends one on every turn).
+ */
+const ignoredToolFields = new Set(["cache_control", "eager_input_streaming", "defer_loading"]);
 
 /** Parses and validates a Messages body into the loop's request; every problem names the field as the client wrote it. */
 export function parseMessagesRequest(body: unknown, bounds: RequestBounds): ChatRequest {
