@@ -277,12 +277,12 @@ export function withUpstreamKey(t: TestContext): void {
   });
 }
 
-/** What an agent's gateway is started with beyond its upstream: the operator's config, an observer. */
-export type AgentGatewayExtra = Pick<GatewayOptions, "config" | "observer">;
+/** What an agent's gateway is started with beyond its upstream: the operator's config, an observer, its limits. */
+export type AgentGatewayExtra = Pick<GatewayOptions, "config" | "observer" | "limits">;
 
 /**
  * The gateway in front of `script`; `speaks` the dialects it takes raw (`["chat"]`: every agent request is translated);
- * `extra` its config and observer.
+ * `extra` its config, observer and limits.
  */
 export async function startAgentGateway(t: TestContext, script: Behaviour, speaks: readonly DialectName[], extra: AgentGatewayExtra = {}) {
   withUpstreamKey(t);

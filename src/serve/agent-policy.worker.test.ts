@@ -36,6 +36,7 @@ import {
   turns,
   UPSTREAM_KEY,
   type AgentClient,
+  type AgentGatewayExtra,
   type ChatMessage,
   type ProcessResult,
   type ToolCall,
@@ -70,10 +71,10 @@ function everyDoor(chat: Behaviour): Behaviour {
   };
 }
 
-/** The gateway under CONFIG (or none), its observer's outcomes kept. */
-async function underPolicy(t: TestContext, script: Behaviour, speaks: readonly DialectName[], config: GatewayConfig | undefined = CONFIG) {
+/** The gateway under `config` (null: none), its observer's outcomes kept. */
+async function underPolicy(t: TestContext, script: Behaviour, speaks: readonly DialectName[], config: GatewayConfig | null = CONFIG, limits: AgentGatewayExtra["limits"] = {}) {
   const outcomes: RequestOutcome[] = [];
-  const run = await startAgentGateway(t, script, speaks, { ...(config === undefined ? {} : { config }), observer: { request: (o) => void outcomes.push(o) } });
+  const run = await startAgentGateway(t, script, speaks, { ...(config === null ? {} : { config }), observer: { request: (o) => void outcomes.push(o) }, limits });
   const tap = await startTap(t, run.baseUrl);
   return { ...run, baseUrl: tap.baseUrl, tapped: tap.seen, outcomes };
 }
@@ -114,6 +115,11 @@ async function startTap(t: TestContext, target: string): Promise<{ baseUrl: stri
   t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
   const { port } = server.address() as net.AddressInfo;
   return { baseUrl: `http://127.0.0.1:${port}${to.pathname}`, seen };
+}
+
+/** `behaviour`, answering each call `ms` late. */
+function later(ms: number, behaviour: Behaviour): Behaviour {
+  return (res, seen, index, upstream) => void setTimeout(() => behaviour(res, seen, index, upstream), ms);
 }
 
 type Run = Awaited<ReturnType<typeof underPolicy>>;
@@ -172,6 +178,16 @@ for (const { client, relayed } of cases) {
         assertReflectedUpstream(run.upstream);
       });
 
+      it(`${mode}: a turn that settles past the keep-alive: the agent reads the keep-alives, then the answer`, async (t) => {
+        const run = await underPolicy(t, everyDoor(later(400, chatUpstream)), speaks, CONFIG, { streamKeepAliveMs: 100 });
+        const result = await runAgent(client, run, "say hello");
+        assertClean(result, PLAIN_TEXT, run);
+        assertReflected(run);
+        const keepAlive = client === CLAUDE_CODE ? "event: ping" : ": keep-alive";
+        const kept = run.tapped.filter((answer) => answer.status === 200 && answer.body.startsWith(keepAlive));
+        assert.ok(kept.length > 0, `an answer opened with the dialect's keep-alive: ${run.tapped.map((a) => JSON.stringify(a.body.slice(0, 80))).join(", ")}`);
+      });
+
       it(`${mode}: a tool turn runs \`echo hi\` under the policy, its result back as a tool message`, async (t) => {
         const run = await underPolicy(t, everyDoor(chatUpstream), speaks);
         const result = await runAgent(client, run, "run echo hi");
@@ -185,4 +201,122 @@ for (const { client, relayed } of cases) {
       });
     }
   });
+}
+
+// ---- A policy that repairs an agent's tool call ----
+
+/** A Chat message's text, whether a string or parts. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? content.map((part) => String((part as { text?: unknown }).text ?? "")).join("") : "";
+}
+
+const lastUser = (request: UpstreamRequest): string => textOf(((request.body.messages ?? []) as ChatMessage[]).filter((m) => m.role === "user").at(-1)?.content);
+const isReflection = (request: UpstreamRequest): boolean => lastUser(request).includes(reflectionAsk);
+const isRetry = (request: UpstreamRequest): boolean => lastUser(request).startsWith("Now try again, using your reflection.");
+
+/** Claude Code's Bash called without its required `command`; Codex's shell tool with its command a number. */
+function invalidCall(tools: unknown): ToolCall {
+  const names = (Array.isArray(tools) ? tools : []).map((tool) => (tool as { function?: { name?: string } }).function?.name);
+  if (names.includes("Bash")) return { name: "Bash", arguments: JSON.stringify({ description: "Print hi" }) };
+  const valid = codexShellCall(tools);
+  if (valid.name === "exec_command") return { name: valid.name, arguments: JSON.stringify({ cmd: 42 }) };
+  if (valid.name === "shell_command") return { name: valid.name, arguments: JSON.stringify({ command: 42 }) };
+  return { name: valid.name, arguments: JSON.stringify({ command: "echo hi" }) };
+}
+
+/**
+ * A Chat upstream whose first call of the shell tool breaks the tool's input schema (`invalidCall`), and which calls it
+ * validly once told why: the loop's reflection request is answered with a reflection, its retry with the valid call
+ * (`chatUpstream`'s), and the tool's result with the final text.
+ */
+const repairingUpstream: Behaviour = (res, seen, index, upstream) => {
+  const messages = (seen.body.messages ?? []) as ChatMessage[];
+  const firstCall = JSON.stringify(messages).includes("run echo hi") && !messages.some((m) => m.role === "tool") && Array.isArray(seen.body.tools);
+  if (isReflection(seen)) {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(completion(REFLECTION_TEXT, { prompt_tokens: 30, completion_tokens: 20 })));
+  } else if (firstCall && !isRetry(seen)) {
+    const body = completion(null, { prompt_tokens: 30, completion_tokens: 6 });
+    const choice = (body.choices as Array<Record<string, unknown>>)[0] as Record<string, unknown>;
+    choice.message = { role: "assistant", content: null, tool_calls: [{ id: `call_bad${index}`, type: "function", function: invalidCall(seen.body.tools) }] };
+    choice.finish_reason = "tool_calls";
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+  } else chatUpstream(res, seen, index, upstream);
+};
+
+/** The Chat requests of the conversation (not count_tokens, not a side request without tools or the loop's reflection). */
+const conversation = (upstream: FakeUpstream): UpstreamRequest[] => upstream.requests.filter((r) => r.url.startsWith("/v1/chat/completions") && (Array.isArray(r.body.tools) || isReflection(r)));
+
+/** The tool message that came back, and the call it answers as the agent's history holds it. */
+function callAndResult(upstream: FakeUpstream): { call: ToolCall; result: string } {
+  const back = conversation(upstream).find((r) => ((r.body.messages ?? []) as ChatMessage[]).some((m) => m.role === "tool"));
+  assert.ok(back, `the tool's result came back: ${upstream.requests.map((r) => `${r.url} ${lastUser(r).slice(0, 200)}`).join("\n")}`);
+  const messages = back.body.messages as ChatMessage[];
+  const call = messages.find((m) => m.role === "assistant" && m.tool_calls !== undefined)?.tool_calls?.[0]?.function;
+  assert.ok(call, "the agent's history holds the call it ran");
+  return { call, result: textOf(messages.find((m) => m.role === "tool")?.content) };
+}
+
+const bytesOf = (r: UpstreamRequest): number => r.raw.byteLength;
+
+for (const client of [CLAUDE_CODE, CODEX_CLI]) {
+  const label = client === CLAUDE_CODE ? "Claude Code" : "Codex CLI";
+  const argument = client === CLAUDE_CODE ? "command" : "cmd";
+  /** What the agent itself answers the invalid call with: Claude Code's input validation, Codex's argument parser. */
+  const refusal = client === CLAUDE_CODE ? /InputValidationError: .*The required parameter `command` is missing/su : /failed to parse function arguments: invalid type: integer `42`, expected a string/u;
+  describe(`${label}: a policy repairs a tool call its schema refuses`, () => {
+    before(() => installed(client));
+
+    it("under the policy: the tools check fails the call, the upstream is told why and calls again, and the agent runs only the valid call", async (t) => {
+      const run = await underPolicy(t, repairingUpstream, ["chat"]);
+      const started = performance.now();
+      const result = await runAgent(client, run, "run echo hi");
+      const wallMs = performance.now() - started;
+      assertClean(result, TOOL_TEXT, run);
+      const sent = conversation(run.upstream);
+      const reflection = sent.find(isReflection);
+      assert.ok(reflection, "the upstream was asked to reflect");
+      const feedback = lastUser(reflection);
+      assert.match(feedback, new RegExp(`^Your answer is incorrect\\. A checker reports: tool call 0 \\((Bash|exec_command|shell_command|shell)\\): its arguments do not match the parameters`, "u"));
+      assert.ok(feedback.includes(argument), `the feedback names the argument: ${feedback.slice(0, 400)}`);
+      const retry = sent.find(isRetry);
+      assert.ok(retry, "the upstream was asked again, after its reflection");
+      assert.ok(JSON.stringify(retry.body.messages).includes(REFLECTION_TEXT), "the retry carries the reflection");
+      const { call, result: output } = callAndResult(run.upstream);
+      assert.deepEqual(call, codexShellCallOrBash(client, retry.body.tools), "the agent's history holds only the valid call");
+      assert.match(output, ECHOED, "the valid call ran");
+      const repaired = run.outcomes.find((o) => o.episode?.attempts.length === 2);
+      assert.ok(repaired, "one turn took two attempts");
+      assert.equal(repaired.episode?.attempts[0]?.checks.find((c) => c.source === "tools")?.pass, false);
+      assert.equal(repaired.episode?.attempts[1]?.checks.find((c) => c.source === "tools")?.pass, true);
+      assert.equal(repaired.episode?.selected, 2);
+      const [attempt] = sent;
+      assert.ok(attempt !== undefined && reflection !== undefined);
+      t.diagnostic(
+        `repair cost: ${sent.indexOf(retry) - sent.indexOf(attempt) + 1} upstream calls for the turn (attempt, reflection, retry); ` +
+          `attempt ${bytesOf(attempt)} B, reflection ${bytesOf(reflection)} B (+${bytesOf(reflection) - bytesOf(attempt)}), retry ${bytesOf(retry)} B (+${bytesOf(retry) - bytesOf(attempt)}); ` +
+          `added prompt ${bytesOf(reflection) + bytesOf(retry)} B (≈${Math.round((bytesOf(reflection) + bytesOf(retry)) / 4)} tokens at 4 B a token); feedback and ask ${feedback.length} chars, ≈${Math.ceil(feedback.length / 4)} tokens; ` +
+          `repaired turn ${Math.round(repaired.ms)} ms at the gateway, a one-attempt turn ${Math.round(Math.max(...run.outcomes.filter((o) => o.episode?.attempts.length === 1).map((o) => o.ms)))} ms at most; run ${Math.round(wallMs)} ms`,
+      );
+    });
+
+    it("without a policy: the same upstream's invalid call reaches the agent", async (t) => {
+      const run = await underPolicy(t, repairingUpstream, ["chat"], null);
+      const started = performance.now();
+      const result = await runAgent(client, run, "run echo hi");
+      const wallMs = performance.now() - started;
+      assert.deepEqual(run.tripwire.tried, []);
+      assert.equal(conversation(run.upstream).filter((r) => isReflection(r) || isRetry(r)).length, 0, "nothing reflected");
+      const { call, result: output } = callAndResult(run.upstream);
+      assert.deepEqual(call.arguments, invalidCall(conversation(run.upstream)[0]?.body.tools).arguments, "the agent got the invalid call");
+      assert.doesNotMatch(output, ECHOED, "the invalid call did not run echo");
+      assert.match(output, refusal, "the agent answers the call with its own refusal, for the model to try again");
+      t.diagnostic(`without the policy: exit ${result.code}; the agent answered the invalid call with ${JSON.stringify(output.slice(0, 300))}; run ${Math.round(wallMs)} ms`);
+    });
+  });
+}
+
+/** The valid call `chatUpstream` makes for `client`. */
+function codexShellCallOrBash(client: AgentClient, tools: unknown): ToolCall {
+  return client === CLAUDE_CODE ? { name: "Bash", arguments: JSON.stringify({ command: "echo hi", description: "Print hi" }) } : codexShellCall(tools);
 }
