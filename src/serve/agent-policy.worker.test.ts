@@ -296,6 +296,7 @@ for (const client of [CLAUDE_CODE, CODEX_CLI]) {
         `repair cost: ${sent.indexOf(retry) - sent.indexOf(attempt) + 1} upstream calls for the turn (attempt, reflection, retry); ` +
           `attempt ${bytesOf(attempt)} B, reflection ${bytesOf(reflection)} B (+${bytesOf(reflection) - bytesOf(attempt)}), retry ${bytesOf(retry)} B (+${bytesOf(retry) - bytesOf(attempt)}); ` +
           `added prompt ${bytesOf(reflection) + bytesOf(retry)} B (≈${Math.round((bytesOf(reflection) + bytesOf(retry)) / 4)} tokens at 4 B a token); feedback and ask ${feedback.length} chars, ≈${Math.ceil(feedback.length / 4)} tokens; ` +
+          `feedback ${JSON.stringify(feedback.slice(0, feedback.indexOf(reflectionAsk)).trim())}; ` +
           `repaired turn ${Math.round(repaired.ms)} ms at the gateway, a one-attempt turn ${Math.round(Math.max(...run.outcomes.filter((o) => o.episode?.attempts.length === 1).map((o) => o.ms)))} ms at most; run ${Math.round(wallMs)} ms`,
       );
     });
