@@ -175,6 +175,7 @@ for (const { client, relayed } of cases) {
         assertClean(result, PLAIN_TEXT, run);
         const reflected = assertReflected(run);
         assert.ok(reflected.some((o) => o.episode?.attempts.length === 1 && o.episode.attempts[0]?.checks.some((c) => c.source === "tools" && c.pass === true)), "the text answer passed the tools check at once");
+        t.diagnostic(`each request's ms at the gateway and its attempts: ${run.outcomes.map((o) => `${Math.round(o.ms)}/${o.episode?.attempts.length ?? 0}`).join(", ")}`);
         assertReflectedUpstream(run.upstream);
       });
 
@@ -297,7 +298,8 @@ for (const client of [CLAUDE_CODE, CODEX_CLI]) {
           `attempt ${bytesOf(attempt)} B, reflection ${bytesOf(reflection)} B (+${bytesOf(reflection) - bytesOf(attempt)}), retry ${bytesOf(retry)} B (+${bytesOf(retry) - bytesOf(attempt)}); ` +
           `added prompt ${bytesOf(reflection) + bytesOf(retry)} B (≈${Math.round((bytesOf(reflection) + bytesOf(retry)) / 4)} tokens at 4 B a token); feedback and ask ${feedback.length} chars, ≈${Math.ceil(feedback.length / 4)} tokens; ` +
           `feedback ${JSON.stringify(feedback.slice(0, feedback.indexOf(reflectionAsk)).trim())}; ` +
-          `repaired turn ${Math.round(repaired.ms)} ms at the gateway, a one-attempt turn ${Math.round(Math.max(...run.outcomes.filter((o) => o.episode?.attempts.length === 1).map((o) => o.ms)))} ms at most; run ${Math.round(wallMs)} ms`,
+          `calls ${repaired.episode?.attempts.map((a) => [a.call.ms, ...(a.reflection !== undefined && "call" in a.reflection ? [a.reflection.call?.ms ?? 0] : [])].map(Math.round).join("+")).join("+")} ms of an episode of ${Math.round(repaired.episode?.ms ?? 0)} ms; ` +
+          `repaired turn ${Math.round(repaired.ms)} ms at the gateway, every request's ms and attempts ${run.outcomes.map((o) => `${Math.round(o.ms)}/${o.episode?.attempts.length ?? 0}`).join(", ")}; run ${Math.round(wallMs)} ms`,
       );
     });
 
