@@ -135,4 +135,14 @@ describe("the Messages door reads Claude Code's body", () => {
     // Anything else on a custom tool is still refused, naming it.
     assert.throws(() => parse({ ...claudeCodeBody({ type: "adaptive" }), tools: [{ ...deferred, load_later: true }] }), (error: RequestFieldError) => error.field === "tools[0].load_later");
   });
+
+  it("accepts thinking's display (Claude Code sends omitted), which changes nothing; another display is a 400 naming it", () => {
+    for (const display of ["omitted", "summarized"]) {
+      const chat = parse(claudeCodeBody({ type: "adaptive", display }));
+      assert.equal(chat.reasoningEffort, "high", "output_config.effort still carried");
+    }
+    assert.equal(parse(claudeCodeBody({ type: "enabled", budget_tokens: 2048, display: "omitted" })).messages.length > 0, true);
+    assert.throws(() => parse(claudeCodeBody({ type: "adaptive", display: "full" })), (error: RequestFieldError) => error.field === "thinking.display");
+    assert.throws(() => parse(claudeCodeBody({ type: "adaptive", shown: true })), (error: RequestFieldError) => error.field === "thinking.shown");
+  });
 });

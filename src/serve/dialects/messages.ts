@@ -77,14 +77,16 @@ export function budgetEffort(budgetTokens: number): ReasoningEffort {
 /**
  * `thinking`: `{ type: "adaptive" }` and `{ type: "disabled" }` ask no effort of their own, `{ type: "enabled",
  * budget_tokens }` the budget's (`budgetEffort`). No upstream the gateway speaks writes Anthropic's thinking blocks,
- * so the answer carries none.
+ * so the answer carries none, and `display` (`summarized` or `omitted`: how they would be shown; Claude Code sends
+ * `omitted`) is accepted and changes nothing.
  */
 function parseThinking(value: unknown): ReasoningEffort | undefined {
   if (value === undefined || value === null) return undefined;
   const shape = 'must be { "type": "adaptive" }, { "type": "enabled", "budget_tokens": N } or { "type": "disabled" }';
   if (!isRecord(value)) throw new RequestFieldError("thinking", shape);
   refuseInheritedNames(value, "thinking");
-  for (const key of Object.keys(value)) if (key !== "type" && key !== "budget_tokens") throw new RequestFieldError(`thinking.${key}`, "is not a thinking field; use type or budget_tokens");
+  for (const key of Object.keys(value)) if (key !== "type" && key !== "budget_tokens" && key !== "display") throw new RequestFieldError(`thinking.${key}`, "is not a thinking field; use type, budget_tokens or display");
+  if (value.display !== undefined && value.display !== null && value.display !== "summarized" && value.display !== "omitted") throw new RequestFieldError("thinking.display", "must be summarized or omitted");
   if (value.type === "enabled") {
     const budget = optionalInt(value, "budget_tokens", 1, "thinking.");
     if (budget === undefined) throw new RequestFieldError("thinking.budget_tokens", 'is required with { "type": "enabled" }: the most tokens the model may think in');
