@@ -131,7 +131,11 @@ function runAgent(client: AgentClient, run: Run, prompt: string): Promise<Proces
 
 /** The agent's turns (requests with tools) as the gateway saw them: every one reflected under `agents`, streamed. */
 function assertReflected({ outcomes, tapped }: { outcomes: readonly RequestOutcome[]; tapped: readonly Tapped[] }): RequestOutcome[] {
-  for (const answer of tapped) assert.equal(answer.headers["x-reflect-policy"], "agents", `every answer names the policy: ${answer.method} ${answer.url} ${answer.status} ${answer.body.slice(0, 600)}`);
+  for (const answer of tapped) {
+    const shown = `${answer.method} ${answer.url} ${answer.status} ${answer.body.slice(0, 600)}`;
+    assert.equal(answer.headers["x-reflect-policy"], "agents", `every answer names the policy: ${shown}`);
+    assert.equal(answer.status, 200, `nothing the agent sent is refused: ${shown}`);
+  }
   const agentTurns = outcomes.filter((o) => o.episode !== undefined || o.kind === "pass-through");
   assert.ok(agentTurns.length > 0, "the agent's turns reached the gateway");
   for (const o of outcomes) assert.equal(o.policy, "agents", `every answer names the policy: ${JSON.stringify({ ...o, episode: undefined })}`);
