@@ -72,8 +72,7 @@ export function underPolicy(body: unknown, scope: PolicyScope | undefined): Poli
   try {
     reflect = applyPolicy(body.reflect, policy, { tenant: scope.tenant, model, route: scope.route, system: systemTextOf(body) });
   } catch (error) {
-    // The refusal is an answer under the policy too: the gateway names it (`policyOfRefusal`).
-    throw Object.assign(error as object, { policy: policy.name });
+    throw refusedUnder(error, policy.name);
   }
   if (reflect !== undefined) return { body: { ...body, reflect }, policy: policy.name };
   const { reflect: _optedOut, ...rest } = body;
@@ -91,7 +90,23 @@ function relays(model: string | undefined, { relay, models }: ReadOptions): bool
   return models.relayed.includes(model === undefined || model === "" ? models.defaultName : model);
 }
 
-/** The policy a refusal from `underPolicy` was made under; undefined for any other error. */
+
+/** A refusal made under `policy`: an answer under the policy too, which the gateway names (`policyOfRefusal`). */
+function refusedUnder(error: unknown, policy: string | undefined): unknown {
+  if (policy === undefined || typeof error !== "object" || error === null) return error;
+  return Object.assign(error, { policy });
+}
+
+/** `read()`, its refusals named as made under `policy` (the body is read under it past `underPolicy`). */
+function readUnder<T>(policy: string | undefined, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw refusedUnder(error, policy);
+  }
+}
+
+/** The policy a refusal of a request's body was made under (`underPolicy` and what reads the body after it); undefined for any other error. */
 export function policyOfRefusal(error: unknown): string | undefined {
   const policy = (error as { policy?: unknown } | undefined)?.policy;
   return typeof policy === "string" ? policy : undefined;
@@ -120,11 +135,13 @@ export function readRequest(bytes: Uint8Array, options: ReadOptions): ReadReques
     const relayBody = relayedBody(policed);
     return { body, stream, ...named, ...(relayBody === undefined ? {} : { relayBody }) };
   }
-  const { bounds } = options;
-  const shape = measure(body, bounds.bodyDepth, bounds.bodyNodes);
-  if (shape.depth > bounds.bodyDepth) throw new RequestFieldError("body", `is nested deeper than ${bounds.bodyDepth} levels`);
-  if (shape.nodes > bounds.bodyNodes) throw new RequestFieldError("body", `has more than ${bounds.bodyNodes} values (array elements and object members)`);
-  return { ...readChat(body, stream, options), ...named };
+  return readUnder(policy, () => {
+    const { bounds } = options;
+    const shape = measure(body, bounds.bodyDepth, bounds.bodyNodes);
+    if (shape.depth > bounds.bodyDepth) throw new RequestFieldError("body", `is nested deeper than ${bounds.bodyDepth} levels`);
+    if (shape.nodes > bounds.bodyNodes) throw new RequestFieldError("body", `has more than ${bounds.bodyNodes} values (array elements and object members)`);
+    return { ...readChat(body, stream, options), ...named };
+  });
 }
 
 /** The chat request of a body already bounded (by `readRequest`, here or in a worker): no second walk. */
@@ -160,11 +177,24 @@ export interface Screened {
   optedOut?: boolean;
   /** The body's `model` (`ReadRequest.model`). */
   model?: string;
+  /** The body was refused under its policy (`policy`): the field and why, for the gateway to answer with. */
+  refused?: { field: string; detail: string };
 }
 
-/** `readRequest` as a worker runs it: only what crosses back to the gateway's thread (plain data). */
+/**
+ * `readRequest` as a worker runs it: only what crosses back to the gateway's thread (plain data). A body refused under
+ * a policy comes back as `refused`, its policy beside it, for the gateway to name in its answer; any other refusal
+ * is thrown.
+ */
 export function screenRequest(bytes: Uint8Array, options: ReadOptions): Screened {
-  const read = readRequest(bytes, options);
+  let read: ReadRequest;
+  try {
+    read = readRequest(bytes, options);
+  } catch (error) {
+    const policy = policyOfRefusal(error);
+    if (!(error instanceof RequestFieldError) || policy === undefined) throw error;
+    return { passThrough: false, stream: false, policy, refused: { field: error.field, detail: error.detail } };
+  }
   return { passThrough: read.chat === undefined, stream: read.stream, ...(read.plan === undefined ? {} : { plan: read.plan }), ...(read.policy === undefined ? {} : { policy: read.policy }), ...(read.relayBody === undefined ? {} : { optedOut: true }), ...(read.model === undefined ? {} : { model: read.model }) };
 }
 
@@ -179,7 +209,8 @@ export function readScreened(bytes: Uint8Array, screened: Screened, options: Rea
     const relayBody = screened.optedOut === true ? relayedBody(underPolicy(parseJson(bytes), options.policies)) : undefined;
     return { body: undefined, stream: screened.stream, ...named, ...(relayBody === undefined ? {} : { relayBody }) };
   }
-  return { ...readChat(underPolicy(parseJson(bytes), options.policies).body, screened.stream, options, screened.plan), ...named };
+  if (screened.refused !== undefined) throw refusedUnder(new RequestFieldError(screened.refused.field, screened.refused.detail), screened.policy);
+  return readUnder(screened.policy, () => ({ ...readChat(underPolicy(parseJson(bytes), options.policies).body, screened.stream, options, screened.plan), ...named }));
 }
 
 export function parseJson(bytes: Uint8Array): unknown {

@@ -125,4 +125,24 @@ describe("the Messages door reads Claude Code's body", () => {
     const forced = parse({ ...claudeCodeBody({ type: "adaptive" }), tool_choice: { type: "tool", name: "Read" } });
     assert.deepEqual([forced.sampling.tools?.map((t) => t.name), forced.toolChoiceRequired], [["Read"], true]);
   });
+
+  it("offers a deferred tool (`defer_loading`) with the rest, checked like any other, its flag not sent on", () => {
+    const deferred = { name: "DeferredToolPlaceholder", description: "A tool loaded on demand.", input_schema: { type: "object", properties: {} }, defer_loading: true };
+    const chat = parse({ ...claudeCodeBody({ type: "adaptive" }), tools: [bash, read, deferred] });
+    assert.deepEqual(chat.sampling.tools?.map((t) => t.name), ["Bash", "Read", "DeferredToolPlaceholder"]);
+    assert.deepEqual(chat.checks.tools?.map((t) => t.name), ["Bash", "Read", "DeferredToolPlaceholder"]);
+    assert.ok(!JSON.stringify(chat.sampling.tools).includes("defer_loading"));
+    // Anything else on a custom tool is still refused, naming it.
+    assert.throws(() => parse({ ...claudeCodeBody({ type: "adaptive" }), tools: [{ ...deferred, load_later: true }] }), (error: RequestFieldError) => error.field === "tools[0].load_later");
+  });
+
+  it("accepts thinking's display (Claude Code sends omitted), which changes nothing; another display is a 400 naming it", () => {
+    for (const display of ["omitted", "summarized"]) {
+      const chat = parse(claudeCodeBody({ type: "adaptive", display }));
+      assert.equal(chat.reasoningEffort, "high", "output_config.effort still carried");
+    }
+    assert.equal(parse(claudeCodeBody({ type: "enabled", budget_tokens: 2048, display: "omitted" })).messages.length > 0, true);
+    assert.throws(() => parse(claudeCodeBody({ type: "adaptive", display: "full" })), (error: RequestFieldError) => error.field === "thinking.display");
+    assert.throws(() => parse(claudeCodeBody({ type: "adaptive", shown: true })), (error: RequestFieldError) => error.field === "thinking.shown");
+  });
 });

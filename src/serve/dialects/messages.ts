@@ -37,8 +37,12 @@ const neutralFields: FieldRules["neutral"] = new Map([
   ["top_k", { neutral: () => false, why: "is not honoured by the gateway (the upstreams it speaks take no top_k); remove it" }],
   ["speed", { neutral: (v: unknown) => v === "standard", why: 'only "standard" is supported by the gateway; remove it' }],
 ]);
-/** Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming. */
-const ignoredToolFields = new Set(["cache_control", "eager_input_streaming"]);
+/**
+ * Keys of a custom tool the gateway accepts and ignores: hints about caching and streaming, and `defer_loading`
+ * (Anthropic loads such a tool's definition only once a tool search finds it; no other upstream can, so the gateway
+ * offers it with the rest, and a call of it is checked like any other — Claude Code sends one on every turn).
+ */
+const ignoredToolFields = new Set(["cache_control", "eager_input_streaming", "defer_loading"]);
 
 /** Parses and validates a Messages body into the loop's request; every problem names the field as the client wrote it. */
 export function parseMessagesRequest(body: unknown, bounds: RequestBounds): ChatRequest {
@@ -74,14 +78,16 @@ export function budgetEffort(budgetTokens: number): ReasoningEffort {
 /**
  * `thinking`: `{ type: "adaptive" }` and `{ type: "disabled" }` ask no effort of their own, `{ type: "enabled",
  * budget_tokens }` the budget's (`budgetEffort`). No upstream the gateway speaks writes Anthropic's thinking blocks,
- * so the answer carries none.
+ * so the answer carries none, and `display` (`summarized` or `omitted`: how they would be shown; Claude Code sends
+ * `omitted`) is accepted and changes nothing.
  */
 function parseThinking(value: unknown): ReasoningEffort | undefined {
   if (value === undefined || value === null) return undefined;
   const shape = 'must be { "type": "adaptive" }, { "type": "enabled", "budget_tokens": N } or { "type": "disabled" }';
   if (!isRecord(value)) throw new RequestFieldError("thinking", shape);
   refuseInheritedNames(value, "thinking");
-  for (const key of Object.keys(value)) if (key !== "type" && key !== "budget_tokens") throw new RequestFieldError(`thinking.${key}`, "is not a thinking field; use type or budget_tokens");
+  for (const key of Object.keys(value)) if (key !== "type" && key !== "budget_tokens" && key !== "display") throw new RequestFieldError(`thinking.${key}`, "is not a thinking field; use type, budget_tokens or display");
+  if (value.display !== undefined && value.display !== null && value.display !== "summarized" && value.display !== "omitted") throw new RequestFieldError("thinking.display", "must be summarized or omitted");
   if (value.type === "enabled") {
     const budget = optionalInt(value, "budget_tokens", 1, "thinking.");
     if (budget === undefined) throw new RequestFieldError("thinking.budget_tokens", 'is required with { "type": "enabled" }: the most tokens the model may think in');
