@@ -13,11 +13,11 @@ import { assertExit, cli, gatewayUrlOf, removeCacheDir, startCli, tempDir } from
 after(removeCacheDir);
 
 describe("reflect serve --config", () => {
-  it("serves the file's one model as --upstream, with the key its key_env names", async (t) => {
+  it("serves the file's one model as --upstream, with the key its key_env names, and as a judge by its name", async (t) => {
     const upstream = await startUpstream(t, echoHeaders);
     const dir = await tempDir(t);
     const file = path.join(dir, "gateway.yaml");
-    await writeFile(file, `models:\n  - name: only\n    spec: "${upstream.baseUrl}#${UPSTREAM_MODEL}"\n    key_env: CONFIG_UPSTREAM_KEY\npolicies:\n  p: { reflect: { max_turns: 2 } }\ndefault_policy: p\n`);
+    await writeFile(file, `models:\n  - name: only\n    spec: "${upstream.baseUrl}#${UPSTREAM_MODEL}"\n    key_env: CONFIG_UPSTREAM_KEY\npolicies:\n  p: { reflect: { max_turns: 2 } }\n  judged: { reflect: { judge: only } }\ndefault_policy: p\n`);
     const record = path.join(dir, "record");
     const run = await startCli(["serve", "--config", file, "--port", "0", "--record", record], { env: { CONFIG_UPSTREAM_KEY: "upstream-key-from-config-env" } });
     t.after(() => void (run.child.exitCode === null && run.child.kill("SIGKILL")));
