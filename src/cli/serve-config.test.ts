@@ -1,6 +1,7 @@
 /**
  * `reflect serve --config FILE` end to end: a file configuring one model serves it as if it were `--upstream` (its
- * `key_env` read for the upstream's key), and the record's config names the file, not its contents.
+ * `key_env` read for the upstream's key); a file configuring several serves each, picked by a request's `model`, each
+ * with its own key; and the record's config names the file and the models, never a key.
  */
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
@@ -12,11 +13,11 @@ import { assertExit, cli, gatewayUrlOf, removeCacheDir, startCli, tempDir } from
 after(removeCacheDir);
 
 describe("reflect serve --config", () => {
-  it("serves the file's one model as --upstream, with the key its key_env names", async (t) => {
+  it("serves the file's one model as --upstream, with the key its key_env names, and as a judge by its name", async (t) => {
     const upstream = await startUpstream(t, echoHeaders);
     const dir = await tempDir(t);
     const file = path.join(dir, "gateway.yaml");
-    await writeFile(file, `models:\n  - name: only\n    spec: "${upstream.baseUrl}#${UPSTREAM_MODEL}"\n    key_env: CONFIG_UPSTREAM_KEY\npolicies:\n  p: { reflect: { max_turns: 2 } }\ndefault_policy: p\n`);
+    await writeFile(file, `models:\n  - name: only\n    spec: "${upstream.baseUrl}#${UPSTREAM_MODEL}"\n    key_env: CONFIG_UPSTREAM_KEY\npolicies:\n  p: { reflect: { max_turns: 2 } }\n  judged: { reflect: { judge: only } }\ndefault_policy: p\n`);
     const record = path.join(dir, "record");
     const run = await startCli(["serve", "--config", file, "--port", "0", "--record", record], { env: { CONFIG_UPSTREAM_KEY: "upstream-key-from-config-env" } });
     t.after(() => void (run.child.exitCode === null && run.child.kill("SIGKILL")));
@@ -95,5 +96,112 @@ describe("reflect serve --config", () => {
     assert.match(result.stderr, /reloaded .*gateway\.yaml \(2 policies\)/u);
     assert.match(result.stderr, /the config was not reloaded, the old one stays: .*max_turns/u);
     assert.doesNotMatch(result.stderr + result.stdout, /sk-reload-upstream-0000/u);
+  });
+
+  it("serves the file's several models, each on its own upstream with its own key, policies by model for every tenant", async (t) => {
+    const chatUpstream = await startUpstream(t, echoHeaders);
+    const messagesUpstream = await startUpstream(t, echoHeaders);
+    const dir = await tempDir(t);
+    const file = path.join(dir, "gateway.yaml");
+    await writeFile(
+      file,
+      [
+        "models:",
+        "  - name: alpha",
+        `    spec: "${chatUpstream.baseUrl}#${UPSTREAM_MODEL}"`,
+        "    key_env: ALPHA_UPSTREAM_KEY",
+        "  - name: beta",
+        `    spec: "${messagesUpstream.baseUrl}#claude-upstream"`,
+        "    speaks: [messages]",
+        "    key_env: BETA_UPSTREAM_KEY",
+        "default_model: alpha",
+        "policies:",
+        "  on-alpha: { reflect: { max_turns: 2 } }",
+        "  judged-by-beta: { reflect: { judge: beta } }",
+        "attachments:",
+        "  - { policy: on-alpha, model: alpha }",
+        "",
+      ].join("\n"),
+    );
+    const record = path.join(dir, "record");
+    const keys = { alpha: "alpha-upstream-key-1111", beta: "beta-upstream-key-2222" };
+    const run = await startCli(["serve", "--config", file, "--port", "0", "--record", record], {
+      env: { ALPHA_UPSTREAM_KEY: keys.alpha, BETA_UPSTREAM_KEY: keys.beta, REFLECT_GATEWAY_KEY: "alice:client-key-alice,bob:client-key-bob" },
+    });
+    t.after(() => void (run.child.exitCode === null && run.child.kill("SIGKILL")));
+    const url = await gatewayUrlOf(run);
+    const post = (route: string, tenantKey: string, body: Record<string, unknown>): Promise<Response> =>
+      fetch(`${url}${route}`, { method: "POST", headers: { authorization: `Bearer ${tenantKey}`, "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+    const chat = (model?: string): Record<string, unknown> => ({ ...(model === undefined ? {} : { model }), messages: [{ role: "user", content: "hi" }] });
+
+    // alpha speaks chat and carries a policy: reflected on its own upstream, with its own key, for either tenant.
+    for (const tenantKey of ["client-key-alice", "client-key-bob"]) {
+      const answer = await post("/chat/completions", tenantKey, chat("alpha"));
+      const text = await answer.text();
+      assert.equal(answer.status, 200, text);
+      assert.equal(answer.headers.get("x-reflect-policy"), "on-alpha");
+      assert.doesNotMatch(text, /alpha-upstream-key-1111|beta-upstream-key-2222/u, "no upstream key reaches a client");
+    }
+    assert.equal(chatUpstream.requests.length, 2);
+    assert.equal(messagesUpstream.requests.length, 0, "alpha's requests never reach beta's upstream");
+
+    // beta speaks Messages and has no policy: relayed raw to its own upstream, with its own key in x-api-key.
+    const relayed = await post("/messages", "client-key-alice", { model: "beta", max_tokens: 16, messages: [{ role: "user", content: "hi" }] });
+    const relayedText = await relayed.text();
+    assert.equal(relayed.status, 200, relayedText);
+    assert.equal(relayed.headers.get("x-reflect-policy"), null, "the policy is attached to alpha only");
+    assert.equal(messagesUpstream.requests.length, 1);
+    const toBeta = messagesUpstream.requests[0];
+    assert.match(toBeta?.url ?? "", /\/v1\/messages$/u);
+    assert.equal(toBeta?.headers["x-api-key"], keys.beta);
+    assert.equal(toBeta?.body.model, "claude-upstream", "the endpoint's own model id goes upstream");
+    assert.doesNotMatch(relayedText, /beta-upstream-key-2222/u);
+
+    // A body naming no model is alpha's (the default model), policy and all.
+    const unnamed = await post("/chat/completions", "client-key-bob", chat());
+    await unnamed.arrayBuffer();
+    assert.equal(unnamed.status, 200);
+    assert.equal(unnamed.headers.get("x-reflect-policy"), "on-alpha");
+    assert.equal(chatUpstream.requests.length, 3);
+
+    // An unknown model is refused before any upstream is paid for.
+    const unknown = await post("/chat/completions", "client-key-alice", chat("gamma"));
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, "model_not_found");
+    assert.equal(chatUpstream.requests.length + messagesUpstream.requests.length, 4);
+
+    const listed = await fetch(`${url}/models`, { headers: { authorization: "Bearer client-key-bob" } });
+    const ids = ((await listed.json()) as { data: Array<{ id: string; owned_by: string }> }).data.filter((m) => m.owned_by === "reflectkit-upstream").map((m) => m.id);
+    assert.deepEqual(ids, ["alpha", "beta"]);
+
+    // Each upstream saw its own key only, and never a client's.
+    for (const seen of chatUpstream.requests) {
+      assert.equal(seen.headers.authorization, `Bearer ${keys.alpha}`);
+      assert.doesNotMatch(JSON.stringify(seen.headers), /beta-upstream-key-2222|client-key-/u);
+    }
+    for (const seen of messagesUpstream.requests) assert.doesNotMatch(JSON.stringify(seen.headers), /alpha-upstream-key-1111|client-key-/u);
+
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    assertExit(result, 0);
+    assert.match(result.stdout, /→ models alpha \(default\), beta, 2 tenants/u);
+    const config = JSON.parse(await readFile(path.join(record, "config.json"), "utf8")) as { config?: string; models?: Array<{ name: string; spec: string }>; defaultModel?: string };
+    assert.equal(config.config, file);
+    assert.deepEqual(config.models?.map((m) => [m.name, m.spec]), [["alpha", `${chatUpstream.baseUrl}#${UPSTREAM_MODEL}`], ["beta", `${messagesUpstream.baseUrl}#claude-upstream`]]);
+    assert.equal(config.defaultModel, "alpha");
+    assert.doesNotMatch(JSON.stringify(config), /alpha-upstream-key-1111|beta-upstream-key-2222|client-key-/u);
+    assert.doesNotMatch(result.stdout + result.stderr, /alpha-upstream-key-1111|beta-upstream-key-2222/u);
+  });
+
+  it("refuses --upstream beside several models in the file, saying to declare it there", async (t) => {
+    const dir = await tempDir(t);
+    const file = path.join(dir, "gateway.yaml");
+    await writeFile(file, "models:\n  - { name: one, spec: 'http://127.0.0.1:9/v1#m' }\n  - { name: two, spec: 'http://127.0.0.1:9/v1#n' }\n");
+    const both = await cli(["serve", "--config", file, "--upstream", "http://127.0.0.1:9/v1#m"]);
+    assertExit(both, 2);
+    assert.match(both.stderr, /--upstream and the 2 models of .*gateway\.yaml both name the upstream — with several models, declare every one in the file/u);
+    const keyFlag = await cli(["serve", "--config", file, "--upstream-key-env", "SOME_KEY"]);
+    assertExit(keyFlag, 2);
+    assert.match(keyFlag.stderr, /--upstream-key-env and the models of .*gateway\.yaml both describe the upstream/u);
   });
 });

@@ -23,10 +23,11 @@ import { stopSignal } from "./stop-signal.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
 import { parseGatewayKeys, readKeysFile } from "../serve/tenants.js";
 import { readGatewayConfig } from "../serve/gateway-config.js";
-import type { GatewayConfig } from "../serve/gateway-config-types.js";
+import type { ConfiguredModel, GatewayConfig } from "../serve/gateway-config-types.js";
+import type { GatewayModel } from "../serve/gateway-options.js";
 
 interface ServeFlags {
-  /** Required, unless `--config` configures exactly one model (which then stands in for it). */
+  /** Required, unless `--config` configures models (one stands in for it; several are served by `model`). */
   upstream?: string;
   config?: string;
   port: number;
@@ -78,7 +79,7 @@ export function registerServe(program: Command): void {
   program
     .command("serve")
     .description("an OpenAI-compatible gateway: requests with a `reflect` object run the cascade (verify, reflect, retry); the rest pass through unchanged")
-    .option("--upstream <spec>", "required (unless --config configures exactly one model): the model behind the gateway — a registered name, a .gguf path, or http(s)://host/v1#model")
+    .option("--upstream <spec>", "required unless --config configures models (several are picked by a request's model; --upstream beside them is refused): the model behind the gateway — a registered name, a .gguf path, or http(s)://host/v1#model")
     .option("--config <file>", "the gateway's config file (YAML or JSON): models, named reflect policies and the tenants, models and routes they apply to; checked whole before any model is opened")
     .option("--port <n>", "port to listen on (0: any free port)", int(0), 8787)
     .option("--host <host>", "address to bind; anything but loopback exposes the gateway and needs REFLECT_GATEWAY_KEY (or --allow-no-key)", "127.0.0.1")
@@ -110,21 +111,63 @@ export function registerServe(program: Command): void {
     });
 }
 
+/** What `reflect serve` serves: the flags (the default model's standing in for `--upstream`), the config, its models. */
+interface Served {
+  flags: ServeFlags & { upstream: string };
+  config?: GatewayConfig;
+  /** With a config of several models: all of them, the default (`default_model`, else the first) among them. */
+  several?: { models: readonly ConfiguredModel[]; defaultName: string };
+}
+
 /**
- * The config file, read and checked against the gateway's caps, tenants and judges; and the flags its one model stands
- * in for. A config of several models is checked, but only `--upstream` serves until routing by `model` arrives.
+ * The config file, read and checked against the gateway's caps, tenants and judges; and the flags its default model
+ * stands in for. One model serves as `--upstream` would; several are each opened and picked by a request's `model`.
  */
-function configured(given: ServeFlags, tenants: readonly string[], explicit: (option: string) => boolean): { flags: ServeFlags & { upstream: string }; config?: GatewayConfig } {
+function configured(given: ServeFlags, tenants: readonly string[], explicit: (option: string) => boolean): Served {
   const config = given.config === undefined ? undefined : readGatewayConfig(path.resolve(given.config), configContext(given, tenants));
-  const only = config?.models.length === 1 ? config.models[0] : undefined;
+  const count = config?.models.length ?? 0;
+  if (given.upstream !== undefined && count > 1) throw new UsageError(`--upstream and the ${count} models of ${given.config} both name the upstream — with several models, declare every one in the file (models:, and default_model for a request that names none)`);
   if (given.upstream !== undefined) return { flags: { ...given, upstream: given.upstream }, ...(config === undefined ? {} : { config }) };
-  if (only === undefined || config === undefined) {
-    throw new UsageError(config === undefined || config.models.length === 0 ? "--upstream is required: the model behind the gateway (or a --config that configures one model)" : `--upstream is required: ${given.config} configures ${config.models.length} models, and the gateway serves one upstream for now — pass --upstream`);
-  }
+  if (config === undefined || count === 0) throw new UsageError("--upstream is required: the model behind the gateway (or a --config that configures models)");
   for (const option of ["upstreamApi", "upstreamKeyEnv"]) {
-    if (explicit(option)) throw new UsageError(`--${option === "upstreamApi" ? "upstream-api" : "upstream-key-env"} and the model of ${given.config} both describe the upstream — say it in one place (speaks and key_env in the file)`);
+    if (explicit(option)) throw new UsageError(`--${option === "upstreamApi" ? "upstream-api" : "upstream-key-env"} and the model${count > 1 ? "s" : ""} of ${given.config} both describe the upstream — say it in one place (speaks and key_env in the file)`);
   }
-  return { flags: { ...given, upstream: only.spec, upstreamApi: only.speaks, ...(only.keyEnv === undefined ? {} : { upstreamKeyEnv: only.keyEnv }) }, config };
+  const defaultName = config.defaultModel ?? (config.models[0] as ConfiguredModel).name;
+  const chosen = config.models.find((m) => m.name === defaultName) as ConfiguredModel;
+  const flags = { ...given, upstream: chosen.spec, upstreamApi: chosen.speaks, ...(chosen.keyEnv === undefined ? {} : { upstreamKeyEnv: chosen.keyEnv }) };
+  return { flags, config, ...(count > 1 ? { several: { models: config.models, defaultName } } : {}) };
+}
+
+/** How a configured model is opened: the API its loop calls speak, its key variable, its `openModel` options. */
+function modelOpening(model: Pick<ConfiguredModel, "spec" | "speaks" | "keyEnv">, flags: ServeFlags): { api: "chat" | "messages"; keyEnv: string; parallel: number; options: OpenModelOptions } {
+  // The loop's calls (reflected requests, and translated ones) go out in Chat Completions where the upstream serves it.
+  const api = model.speaks.includes("chat") ? "chat" : model.speaks.includes("messages") ? "messages" : undefined;
+  if (api === undefined) throw new UsageError("--upstream-api must include chat or messages: reflected requests call the upstream in one of them");
+  const keyEnv = model.keyEnv ?? (api === "messages" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+  const parallel = flags.parallel ?? (isRemoteSpec(parseModelSpec(model.spec)) ? 4 : 1);
+  return { api, keyEnv, parallel, options: { parallel, offline: flags.offline, progress: fetchProgressBar(), apiKeyEnv: keyEnv, ...(api === "messages" ? { api } : {}) } };
+}
+
+/**
+ * Every model of a config of several, as the gateway serves them: the default one on `upstream` (already opened, its
+ * arms around it), each other opened here and pushed onto `opened` (closed at stop); each HTTP one with its endpoint.
+ */
+async function openSeveral(several: NonNullable<Served["several"]>, flags: ServeFlags, upstream: LanguageModel, opened: LanguageModel[]): Promise<{ models: GatewayModel[]; secretEnv: string[] }> {
+  const models: GatewayModel[] = [];
+  const secretEnv: string[] = [];
+  for (const configuredModel of several.models) {
+    const { api, keyEnv, options } = modelOpening(configuredModel, flags);
+    secretEnv.push(...credentialVariables(configuredModel.spec, { apiKeyEnv: keyEnv, api }));
+    let model = upstream;
+    if (configuredModel.name !== several.defaultName) {
+      model = await openModel(configuredModel.spec, options);
+      opened.push(model);
+    }
+    const spec = parseModelSpec(configuredModel.spec);
+    const upstreamHttp = spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: keyEnv, speaks: configuredModel.speaks } } : {};
+    models.push({ name: configuredModel.name, upstream: model, ...upstreamHttp, fallbacks: configuredModel.fallbacks });
+  }
+  return { models, secretEnv };
 }
 
 /** What the config file is checked against: the gateway's caps, its tenants and its judges. */
@@ -171,7 +214,7 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
   const keyless = apiKeys.length === 0;
   // The config file is read and checked whole before anything else is opened.
   const tenantNamesGiven = keyless ? [LOCAL_TENANT] : [...new Set(tenants.map((t) => t.tenant))];
-  const { flags, config } = configured(given, tenantNamesGiven, explicit);
+  const { flags, config, several } = configured(given, tenantNamesGiven, explicit);
   const loadConfig = config === undefined || flags.config === undefined ? undefined : configReloader(flags.config, flags, tenantNamesGiven, config);
   checkExposure(flags, keyless);
   // The admin route's key and the metrics route's, never a client's: one that is both is refused before any model is opened.
@@ -181,12 +224,8 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
   if (metricsKey !== undefined && metricsKey !== "" && apiKeys.includes(metricsKey)) throw new UsageError("REFLECT_METRICS_KEY is one of the client keys — give the metrics key a value of its own, so no tenant reads the others' traffic");
   const spec = parseModelSpec(flags.upstream);
   if (spec.kind !== "http" && flags.upstreamApi.join(",") !== "chat") throw new UsageError(`--upstream-api describes an HTTP upstream (http(s)://host/v1#model); ${flags.upstream} is answered in every dialect by translation`);
-  // The loop's calls (reflected requests, and translated ones) go out in Chat Completions where the upstream serves it.
-  const api = flags.upstreamApi.includes("chat") ? "chat" : flags.upstreamApi.includes("messages") ? "messages" : undefined;
-  if (api === undefined) throw new UsageError("--upstream-api must include chat or messages: reflected requests call the upstream in one of them");
-  const upstreamKeyEnv = flags.upstreamKeyEnv ?? (api === "messages" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
-  const parallel = flags.parallel ?? (isRemoteSpec(spec) ? 4 : 1);
-  const openOptions: OpenModelOptions = { parallel, offline: flags.offline, progress: fetchProgressBar(), apiKeyEnv: upstreamKeyEnv };
+  const { api, keyEnv: upstreamKeyEnv, parallel, options: upstreamOptions } = modelOpening({ spec: flags.upstream, speaks: flags.upstreamApi, ...(flags.upstreamKeyEnv === undefined ? {} : { keyEnv: flags.upstreamKeyEnv }) }, flags);
+  const { api: _api, ...openOptions } = upstreamOptions;
   const models: LanguageModel[] = [];
   let recorder: RecordWriter | undefined;
   let tracer: Tracer | undefined;
@@ -200,7 +239,7 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
       const store = await openRequestLessonStore(flags.memory === undefined ? lessonStore : path.resolve(lessonStore), { maxPerKey: flags.lessonsPerKey, ttlMs: flags.lessonTtlDays * 86_400_000, quotas });
       memory = new RequestMemory({ store, onError: (error, during) => process.stderr.write(`reflect serve: the lesson store (${store.location}) failed to ${during} (${(error as Error)?.message ?? String(error)}); the request went on without it\n`) });
     }
-    const engine = await openModel(flags.upstream, { ...openOptions, ...(api === "messages" ? { api } : {}) });
+    const engine = await openModel(flags.upstream, upstreamOptions);
     models.push(engine);
     const arms = await openArms(flags, engine, spec, { apiKeyEnv: upstreamKeyEnv, parallel, api });
     // With arms, everything but the adapter arm's attempts runs on the base arm: on an embedded engine that takes
@@ -213,13 +252,17 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
       if (judge !== upstream) models.push(judge);
       judges.set(judgeSpec, judge);
     }
+    // The file's one model, standing in for --upstream, judges by its configured name too (several are offered by the gateway).
+    const standIn = several === undefined && given.upstream === undefined ? config?.models[0] : undefined;
+    if (standIn !== undefined && config?.policies.some((p) => p.reflect.judge === standIn.name) === true && !judges.has(standIn.name)) judges.set(standIn.name, upstream);
+    const served = several === undefined ? undefined : await openSeveral(several, flags, upstream, models);
     const limits: Partial<GatewayLimits> = { parallel, maxQueue: flags.maxQueue, requestTimeoutMs: flags.timeoutMs };
     if (flags.record !== undefined) {
       recorder = await openRecordWriter({
         dir: path.resolve(flags.record),
         recordContent: flags.recordContent,
-        secretEnv: [...new Set([...[flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })), ...(config?.models ?? []).flatMap((m) => (m.keyEnv === undefined ? [] : [m.keyEnv]))])],
-        config: { kind: "gateway", upstream: flags.upstream, ...(flags.config === undefined ? {} : { config: path.resolve(flags.config) }), upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays, quotas } }), reflectkit: reflectkitVersion },
+        secretEnv: [...new Set([...[flags.upstream, ...flags.judge].flatMap((s) => credentialVariables(s, { apiKeyEnv: upstreamKeyEnv, ...(s === flags.upstream ? { api } : {}) })), ...(config?.models ?? []).flatMap((m) => (m.keyEnv === undefined ? [] : [m.keyEnv])), ...(served?.secretEnv ?? [])])],
+        config: { kind: "gateway", upstream: flags.upstream, ...(flags.config === undefined ? {} : { config: path.resolve(flags.config) }), ...(several === undefined ? {} : { models: several.models.map(({ name, spec, speaks }) => ({ name, spec, speaks })), defaultModel: several.defaultName }), upstreamApi: flags.upstreamApi, model: upstream.modelId, judges: flags.judge, ...(arms === undefined ? {} : { arms: { canary_percent: arms.canaryPercent, lora: flags.lora ?? null } }), limits: { ...defaultGatewayLimits, ...limits }, ...(memory === undefined ? {} : { lessons: { store: memory.store.kind, location: memory.store.location, perKey: flags.lessonsPerKey, ttlDays: flags.lessonTtlDays, quotas } }), reflectkit: reflectkitVersion },
       });
     }
     const otlpEndpoint = otlpEndpointFromEnv(process.env);
@@ -232,6 +275,7 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
+      ...(served === undefined || several === undefined ? {} : { models: served.models, defaultModel: several.defaultName }),
       judges,
       ...(config === undefined ? {} : { config }),
       ...(loadConfig === undefined ? {} : { loadConfig }),
@@ -255,7 +299,8 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
     const tenantNames = [...new Set(tenants.map((t) => t.tenant))];
     if (tenantNames.some((t) => t.startsWith("key-"))) process.stderr.write("reflect serve: some client keys have no name, so their tenants are named after the keys' digests (key-…) — name them (REFLECT_GATEWAY_KEY=NAME:KEY,… or --keys FILE) to find them in records and metrics\n");
     const tenantsText = tenantNames.length <= 1 ? "" : `, ${tenantNames.length} tenants (${tenantNames.slice(0, 8).join(", ")}${tenantNames.length > 8 ? ", …" : ""})`;
-    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${upstream.modelId}${tenantsText}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
+    const modelsText = several === undefined ? upstream.modelId : `models ${several.models.map((m) => (m.name === several.defaultName ? `${m.name} (default)` : m.name)).join(", ")}`;
+    process.stdout.write(`reflect serve: ${gateway.url}/v1 → ${modelsText}${tenantsText}${armsText}${recorder === undefined ? "" : `, recording to ${recorder.dir}`}${memory === undefined ? "" : `, lessons in ${memory.store.location}`}\n`);
     const stopReloading = loadConfig === undefined ? undefined : reloadOnHangup(gateway, loadConfig);
     await stopSignal();
     stopReloading?.();

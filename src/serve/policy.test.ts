@@ -4,6 +4,7 @@ import { RequestFieldError, UsageError } from "../errors.js";
 import type { GatewayConfig, GatewayPolicy } from "./gateway-config-types.js";
 import { applyPolicy, checkPolicies, policyFor, routeOf, systemHash, systemTextOf, type PolicyContext } from "./policy.js";
 import { defaultGatewayLimits } from "./gateway-options.js";
+import { underPolicy } from "./read-request.js";
 
 const strict: GatewayPolicy = {
   name: "strict",
@@ -164,5 +165,37 @@ describe("checkPolicies", () => {
     checkPolicies(config, defaultGatewayLimits, { judges: ["judge-a"], memory: true });
     assert.throws(() => checkPolicies(config, defaultGatewayLimits, { judges: [], memory: true }), /"strict" names the judge "judge-a".*--judge judge-a/u);
     assert.throws(() => checkPolicies(config, defaultGatewayLimits, { judges: ["judge-a"], memory: false }), /"strict" keeps lessons.*--memory FILE/u);
+  });
+});
+
+describe("underPolicy: a body naming no model is looked up under the default model's name", () => {
+  const byModel: GatewayConfig = {
+    source: "gateway.yaml",
+    models: [],
+    policies: [{ name: "on-big", reflect: { max_turns: 2, memory: { key: "{model}" } }, allowOptOut: false }, { name: "on-small", reflect: { max_turns: 1 }, allowOptOut: false }],
+    attachments: [
+      { policy: "on-big", model: "big" },
+      { policy: "on-small", model: "small" },
+    ],
+  };
+  const scope = { config: byModel, tenant: "team-a", defaultModel: "big" };
+
+  it("no model, or an empty one, gets the default model's policy, its {model} filled with the default's name", () => {
+    for (const body of [{ messages: [] }, { model: "", messages: [] }]) {
+      const read = underPolicy(body, scope);
+      assert.equal(read.policy, "on-big");
+      assert.deepEqual((read.body as { reflect: { memory: unknown } }).reflect.memory, { key: "big" });
+    }
+  });
+
+  it("a named model gets its own policy, never the default's", () => {
+    assert.equal(underPolicy({ model: "small", messages: [] }, scope).policy, "on-small");
+    assert.equal(underPolicy({ model: "other", messages: [] }, scope).policy, undefined);
+  });
+
+  it("without a default model, a body naming none matches no model's attachment", () => {
+    const { defaultModel: _none, ...noDefault } = scope;
+    assert.equal(underPolicy({ messages: [] }, noDefault).policy, undefined);
+    assert.equal(underPolicy({ model: "", messages: [] }, noDefault).policy, undefined);
   });
 });

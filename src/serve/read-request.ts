@@ -38,6 +38,8 @@ export interface PolicyScope {
   config: GatewayConfig;
   tenant: string;
   route?: string;
+  /** The model a body naming none (or an empty one) is looked up under: the default model's name, with several models. */
+  defaultModel?: string;
 }
 
 /** A body as read: parsed; past pass-through, as a chat request with its checks planned. */
@@ -65,7 +67,8 @@ export interface PolicedBody {
 /** `body` with the policy that applies to it applied (`applyPolicy`); unchanged without one. */
 export function underPolicy(body: unknown, scope: PolicyScope | undefined): PolicedBody {
   if (scope === undefined || !isRecord(body)) return { body };
-  const model = typeof body.model === "string" ? body.model : undefined;
+  const named = typeof body.model === "string" && body.model !== "" ? body.model : undefined;
+  const model = named ?? scope.defaultModel;
   const policy = policyFor(scope.config, { tenant: scope.tenant, model, route: scope.route });
   if (policy === undefined) return { body };
   let reflect: unknown;

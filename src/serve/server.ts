@@ -247,7 +247,7 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     // The client of a keyless gateway is its address, read only when a share needs it.
     const who = (): string => c.get("client") ?? `addr:${incoming.socket.remoteAddress ?? "unknown"}`;
     const route = config === undefined ? undefined : routeOf(incoming.headers[ROUTE_HEADER]);
-    const reading: ReadOptions = { ...gateway.readingOf(dialect.name), ...(config === undefined ? {} : { policies: { config, tenant, ...(route === undefined ? {} : { route }) } }) };
+    const reading: ReadOptions = { ...gateway.readingOf(dialect.name), ...(config === undefined ? {} : { policies: { config, tenant, ...(route === undefined ? {} : { route }), ...(gateway.models.configured ? { defaultModel: gateway.models.default.name } : {}) } }) };
     const readWith = (options: ReadOptions): ReadRequest | Promise<ReadRequest> => (bytes.byteLength <= LANE_BYTES ? readRequest(bytes, options) : readLarge(gateway, bytes, options, who(), () => c.req.raw.signal));
     let read = await readWith(reading);
     ({ stream, policy } = read);
