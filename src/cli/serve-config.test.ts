@@ -69,11 +69,20 @@ describe("reflect serve --config", () => {
     };
     assert.equal(await policyNow(), "first");
     await writeFile(file, `${model}policies:\n  first: { reflect: { max_turns: 2 } }\n  second: { reflect: { max_turns: 1 } }\ndefault_policy: second\n`);
+    // What the gateway says on stderr, read as it comes: a reload is told there once the signal was handled.
+    let said = "";
+    run.child.stderr?.on("data", (chunk: Buffer | string) => (said += String(chunk)));
+    const told = async (pattern: RegExp): Promise<void> => {
+      for (let i = 0; i < 200 && !pattern.test(said); i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.match(said, pattern);
+    };
     run.child.kill("SIGHUP");
+    await told(/reloaded .*gateway\.yaml \(2 policies\)/u);
     await until("second");
     // A file that does not check: the old config stays, on SIGHUP and on the admin route alike.
     await writeFile(file, `${model}policies:\n  first: { reflect: { max_turns: 99 } }\ndefault_policy: first\n`);
     run.child.kill("SIGHUP");
+    await told(/the config was not reloaded, the old one stays: .*max_turns/u);
     const admin = (key: string): Promise<Response> => fetch(`${url.replace(/\/v1$/u, "")}/admin/config`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
     const refused = await admin("admin-key-for-reload");
     assert.equal(refused.status, 400);
