@@ -56,6 +56,11 @@ const CHECKS = [
     command: "node bench/gateway-dialects.mjs --from bench/runs/gateway-dialects/json.jsonl.gz",
   },
   {
+    section: "Streamed: time to first token, relayed and translated, beside LiteLLM and Portkey (2026-12-03)",
+    table: "request → upstream, concurrency",
+    command: "node bench/gateway-dialects.mjs --from bench/runs/gateway-dialects/stream-ttft.jsonl.gz",
+  },
+  {
     section: "Accuracy by turn",
     table: "run",
     command: "node bench/table.mjs bench/runs",
@@ -344,6 +349,7 @@ const MEASURED = [
   ["The gateway under hostile requests", "timings of bench/gateway-hostile.mjs"],
   ["Pass-through after the hardening", "timings of bench/gateway.mjs"],
   ["Tenants and the key that never leaks", "timings of bench/gateway.mjs"],
+  ["The cost of policy lookup", "timings of bench/gateway.mjs"],
   ["SSE pass-through again, with held events released byte-identical", "timings of bench/gateway.mjs"],
   ["SSE pass-through with the headers sent with the first bytes", "timings of bench/gateway.mjs"],
   ["The root import", "timings of bench/import-cost.mjs"],
