@@ -254,11 +254,15 @@ describe("reflect serve --config", () => {
     assert.doesNotMatch(run.stdout, /reflect serve: http/, "the gateway never started");
   });
 
-  it("asks for --upstream when the file configures several models", () => {
+  it("opens the file's several models itself, and refuses --upstream beside them", () => {
     const two = path.join(dir, "two.yaml");
     writeFileSync(two, "models:\n  - { name: a, spec: smollm2-135m }\n  - { name: b, spec: smollm2-135m }\n");
-    const run = serve(two, "--port", "0");
-    assert.notEqual(run.status, 0);
-    assert.match(run.stderr, /--upstream is required: .*configures 2 models, and the gateway serves one upstream for now/);
+    // Offline with an empty cache: the first model the file names is what the start stops at.
+    const opened = serve(two, "--port", "0");
+    assert.notEqual(opened.status, 0);
+    assert.match(opened.stderr, /model smollm2-135m is not in the cache/);
+    const both = serve(two, "--upstream", "smollm2-135m", "--port", "0");
+    assert.equal(both.status, 2);
+    assert.match(both.stderr, /--upstream and the 2 models of .*two\.yaml both name the upstream — with several models, declare every one in the file/);
   });
 });

@@ -2,7 +2,7 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerRespon
 import https from "node:https";
 import type { Readable } from "node:stream";
 import { ModelCallError } from "../errors.js";
-import type { LanguageModel } from "../models/language-model.js";
+import type { GenerateRequest, LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
 import { keysOf, type Secrets } from "./redact-secret.js";
 import { bodyRedactorOf, contentDecoders, maxDecodedBytes, redactHeaderValue, redactJsonValue } from "./redact-stream.js";
@@ -303,6 +303,19 @@ export interface GenerateOnceContext {
   secret: Secrets;
 }
 
+/** The one model call a pass-through makes of a chat request: its messages, sampling, format and tools (`generateOnce`, `streamOnce`). */
+export function callOf(request: ChatRequest, signal: AbortSignal): GenerateRequest {
+  const { responseFormat, tools, ...sampling } = request.sampling;
+  return {
+    ...sampling,
+    messages: request.messages,
+    ...(request.seed === undefined ? {} : { seed: request.seed }),
+    ...(responseFormat === undefined ? {} : { responseFormat }),
+    ...(tools === undefined || tools.length === 0 ? {} : { tools }),
+    signal,
+  };
+}
+
 /**
  * A pass-through to an embedded upstream, or to one that does not speak the request's dialect (any `LanguageModel`):
  * one `doGenerate` of the request, answered in the dialect — its JSON body, or with `stream: true` the finished reply
@@ -310,15 +323,7 @@ export interface GenerateOnceContext {
  * the answer is written (so no escape can hide it), then in the written text.
  */
 export async function generateOnce(model: LanguageModel, request: ChatRequest, { meta, signal, dialect, secret }: GenerateOnceContext): Promise<Response> {
-  const { responseFormat, tools, ...sampling } = request.sampling;
-  const result = await model.doGenerate({
-    ...sampling,
-    messages: request.messages,
-    ...(request.seed === undefined ? {} : { seed: request.seed }),
-    ...(responseFormat === undefined ? {} : { responseFormat }),
-    ...(tools === undefined || tools.length === 0 ? {} : { tools }),
-    signal,
-  });
+  const result = await model.doGenerate(callOf(request, signal));
   const reply = redactJsonValue({ text: result.text, toolCalls: result.toolCalls, finishReason: result.finishReason }, secret);
   const shown = redactJsonValue(meta, secret);
   const dropped = droppedToolsHeaders(request, secret);

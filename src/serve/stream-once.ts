@@ -9,7 +9,7 @@ import type { GenerateRequest, StreamPart } from "../models/language-model.js";
 import type { Dialect } from "./dialects/index.js";
 import type { ChatRequest } from "./loop-request.js";
 import type { UpstreamFailure } from "./observer.js";
-import { droppedToolsHeaders, upstreamError } from "./pass-through.js";
+import { callOf, droppedToolsHeaders, upstreamError } from "./pass-through.js";
 import type { Secrets } from "./redact-secret.js";
 import { bodyRedactorOf, redactJsonValue } from "./redact-stream.js";
 import { gatewayErrorOf, upstreamRefusal } from "./refusal.js";
@@ -50,7 +50,6 @@ export interface StreamedAnswer {
  */
 export async function streamOnce(doStream: (request: GenerateRequest) => AsyncIterable<StreamPart>, request: ChatRequest, context: StreamOnceContext): Promise<StreamedAnswer> {
   const { dialect, secret, idleMs } = context;
-  const { responseFormat, tools, ...sampling } = request.sampling;
   const stop = new AbortController();
   let stalled = false;
   const timer = setTimeout(() => {
@@ -58,14 +57,7 @@ export async function streamOnce(doStream: (request: GenerateRequest) => AsyncIt
     stop.abort(new Error(`the upstream timed out: it sent nothing for ${idleMs} ms`));
   }, idleMs);
   const signal = AbortSignal.any([context.signal, stop.signal]);
-  const parts = doStream({
-    ...sampling,
-    messages: request.messages,
-    ...(request.seed === undefined ? {} : { seed: request.seed }),
-    ...(responseFormat === undefined ? {} : { responseFormat }),
-    ...(tools === undefined || tools.length === 0 ? {} : { tools }),
-    signal,
-  })[Symbol.asyncIterator]();
+  const parts = doStream(callOf(request, signal))[Symbol.asyncIterator]();
   let first: IteratorResult<StreamPart>;
   try {
     first = await parts.next();
