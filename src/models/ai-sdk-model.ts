@@ -41,34 +41,31 @@ export function fromAISDK(model: LanguageModelV4 | LanguageModelV3, options: Fro
     modelId: options.modelId ?? `ai-sdk:${model.provider}#${model.modelId}`,
     maxConcurrency,
     async doGenerate(request) {
-      const signal = request.signal;
-      signal?.throwIfAborted();
-      let result: LanguageModelV4GenerateResult;
-      try {
-        // v3's call options and results are the subset of v4's that is used here (v4 added `reasoning`, which is not set).
-        const generate = model.doGenerate as (options: LanguageModelV4CallOptions) => PromiseLike<LanguageModelV4GenerateResult>;
-        result = await raceAbort(Promise.resolve(generate.call(model, callOptions(request))), signal);
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        throw callError(model, error);
-      }
-      return generateResult(result, request);
+      return generateResult(await providerCall<LanguageModelV4GenerateResult>(model, "doGenerate", request), request);
     },
     async *doStream(request) {
-      const signal = request.signal;
-      signal?.throwIfAborted();
-      let opened: LanguageModelV4StreamResult;
-      try {
-        const stream = model.doStream as (options: LanguageModelV4CallOptions) => PromiseLike<LanguageModelV4StreamResult>;
-        opened = await raceAbort(Promise.resolve(stream.call(model, callOptions(request))), signal);
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        throw callError(model, error);
-      }
-      yield* streamParts(model, opened.stream, signal);
+      const opened = await providerCall<LanguageModelV4StreamResult>(model, "doStream", request);
+      yield* streamParts(model, opened.stream, request.signal);
     },
     async close() {},
   };
+}
+
+/**
+ * One call of the provider's `doGenerate` or `doStream` on a reflectkit request, raced against its signal; a failure is
+ * the provider's error as a ModelCallError (`callError`), an abort the signal's reason. v3's call options and results
+ * are the subset of v4's used here (v4 added `reasoning`, which is not set).
+ */
+async function providerCall<T>(model: LanguageModelV4 | LanguageModelV3, method: "doGenerate" | "doStream", request: GenerateRequest): Promise<T> {
+  const signal = request.signal;
+  signal?.throwIfAborted();
+  try {
+    const call = model[method] as (options: LanguageModelV4CallOptions) => PromiseLike<T>;
+    return await raceAbort(Promise.resolve(call.call(model, callOptions(request))), signal);
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    throw callError(model, error);
+  }
 }
 
 /** The v4 call options of a reflectkit request. */

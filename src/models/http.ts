@@ -136,10 +136,18 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
     const { signal } = request;
     const body = JSON.stringify(toRequestBody(model, request));
     const keepStops = request.includeStop === true ? (request.stop ?? []) : [];
+    // No limit asked: none is sent (the server's default applies) and the reply is kept up to the byte limit.
+    return retried(() => attempt(body, signal, keepStops, request.maxTokens ?? maxReplyTokens), signal);
+  }
+
+  /**
+   * `once` tried until it answers, a retryable failure retried after the server's Retry-After or the backoff, at most
+   * `retry.maxRetries` times; then a ModelCallError saying how many attempts were made.
+   */
+  async function retried<T extends GenerateResult | OpenedStream>(once: () => Promise<T | RetryableFailure>, signal: AbortSignal | undefined): Promise<T> {
     for (let retriesDone = 0; ; retriesDone++) {
       signal?.throwIfAborted();
-      // No limit asked: none is sent (the server's default applies) and the reply is kept up to the byte limit.
-      const outcome = await attempt(body, signal, keepStops, request.maxTokens ?? maxReplyTokens);
+      const outcome = await once();
       if (!isFailure(outcome)) return outcome;
       if (retriesDone >= retry.maxRetries) {
         const attempts = retriesDone + 1;
@@ -217,21 +225,7 @@ export function createHttpModel(options: HttpModelOptions): LanguageModel {
   async function* stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
     const { signal } = request;
     const body = JSON.stringify({ ...toRequestBody(model, request), stream: true, stream_options: { include_usage: true } });
-    let opened: OpenedStream | undefined;
-    for (let retriesDone = 0; opened === undefined; retriesDone++) {
-      signal?.throwIfAborted();
-      const outcome = await openAttempt(body, signal);
-      if (!isFailure(outcome)) {
-        opened = outcome;
-        break;
-      }
-      if (retriesDone >= retry.maxRetries) {
-        const attempts = retriesDone + 1;
-        throw new ModelCallError(`${outcome.detail} (gave up after ${attempts} attempt${attempts === 1 ? "" : "s"}; check that the server is up and not overloaded, or raise retry.maxRetries / timeoutMs)`, outcome.status, true, { cause: outcome.cause });
-      }
-      const delayMs = outcome.retryAfterMs === undefined ? backoffDelayMs(retry, retriesDone) : Math.min(outcome.retryAfterMs, retry.maxDelayMs);
-      await raceAbort(sleep(delayMs, signal), signal);
-    }
+    const opened = await retried(() => openAttempt(body, signal), signal);
     try {
       const maxTokens = request.maxTokens ?? maxReplyTokens;
       // A server that ignores `stream: true` answers one JSON completion: its reply is the stream's parts, whole.
@@ -753,7 +747,7 @@ function chunkParts(payload: string, state: ChunkState, malformed: (what: string
   return parts;
 }
 
-function isFailure(outcome: GenerateResult | OpenedStream | RetryableFailure): outcome is RetryableFailure {
+function isFailure<T extends object>(outcome: T | RetryableFailure): outcome is RetryableFailure {
   return "detail" in outcome;
 }
 

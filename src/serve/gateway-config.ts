@@ -18,6 +18,7 @@ import { isRecord } from "../util/is-record.js";
 import { dialectNames, type DialectName } from "./dialects/index.js";
 import type { ConfiguredModel, GatewayConfig, GatewayPolicy, PolicyAttachment } from "./gateway-config-types.js";
 import { parseReflect, type RequestBounds } from "./loop-request.js";
+import { ROUTE_NAME } from "./policy.js";
 
 /** What the reader takes of a config file at most. */
 export const configFileLimits = Object.freeze({
@@ -268,7 +269,7 @@ function refuseUnknown(record: Record<string, unknown>, path: Path, allowed: Rea
 /** An optional name matching `pattern` (null counts as absent). */
 function optionalName(value: unknown, path: Path, pattern: RegExp, at: Locator): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || !pattern.test(value)) at.fail(path, `must be a name: ${pattern === MODEL_NAME ? "1–128 letters, digits or ._:@/+-" : "1–64 letters, digits or ._-"}, starting with a letter or digit`);
+  if (typeof value !== "string" || !pattern.test(value)) at.fail(path, `must be a name: ${pattern === MODEL_NAME ? "1–128 letters, digits or ._:@/+-" : "1–64 letters, digits or ._-"}${pattern === ROUTE_NAME ? " (as the x-reflect-route header takes it)" : ", starting with a letter or digit"}`);
   return value;
 }
 
@@ -441,7 +442,7 @@ function readAttachments(value: unknown, at: Locator, known: { tenants: Readonly
     if (tenant !== undefined && !known.tenants.has(tenant)) at.fail([...path, "tenant"], `names no tenant of this gateway's keys — the tenants are ${[...known.tenants].join(", ")} (REFLECT_GATEWAY_KEY=NAME:KEY,… or --keys)`);
     const model = optionalName(entry.model, [...path, "model"], MODEL_NAME, at);
     if (model !== undefined && !known.modelNames.has(model)) at.fail([...path, "model"], `names no configured model — ${listed("models", known.modelNames)}`);
-    const route = optionalName(entry.route, [...path, "route"], TENANT_NAME, at);
+    const route = optionalName(entry.route, [...path, "route"], ROUTE_NAME, at);
     if (tenant === undefined && model === undefined && route === undefined) at.fail(path, "names no tenant, model or route — attach the policy to one, or make it default_policy for every request");
     const selector = JSON.stringify([tenant ?? null, model ?? null, route ?? null]);
     const earlier = seen.get(selector);

@@ -181,6 +181,19 @@ describe("gateway policies", () => {
     assert.ok(shown(before).includes(DIGITS_LESSON), "team-a is shown its own lesson");
   });
 
+  it("names the policy on an opted-out stream translated event by event (a Messages stream onto a Chat upstream)", async (t) => {
+    const { upstream, gateway } = await setup(t);
+    const body = JSON.stringify({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: QUESTION }], max_tokens: 16, stream: true, reflect: false });
+    const streamed = await post(gateway.url, KEY_B, body, { "x-reflect-route": "opt", "anthropic-version": "2023-06-01" }, "/v1/messages");
+    assert.equal(streamed.status, 200);
+    assert.match(streamed.headers.get("content-type") ?? "", /text\/event-stream/u);
+    assert.equal(streamed.headers.get("x-reflect-policy"), "optional");
+    assert.match(await streamed.text(), /event: message_stop/u);
+    assert.equal(upstream.requests.length, 1, "one upstream call: the opted-out request is not reflected");
+    assert.equal(upstream.requests[0]?.body.stream, true, "the translation streams upstream");
+    assert.equal("reflect" in (upstream.requests[0]?.body ?? {}), false);
+  });
+
   it("refuses a hostile x-reflect-route, naming the header, before any upstream call", async (t) => {
     const { upstream, gateway } = await setup(t);
     for (const route of ["{tenant}", "../../etc/passwd", "a".repeat(10 * 1024), "a\tb", "billing billing"]) {

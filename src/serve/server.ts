@@ -291,8 +291,7 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     if (slot === null) throw busyRefusal(`the gateway is at capacity (${limits.parallel} running, ${limits.maxQueue} queued)`, "queue_full", limits.retryAfterSeconds);
     if (slot === "client-full") throw busyRefusal(`this client has ${gateway.perClient.running} requests running and ${gateway.perClient.queued} waiting, its share of the gateway`, "client_share_full", limits.retryAfterSeconds);
     const meta: CompletionMeta = { id: gateway.newId(dialect), created: Math.floor(gateway.now() / 1000), model: chosen.name, ...(chat.echo === undefined ? {} : { echo: chat.echo }) };
-    const model = typeof (body as { model?: unknown }).model === "string" ? (body as { model: string }).model : undefined;
-    const admitted: Admitted = { chain, chat, checks, judge, slot, client, deadline, signal, meta, model, arm, replayOf, tenant, dialect, ...(policy === undefined ? {} : { policy }) };
+    const admitted: Admitted = { chain, chat, checks, judge, slot, client, deadline, signal, meta, model: read.model, arm, replayOf, tenant, dialect, ...(policy === undefined ? {} : { policy }) };
     const settling = settle(gateway, admitted, (began) => (kind = began));
     if (chat.stream && chat.reflect !== undefined) {
       const early = await Promise.race([settling, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), limits.streamKeepAliveMs).unref())]);
@@ -302,7 +301,7 @@ async function answer(gateway: Gateway, c: Context<Env>, dialect: Dialect): Prom
     if (ended !== undefined) {
       // A streamed translation is told of once its stream ends.
       void ended.then((end) => tell({ kind, status: end.status, stream, ...(arm === undefined ? {} : { arm }), ...(end.failure === undefined ? {} : { upstreamFailure: end.failure }) }));
-      return response;
+      return named(response);
     }
     tell({ kind, status: response.status, stream, ...(episode === undefined ? {} : { episode }), ...(arm === undefined ? {} : { arm }), ...(response.status >= 500 && episode !== undefined ? { upstreamFailure: upstreamError(episode.error ?? { message: "timed out", name: "Error" }, false).failure } : {}) });
     return named(response);
