@@ -2,7 +2,7 @@
  * The Responses door reads the body OpenAI's Codex CLI sends: `reasoning` with a summary, `include` of encrypted
  * reasoning, `store: false`, `prompt_cache_key`, `client_metadata`, `text.verbosity`, reasoning items in the history,
  * and hosted, `namespace` and freeform `custom` tools beside function ones. Nothing of it is refused; what no upstream
- * can use is left out, and the answer carries no reasoning the gateway did not get.
+ * can use is left out, and the answer opens with an empty reasoning item: no reasoning the gateway did not get.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -99,17 +99,23 @@ describe("the Responses door reads Codex's body", () => {
     assert.equal(parse({ input: "x", reasoning: { summary: "detailed" } }).reasoningEffort, undefined);
   });
 
-  it("answers with no reasoning item and no invented reasoning text, streamed or not", () => {
+  it("answers an empty reasoning item first, with no invented reasoning text, streamed or not", () => {
     const chat = parse(codexBody());
     const meta = { id: "resp_c0dex", created: 1_790_000_000, model: "gpt-5-codex", ...(chat.echo === undefined ? {} : { echo: chat.echo }) };
     const answer = responseObject(meta, { text: "README.md and src.", finishReason: "stop" }, { promptTokens: 40, completionTokens: 6 });
-    assert.deepEqual(answer.output.map((item) => item.type), ["message"]);
+    assert.deepEqual(answer.output.map((item) => item.type), ["reasoning", "message"]);
+    assert.deepEqual(answer.output[0], { type: "reasoning", id: "rs_c0dex_0", summary: [], encrypted_content: "", status: "completed" });
+    assert.equal(answer.output[1]?.id, "msg_c0dex_1");
+    assert.ok(!("reasoningItem" in answer), "the answer's shape is not echoed as a field");
     assert.equal(answer.reasoning, null);
     assert.equal(answer.store, false, "store: false is what a stateless gateway honours");
     assert.equal(answer.parallel_tool_calls, false);
     assert.deepEqual(answer.tools.map((tool) => tool.name), ["shell"], "the answer echoes the tools the upstream was offered");
     const events = responseEvents(meta, { text: "README.md and src.", finishReason: "stop" }, { promptTokens: 40, completionTokens: 6 });
-    assert.ok(!events.includes("reasoning_summary") && !events.includes('"type":"reasoning"'), "no reasoning events");
+    assert.ok(!events.includes("reasoning_summary"), "no reasoning summary events");
+    const plain = parse({ input: "x", reasoning: { summary: "auto" } });
+    const plainAnswer = responseObject({ id: "resp_p", created: 1, model: "m", ...(plain.echo === undefined ? {} : { echo: plain.echo }) }, { text: "ok", finishReason: "stop" }, { promptTokens: 1, completionTokens: 1 });
+    assert.deepEqual(plainAnswer.output[0], { type: "reasoning", id: "rs_p_0", summary: [], status: "completed" }, "no encrypted_content unless include names it");
   });
 
   it("accepts store: true as best effort: nothing is stored, and the answer says store: false", () => {

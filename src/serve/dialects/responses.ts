@@ -93,7 +93,7 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
   if (body.truncation !== undefined && body.truncation !== null && body.truncation !== "disabled") {
     throw new RequestFieldError("truncation", "must be disabled: the gateway never drops input to fit the context");
   }
-  parseInclude(body.include);
+  const encrypted = parseInclude(body.include);
   const metadata = parseMetadata(body.metadata);
   const user = optionalUserId(body.user, "user");
   const reasoningEffort = parseReasoning(body.reasoning);
@@ -119,15 +119,17 @@ export function parseResponsesRequest(body: unknown, bounds: RequestBounds): Cha
     text: { format: format.echo },
     ...(user === undefined ? {} : { user }),
   };
+  const asked = body.reasoning !== undefined && body.reasoning !== null;
+  const shape: ResponsesAnswerShape = asked || encrypted ? { reasoningItem: { encrypted } } : {};
   // Carried on the loop's request, not sent upstream (`ChatRequest.reasoningEffort`, `ChatRequest.user`).
   const carried = { ...(reasoningEffort === undefined ? {} : { reasoningEffort }), ...(user === undefined ? {} : { user }), droppedTools };
-  return toLoopRequest({ messages, maxTokens: maxOutputTokens, temperature, topP, format, tools: offered, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect, echo, ...carried }, bounds);
+  return toLoopRequest({ messages, maxTokens: maxOutputTokens, temperature, topP, format, tools: offered, ...(toolChoice === undefined ? {} : { toolChoice }), stream, includeUsage: true, reflect: body.reflect, echo: { ...echo, ...shape }, ...carried }, bounds);
 }
 
 /**
  * `reasoning`: its `effort` on the loop's scale (`openAiEffort`); `summary` (and the older `generate_summary`) is
- * accepted and ignored. The answer carries no reasoning item: the upstream's thinking is not OpenAI's, and the
- * gateway writes none of its own.
+ * accepted and ignored. Asking for reasoning gets an empty reasoning item (`ResponsesReasoningItem`), never a
+ * summary: the upstream's thinking is not OpenAI's, and the gateway writes none of its own.
  */
 function parseReasoning(value: unknown): ReasoningEffort | undefined {
   if (value === undefined || value === null) return undefined;
@@ -141,15 +143,17 @@ function parseReasoning(value: unknown): ReasoningEffort | undefined {
   return openAiEffort(value.effort, "reasoning.effort");
 }
 
-/** What `include` may name: data the gateway has none of, so asking for it changes nothing (no reasoning is answered). */
+/** What `include` may name: data the gateway has none of, answered empty (`reasoningItemOf`). */
 const includable = new Set(["reasoning.encrypted_content"]);
 
-function parseInclude(value: unknown): void {
-  if (value === undefined || value === null) return;
+/** Whether `include` names `reasoning.encrypted_content`. */
+function parseInclude(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
   if (!Array.isArray(value)) throw new RequestFieldError("include", "must be an array of strings");
   value.forEach((entry, i) => {
     if (typeof entry !== "string" || !includable.has(entry)) throw new RequestFieldError(`include[${i}]`, `is not supported by the gateway: it has no such output data; remove it (accepted: ${[...includable].join(", ")})`);
   });
+  return value.includes("reasoning.encrypted_content");
 }
 
 /** `stream_options.include_obfuscation` is accepted either way: the gateway streams a settled answer and pads no delta. */
@@ -376,7 +380,32 @@ export interface ResponsesFunctionCallItem {
   arguments: string;
   status: "in_progress" | "completed" | "incomplete";
 }
-export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem;
+/**
+ * The reasoning item a request asking for reasoning is answered with, first in `output`: its `summary` is always
+ * empty and it has no `content`, since the upstream's thinking (if any) is not OpenAI's and the gateway writes none
+ * of its own; `encrypted_content`, when `include` names it, is the empty string, carrying nothing. A client sends it
+ * back on its next turn and the gateway leaves it out again.
+ */
+export interface ResponsesReasoningItem {
+  type: "reasoning";
+  id: string;
+  summary: never[];
+  encrypted_content?: string;
+  status: "completed";
+}
+export type ResponsesOutputItem = ResponsesReasoningItem | ResponsesMessageItem | ResponsesFunctionCallItem;
+
+/** What the answer's shape takes from the request beside its echoed fields: whether it opens with a reasoning item. */
+export interface ResponsesAnswerShape {
+  reasoningItem?: { encrypted: boolean };
+}
+
+/** The reasoning item `meta.echo` asks for (`ResponsesAnswerShape`), or none. */
+function reasoningItemOf(meta: CompletionMeta): ResponsesReasoningItem | undefined {
+  const asked = (meta.echo as ResponsesAnswerShape | undefined)?.reasoningItem;
+  if (asked === undefined) return undefined;
+  return { type: "reasoning", id: `rs_${idSuffix(meta)}_0`, summary: [], ...(asked.encrypted ? { encrypted_content: "" } : {}), status: "completed" };
+}
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -435,11 +464,12 @@ function cut(reply: CompletionReply): boolean {
 export function outputItems(meta: CompletionMeta, reply: CompletionReply): ResponsesOutputItem[] {
   const suffix = idSuffix(meta);
   const calls = reply.toolCalls ?? [];
-  const items: ResponsesOutputItem[] = [];
+  const reasoning = reasoningItemOf(meta);
+  const items: ResponsesOutputItem[] = reasoning === undefined ? [] : [reasoning];
   if (reply.text !== "" || calls.length === 0) {
     items.push({
       type: "message",
-      id: `msg_${suffix}_0`,
+      id: `msg_${suffix}_${items.length}`,
       status: cut(reply) ? "incomplete" : "completed",
       role: "assistant",
       content: [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }],
@@ -458,7 +488,7 @@ export function outputItems(meta: CompletionMeta, reply: CompletionReply): Respo
  */
 export function responseObject(meta: CompletionMeta, reply: CompletionReply, usage: DialectUsage, reflect?: ReflectExtension): ResponsesObject {
   // `echo` is what this dialect's own parse wrote.
-  const echo = { ...defaultEcho, ...(meta.echo as Partial<ResponsesEcho> | undefined) };
+  const { reasoningItem: _shape, ...echo } = { ...defaultEcho, ...(meta.echo as (Partial<ResponsesEcho> & ResponsesAnswerShape) | undefined) };
   const incomplete = cut(reply);
   return {
     id: meta.id,
@@ -556,6 +586,11 @@ export function responsesWriter(meta: CompletionMeta, reflect?: ReflectExtension
     const pending = { ...rest, status: "in_progress", output: [], usage: null, incomplete_details: null };
     emit("response.created", { response: pending });
     emit("response.in_progress", { response: pending });
+    const reasoning = reasoningItemOf(meta);
+    if (reasoning === undefined) return;
+    items.push(reasoning);
+    emit("response.output_item.added", { output_index: 0, item: reasoning });
+    emit("response.output_item.done", { output_index: 0, item: reasoning });
   };
   return {
     write(part: ReplyPart): string {
@@ -571,7 +606,7 @@ export function responsesWriter(meta: CompletionMeta, reflect?: ReflectExtension
         if (part.argumentsDelta !== "") emit("response.function_call_arguments.delta", { item_id: call.item.id, output_index: call.index, delta: part.argumentsDelta });
       } else {
         const incomplete = calls.size === 0 && part.finishReason === "length";
-        if (items.length === 0) openMessage();
+        if (!items.some((item) => item.type !== "reasoning")) openMessage();
         close(incomplete);
         const final = { ...responseObject(meta, { text: "", finishReason: incomplete ? "length" : "stop" }, part.usage, reflect), output: items };
         emit(incomplete ? "response.incomplete" : "response.completed", { response: final });
