@@ -148,6 +148,9 @@ describe("Codex CLI against the gateway", () => {
     assertClean(result, TOOL_TEXT, run);
     const { upstream } = run;
     toolMessage(upstream);
+    // Codex took the gateway's empty reasoning item on its first turn and sent it back on its second: left out there.
+    assert.ok(turns(upstream).length >= 2, "Codex came back after the tool ran");
+    for (const turn of turns(upstream)) assert.doesNotMatch(JSON.stringify(turn.body), /"rs_[A-Za-z0-9]+_0"|"type":"reasoning"/u, "no reasoning item reaches a Chat upstream");
   });
 });
 
