@@ -9,6 +9,7 @@ import { withMode } from "./reflect-retry.js";
 import { placeboReflection } from "./reflection-control.js";
 import { checkResample, defaultResampleTemperature, resampleMessages, resampleSampling } from "./resample.js";
 import { isVerified } from "./stop.js";
+import { refuseEnvironmentTask } from "./strategy-option-error.js";
 import type { Episode, ReflectionMode } from "./types.js";
 
 export interface ReflexionOptions<R> extends LoopOptions<R> {
@@ -65,6 +66,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
   const donors = requireDonors(mode, options.donors, "lesson");
   const feedbackAs = options.feedbackAs ?? "user";
   checkResample("reflexion", mode, options.resampleTemperature);
+  refuseEnvironmentTask("reflexion", options.task);
   return withMode(runEpisode("reflexion", options, [isVerified()], async (run) => {
     const { model, task, item, memory } = options;
     const taskPrompt = task.prompt(item.record);

@@ -36,7 +36,7 @@ export function resampleMessages(taskPrompt: readonly ChatMessage[]): ChatMessag
 }
 
 /** The strategies that take `resample`. */
-export const resamplingStrategies: readonly string[] = ["reflect-retry", "reflexion"];
+export const resamplingStrategies: readonly string[] = ["reflect-retry", "reflexion", "agent"];
 
 /** Why another strategy refuses `resample`. */
 export function resampleRefusal(strategy: string): string {

@@ -15,15 +15,17 @@ import { reflexion } from "./reflexion.js";
 import { defaultResampleTemperature, resampleRefusal, resampleTemperatureProblem, resamplingStrategies } from "./resample.js";
 import { selfRefine } from "./self-refine.js";
 import { isVerified, parseStopConditions, type StopCondition } from "./stop.js";
-import { StrategyOptionError } from "./strategy-option-error.js";
+import { refuseEnvironmentTask, StrategyOptionError } from "./strategy-option-error.js";
+import { agent } from "./agent.js";
+import type { EnvironmentTask } from "../tasks/environment.js";
 import type { Episode, ReflectionMode } from "./types.js";
 
 export { StrategyOptionError } from "./strategy-option-error.js";
 
-export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade", "debate", "alternatives"] as const;
+export const strategyNames = ["reflect-retry", "self-refine", "reflexion", "cascade", "debate", "alternatives", "agent"] as const;
 
 /** The strategies that reflect, and so take the reflection controls (`reflection: "none" | "placebo" | "placebo-other"`). */
-export const reflectingStrategies: readonly string[] = ["reflect-retry", "cascade", "reflexion", "self-refine"];
+export const reflectingStrategies: readonly string[] = ["reflect-retry", "cascade", "reflexion", "self-refine", "agent"];
 export type StrategyName = (typeof strategyNames)[number];
 
 /**
@@ -113,6 +115,8 @@ export interface StrategyParts<R> extends Omit<LoopOptions<R>, "turns" | "stopWh
   lessonsPerItem?: number;
   relatedLessons?: number;
   agents?: readonly LanguageModel[];
+  /** Most actor steps per user turn (agent); absent: the task's own. */
+  steps?: number;
 }
 
 export interface StrategyEntry {
@@ -195,6 +199,27 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
     },
     run: (resolved, parts) => debate({ ...loopOptions(resolved, withoutFirstAttemptModel(parts)), agents: parts.agents ?? [], rounds: resolved.turns }),
   },
+  agent: {
+    defaults: { ...reflecting, turns: 3 },
+    validate: (choices) => {
+      refuseOthers("agent", choices, ["critic", "refiner"]);
+      if (choices.reflection === "placebo-other") throw new StrategyOptionError("reflection", "placebo-other does not apply to agent (model, none, placebo or resample)");
+      if (choices.feedbackAs !== undefined && choices.feedbackAs !== "user") throw new StrategyOptionError("feedbackAs", "agent shows the feedback in its lesson request; the placement applies to reflect-retry, cascade and reflexion");
+    },
+    run: (resolved, parts) =>
+      agent({
+        ...loopOptions(resolved, withoutFirstAttemptModel(parts)),
+        task: parts.task as EnvironmentTask<never>,
+        feedback: resolved.feedback,
+        reflectionMode: resolved.reflection,
+        ...resampling(resolved),
+        ...(parts.steps === undefined ? {} : { steps: parts.steps }),
+        ...(parts.memory === undefined ? {} : { memory: parts.memory }),
+        ...(parts.runId === undefined ? {} : { runId: parts.runId }),
+        ...(parts.lessonsPerItem === undefined ? {} : { lessonsPerItem: parts.lessonsPerItem }),
+        ...(parts.relatedLessons === undefined ? {} : { relatedLessons: parts.relatedLessons }),
+      }) as never,
+  },
   alternatives: {
     defaults: fixedShape,
     validate: (choices) => {
@@ -219,7 +244,7 @@ function resampling(resolved: ResolvedStrategy): { resampleTemperature?: number 
 
 /** The options every loop takes, from the resolved choices and the door's parts. */
 function loopOptions<R>(resolved: ResolvedStrategy, parts: StrategyParts<R>): LoopOptions<R> & { firstAttemptModel?: LanguageModel } {
-  const { critics: _critics, refiner: _refiner, memory: _memory, runId: _runId, lessonsPerItem: _lessons, relatedLessons: _related, agents: _agents, ...loop } = parts;
+  const { critics: _critics, refiner: _refiner, memory: _memory, runId: _runId, lessonsPerItem: _lessons, relatedLessons: _related, agents: _agents, steps: _steps, ...loop } = parts;
   return { ...loop, turns: resolved.turns, stopWhen: resolved.stopWhen };
 }
 
@@ -254,7 +279,8 @@ export function resolveStrategy(name: string, choices: StrategyChoices = {}): Re
 }
 
 /** Runs the resolved strategy on one item. */
-export function runStrategy<R>(resolved: ResolvedStrategy, parts: StrategyParts<R>): Promise<Episode<R>> {
+export async function runStrategy<R>(resolved: ResolvedStrategy, parts: StrategyParts<R>): Promise<Episode<R>> {
+  if (resolved.strategy !== "agent") refuseEnvironmentTask(resolved.strategy, parts.task);
   return strategies[resolved.strategy].run(resolved, parts);
 }
 
@@ -293,7 +319,7 @@ function refuseResample(strategy: StrategyName, choices: StrategyChoices): void 
 
 /** The options of one strategy given to another are refused, never ignored. */
 function refuseOthers(strategy: StrategyName, choices: StrategyChoices, refused: readonly ("critic" | "refiner" | "memory")[]): void {
-  const owners = { critic: "self-refine and cascade", refiner: "self-refine only", memory: "reflexion only" } as const;
+  const owners = { critic: "self-refine and cascade", refiner: "self-refine only", memory: "reflexion and agent only" } as const;
   for (const option of refused) if (choices[option] !== undefined && choices[option] !== false) throw new StrategyOptionError(option, `applies to ${owners[option]}, not ${strategy}`);
   if (choices.agents !== undefined && choices.agents > 0) throw new StrategyOptionError("agents", `applies to debate only, not ${strategy}`);
   if (choices.rounds !== undefined) throw new StrategyOptionError("rounds", `applies to debate only, not ${strategy}`);

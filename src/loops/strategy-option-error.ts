@@ -1,4 +1,6 @@
 import { UsageError } from "../errors.js";
+import { isEnvironmentTask } from "../tasks/environment.js";
+import type { Judgement, Task } from "../tasks/task.js";
 
 /**
  * An option a strategy refuses, named by the loop's own name for it (`turns`, `stopWhen`, `agents`). Each door says it
@@ -13,4 +15,9 @@ export class StrategyOptionError extends UsageError {
   ) {
     super(`${option}: ${detail}`);
   }
+}
+
+/** Strategies that answer in one reply refuse a task run in an environment, naming the strategy that runs it. */
+export function refuseEnvironmentTask<R>(strategy: string, task: Task<R, Judgement>): void {
+  if (isEnvironmentTask(task)) throw new StrategyOptionError("strategy", `${task.name} runs in an environment, which ${strategy} cannot run: choose agent`);
 }

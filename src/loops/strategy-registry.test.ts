@@ -24,6 +24,7 @@ describe("the strategies' registry", () => {
       cascade: [2, "detailed", "verified", 256, 128, 160, "-"],
       debate: [2, "binary", "none", 256, 128, 160, "-"],
       alternatives: [2, "binary", "none", 256, 128, 160, "-"],
+      agent: [3, "binary", "verified", 256, 128, 160, "-"],
     });
     assert.deepEqual([resolveStrategy("debate", { agents: 2, rounds: 3 }).turns, resolveStrategy("alternatives").candidates, resolveStrategy("alternatives").candidateTemperature], [3, 4, 0.7]);
   });
@@ -32,7 +33,7 @@ describe("the strategies' registry", () => {
     ["reflect-retry", { critic: "judge" }, "critic", /applies to self-refine and cascade, not reflect-retry/],
     ["cascade", { critic: "verifier" }, "critic", /always checks with the task's verifier first/],
     ["cascade", { refiner: true }, "refiner", /applies to self-refine only, not cascade/],
-    ["self-refine", { memory: true }, "memory", /applies to reflexion only, not self-refine/],
+    ["self-refine", { memory: true }, "memory", /applies to reflexion and agent only, not self-refine/],
     ["self-refine", { feedback: "detailed" }, "feedback", /shows the critic's own words/],
     ["reflexion", { agents: 1 }, "agents", /applies to debate only, not reflexion/],
     ["reflexion", { candidates: 2 }, "candidates", /applies to alternatives only, not reflexion/],

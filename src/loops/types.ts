@@ -130,9 +130,18 @@ export interface AttemptRecord {
   panel?: PanelAnswer[];
   /** How the attempt's answer was chosen from its panel (a debate round's majority vote). */
   vote?: Vote;
+  /** An environment trial's steps (the `agent` strategy): each model call's text, its tool calls and what they observed. */
+  trajectory?: TrajectoryStep[];
   decision: Decision;
   /** The turn whose answer the loop holds after this attempt: this one, or an earlier better one. */
   selected: number;
+}
+
+/** One actor step of a trial: the reply's text and tool calls, and the environment's observations (texts capped at 2,000 characters). */
+export interface TrajectoryStep {
+  output: string;
+  toolCalls: { id: string; name: string; arguments: string }[];
+  observations: { callId: string; content: string; isError: boolean }[];
 }
 
 export type { StopReason } from "./stop-reason.js";
