@@ -70,6 +70,8 @@ describe("reflect eval --strategy debate | alternatives", { timeout: TEST_TIMEOU
     ["debate with no --agent", ["--strategy", "debate"], /--agent: debate needs at least one agent besides the generator/],
     ["--turns on debate", ["--strategy", "debate", "--agent", "x", "--turns", "3"], /--turns: debate's attempts are its rounds/],
     ["--stop-when on alternatives", ["--strategy", "alternatives", "--stop-when", "verified"], /--stop-when: alternatives runs every round and stops on no check; it takes no stop conditions/],
+    ["--steps on reflexion", ["--strategy", "reflexion", "--steps", "3"], /--steps is the agent strategy's step limit per user turn; pass --strategy agent/],
+    ["agent on a task that answers in one reply", ["--strategy", "agent"], /agent runs tasks in an environment; arithmetic is not one \(choose reflexion\)/],
     ["--feedback on debate", ["--strategy", "debate", "--agent", "x", "--feedback", "detailed"], /--feedback: debate tells the model nothing/],
   ];
   for (const [name, flags, message] of refusals) {

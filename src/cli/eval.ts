@@ -44,6 +44,8 @@ export interface EvalFlags extends TaskRunFlags {
   relatedLessons: number;
   turns?: number;
   agent: string[];
+  /** agent: most actor steps per user turn (absent: the task's own). */
+  steps?: number;
   rounds?: number;
   candidates?: number;
   candidateTemperature?: number;
@@ -92,6 +94,7 @@ export function registerEval(program: Command): void {
     .option("--memory <file>", "reflexion: the SQLite lesson memory, shared across runs (default <out>/memory.sqlite)")
     .option("--lessons <n>", "reflexion: lessons of the same item shown to an attempt", int(0), 3)
     .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance (0 is the paper's per-instance memory; recalling others cost the small model 8 points, see BENCHMARKS.md)", int(0), 0)
+    .option("--steps <n>", "agent: most actor steps (model calls) per user turn of an environment task (default: the task's own)", int(1))
     .option("--turns <n>", `most attempts per item (default ${shown.turns})`, int(1))
     .option("--agent <spec>", "debate: another agent's model (repeatable; the generator is the first agent)", (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option("--rounds <n>", "debate: rounds, the first answers included (default 2)", int(1))
@@ -127,6 +130,7 @@ export function registerEval(program: Command): void {
     .option("--json", "print summary.json instead of the table", false)
     .action(async (flags: EvalFlags) => {
       checkLoraFlags(flags);
+      if (flags.steps !== undefined && flags.strategy !== "agent") throw new UsageError("--steps is the agent strategy's step limit per user turn; pass --strategy agent or drop --steps");
       const resolved = resolveEvalStrategy(flags);
       const defaults = strategies[flags.strategy].defaults;
       const { turns, feedback } = resolved;
@@ -148,7 +152,7 @@ export function registerEval(program: Command): void {
       const budget: BudgetLimits = limits(flags.budgetTokens, flags.budgetCalls, flags.budgetSeconds);
       const runBudget: BudgetLimits = limits(flags.runBudgetTokens, flags.runBudgetCalls, flags.runBudgetSeconds);
       const donors: DonorReflections | undefined = flags.placeboFrom === undefined ? undefined : await readDonorRun(path.resolve(flags.placeboFrom), { task: task.name, strategy: flags.strategy, items: items.map((i) => i.id) });
-      const memoryPath = flags.strategy === "reflexion" ? path.resolve(flags.memory ?? path.join(outDir, "memory.sqlite")) : undefined;
+      const memoryPath = flags.strategy === "reflexion" || flags.strategy === "agent" ? path.resolve(flags.memory ?? path.join(outDir, "memory.sqlite")) : undefined;
       // Keys at their defaults are left out, so run folders made before a key existed still resume.
       const fingerprint = {
         task: task.name,
@@ -175,7 +179,8 @@ export function registerEval(program: Command): void {
         ...(resolved.feedbackAs === undefined ? {} : { feedback_as: resolved.feedbackAs }),
         ...(resolved.resampleTemperature === undefined ? {} : { resample_temperature: resolved.resampleTemperature }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
-        ...(flags.strategy === "reflexion" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
+        ...(flags.strategy === "reflexion" || flags.strategy === "agent" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
+        ...(flags.strategy === "agent" && flags.steps !== undefined ? { steps: flags.steps } : {}),
         ...(flags.strategy === "debate" ? { agents: flags.agent, rounds: turns } : {}),
         ...(flags.strategy === "alternatives" ? { candidates: resolved.candidates, candidate_temperature: resolved.candidateTemperature } : {}),
       };
@@ -253,6 +258,7 @@ export function registerEval(program: Command): void {
             ...(donors === undefined ? {} : { donors }),
             lessonsPerItem: flags.lessons,
             relatedLessons: flags.relatedLessons,
+            ...(flags.steps === undefined ? {} : { steps: flags.steps }),
             ...(refiner === undefined ? {} : { refiner }),
             ...(memory === undefined ? {} : { memory }),
             ...(firstAttemptModel === undefined ? {} : { firstAttemptModel }),
