@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { scriptedModel, type ScriptedReply } from "../models/scripted.js";
+import type { SpanHandle, Tracer } from "../telemetry/tracer.js";
 import type { EnvironmentSession, EnvironmentTask } from "../tasks/environment.js";
 import { unjudgedText } from "../tasks/environment.js";
 import { arithmeticTask } from "../tasks/arithmetic/index.js";
@@ -141,5 +142,23 @@ describe("agent", () => {
   it("an environment task is refused by reflexion, a plain task by agent", async () => {
     await assert.rejects(async () => reflexion({ model: scriptedModel(["x"]), task: counterTask() as never, item }), (e: unknown) => e instanceof StrategyOptionError && /agent/.test(e.message));
     assert.throws(() => agent({ model: scriptedModel(["x"]), task: arithmeticTask() as never, item: { id: "a", record: { a: 1, b: 1, op: "+" } } }), StrategyOptionError);
+  });
+  it("spans: one per step under its trial's attempt span, the verdict's check under the same trial", async () => {
+    const spans: { name: string; parent: string | undefined }[] = [];
+    const tracer: Tracer = {
+      recordContent: false,
+      startSpan(name, _attributes = {}, parent) {
+        spans.push({ name, parent: (parent as unknown as { name?: string } | undefined)?.name });
+        const handle: SpanHandle & { name: string } = { name, setAttributes: () => {}, end: () => {} };
+        return handle;
+      },
+      shutdown: async () => {},
+    };
+    const model = scriptedModel([dec("a"), "ok", "done", "Use inc.", inc("b"), "ok", inc("c"), "done"]);
+    await agent({ model, task: counterTask(), item, turns: 2, tracer });
+    const steps = spans.filter((s) => s.name.startsWith("step "));
+    assert.deepEqual(steps.map((s) => `${s.parent}/${s.name}`), ["attempt 1/step 1", "attempt 1/step 2", "attempt 1/step 3", "attempt 2/step 1", "attempt 2/step 2", "attempt 2/step 3", "attempt 2/step 4"]);
+    assert.ok(spans.some((s) => s.parent === "attempt 1" && s.name === "reflect"), "the lesson call is under the failed trial");
+    assert.equal(spans.filter((s) => s.name.startsWith("attempt ")).every((s) => s.parent === "episode"), true);
   });
 });
