@@ -6,6 +6,7 @@ import { countdownTask, generateCountdown, loadCountdown, solveCountdown, type C
 import { pickDemonstrations } from "./demonstrations.js";
 import { bbhFamily } from "./bbh/index.js";
 import { bfclFamily } from "./bfcl/index.js";
+import { bfclMultiTurnFamily } from "./bfcl-multi-turn/index.js";
 import { gsm8kFamily } from "./gsm8k/index.js";
 import { humanevalFamily } from "./humaneval/index.js";
 import { ifevalFamily } from "./ifeval/index.js";
@@ -58,6 +59,7 @@ export const taskFamilies: readonly TaskFamily[] = [
   reflectevoBigbenchFamily,
   jsonFamily,
   bfclFamily,
+  bfclMultiTurnFamily,
   ifevalFamily,
   mbppFamily,
   humanevalFamily,
