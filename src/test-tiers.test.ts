@@ -23,7 +23,7 @@ type Tier = (typeof TIERS)[number];
 /** What a test file calls or imports when it needs a tier. Read from the source with comments removed. */
 const SIGNALS: Record<Tier, RegExp> = {
   vllm: /\b(?:startTestVllm|prepareTestVllmModel|ensureVllmEnv|startVllmServer)\(/,
-  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureOpenaiPythonClient|ensureAnthropicPythonClient)\(|\bWorkerClient\.start\(/,
+  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureBfclPackage|ensureOpenaiPythonClient|ensureAnthropicPythonClient)\(|\bWorkerClient\.start\(/,
   model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:|[a-z][a-z0-9-]*[a-z0-9]:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
   stress: /\bpercentile\(/,
