@@ -4,6 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { InputError } from "../../errors.js";
+import { agent } from "../../loops/agent.js";
+import { scriptedModel, type ScriptedReply } from "../../models/scripted.js";
 import { isEnvironmentTask } from "../environment.js";
 import { findTaskFamily } from "../registry.js";
 import {
@@ -78,6 +80,19 @@ describe("bfcl-multi-turn: sessions", () => {
     assert.ok(isEnvironmentTask(made));
     assert.equal((made.verify(base, "done") as { correct: boolean | null }).correct, null);
     assert.equal(task.defaultSteps, 20);
+  });
+
+  it("the agent strategy drives a session: a scripted model replaying the gold calls is judged correct", async () => {
+    const probe = await task.environment(base);
+    const gold = await probe.goldCalls();
+    await probe.close();
+    const replies: ScriptedReply[] = [];
+    gold.forEach((turn, t) => {
+      if (turn.length > 0) replies.push({ text: "", toolCalls: turn.map((c, i) => ({ id: `t${t}c${i}`, name: c.name, arguments: c.arguments })) });
+      replies.push(`turn ${t} done`);
+    });
+    const episode = await agent({ model: scriptedModel(replies), task, item: { id: base.id, record: base }, turns: 1 });
+    assert.deepEqual([episode.correct, episode.stoppedBy], [true, "verified"]);
   });
 
   it("tools are JSON schemas (dict → object, float → number); the held-out function comes with its turn", async () => {
