@@ -151,6 +151,11 @@ describe("bfcl-multi-turn: sessions", () => {
     await fresh.close();
   });
 
+  it("without Python the fetch fails saying what it needs", async () => {
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), "bfcl-mt-cache-"));
+    await assert.rejects(ensureBfclPackage({ cacheDir, python: path.join(cacheDir, "no-python") }), /needs .*no-python with pip to fetch bfcl-eval==2026\.3\.23: .* was not found/);
+  });
+
   it("a bad JSON line of a question file is named by file:line", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "bfcl-mt-"));
     const data = path.join(folders[0] as string, "bfcl_eval", "data");
