@@ -44,6 +44,12 @@ describe("reflect serve --config", () => {
     const none = await cli(["serve"]);
     assertExit(none, 2);
     assert.match(none.stderr, /--upstream is required/);
+    const send = await cli(["serve", "--config", file, "--upstream-send", "reasoning"]);
+    assertExit(send, 2);
+    assert.match(send.stderr, /--upstream-send and the model of .*gateway\.yaml both describe the upstream — say it in one place \(speaks, key_env and send in the file\)/);
+    const unknown = await cli(["serve", "--upstream", "http://127.0.0.1:9/v1#m", "--upstream-send", "reasoning,colour"]);
+    assertExit(unknown, 2);
+    assert.match(unknown.stderr, /--upstream-send "reasoning,colour": use one or more of reasoning, user/);
   });
 
   it("reloads its policies on SIGHUP and POST /admin/config, keeps the old config when the new one does not check, and refuses new models", async (t) => {

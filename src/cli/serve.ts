@@ -23,7 +23,7 @@ import { stopSignal } from "./stop-signal.js";
 import { LOCAL_TENANT } from "../core/tenant.js";
 import { parseGatewayKeys, readKeysFile } from "../serve/tenants.js";
 import { readGatewayConfig } from "../serve/gateway-config.js";
-import type { ConfiguredModel, GatewayConfig } from "../serve/gateway-config-types.js";
+import { upstreamSendFields, type ConfiguredModel, type GatewayConfig, type UpstreamSend } from "../serve/gateway-config-types.js";
 import type { GatewayModel } from "../serve/gateway-options.js";
 
 interface ServeFlags {
@@ -39,6 +39,7 @@ interface ServeFlags {
   judge: string[];
   upstreamKeyEnv?: string;
   upstreamApi: DialectName[];
+  upstreamSend?: UpstreamSend[];
   parallel?: number;
   maxQueue: number;
   timeoutMs: number;
@@ -72,6 +73,14 @@ function parseApis(value: string): DialectName[] {
   return [...new Set(names)] as DialectName[];
 }
 
+/** `--upstream-send`: a comma-separated list of request fields the upstream takes. */
+function parseSend(value: string): UpstreamSend[] {
+  const names = value.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  const unknown = names.filter((n) => !upstreamSendFields.includes(n as UpstreamSend));
+  if (names.length === 0 || unknown.length > 0) throw new UsageError(`--upstream-send ${JSON.stringify(value)}: use one or more of ${upstreamSendFields.join(", ")}, comma-separated`);
+  return [...new Set(names)] as UpstreamSend[];
+}
+
 /** How long a stopping gateway waits for requests in flight before it cuts them. */
 const STOP_GRACE_MS = 15_000;
 
@@ -91,6 +100,7 @@ export function registerServe(program: Command): void {
     .option("--judge <spec>", "a model a request may name in reflect.judge (repeatable); requests cannot name any other", (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option("--upstream-key-env <name>", "environment variable holding the upstream's API key (HTTP upstreams; default OPENAI_API_KEY, or ANTHROPIC_API_KEY for --upstream-api messages)")
     .option("--upstream-api <list>", "what an HTTP upstream serves, comma-separated: chat (Chat Completions), responses, messages (Anthropic); a request in one of these is relayed raw, one in another is translated", parseApis, ["chat"] as DialectName[])
+    .option("--upstream-send <list>", "request fields a translated call sends the upstream, comma-separated: reasoning (the client's reasoning effort as reasoning_effort or a thinking budget), user (its end-user id); default none, since many OpenAI-compatible servers refuse fields they do not know", parseSend)
     .option("--parallel <n>", "requests running the model at once (embedded default 1, HTTP default 4)", int(1))
     .option("--max-queue <n>", "requests waiting beyond --parallel; more are answered 429", int(0), defaultGatewayLimits.maxQueue)
     .option("--timeout-ms <n>", "wall-clock limit of one request, upstream calls included (504 beyond)", int(1), defaultGatewayLimits.requestTimeoutMs)
@@ -129,12 +139,13 @@ function configured(given: ServeFlags, tenants: readonly string[], explicit: (op
   if (given.upstream !== undefined && count > 1) throw new UsageError(`--upstream and the ${count} models of ${given.config} both name the upstream — with several models, declare every one in the file (models:, and default_model for a request that names none)`);
   if (given.upstream !== undefined) return { flags: { ...given, upstream: given.upstream }, ...(config === undefined ? {} : { config }) };
   if (config === undefined || count === 0) throw new UsageError("--upstream is required: the model behind the gateway (or a --config that configures models)");
-  for (const option of ["upstreamApi", "upstreamKeyEnv"]) {
-    if (explicit(option)) throw new UsageError(`--${option === "upstreamApi" ? "upstream-api" : "upstream-key-env"} and the model${count > 1 ? "s" : ""} of ${given.config} both describe the upstream — say it in one place (speaks and key_env in the file)`);
+  const flagNames: Record<string, string> = { upstreamApi: "upstream-api", upstreamKeyEnv: "upstream-key-env", upstreamSend: "upstream-send" };
+  for (const option of Object.keys(flagNames)) {
+    if (explicit(option)) throw new UsageError(`--${flagNames[option]} and the model${count > 1 ? "s" : ""} of ${given.config} both describe the upstream — say it in one place (speaks, key_env and send in the file)`);
   }
   const defaultName = config.defaultModel ?? (config.models[0] as ConfiguredModel).name;
   const chosen = config.models.find((m) => m.name === defaultName) as ConfiguredModel;
-  const flags = { ...given, upstream: chosen.spec, upstreamApi: chosen.speaks, ...(chosen.keyEnv === undefined ? {} : { upstreamKeyEnv: chosen.keyEnv }) };
+  const flags = { ...given, upstream: chosen.spec, upstreamApi: chosen.speaks, ...(chosen.keyEnv === undefined ? {} : { upstreamKeyEnv: chosen.keyEnv }), ...(chosen.send === undefined ? {} : { upstreamSend: chosen.send }) };
   return { flags, config, ...(count > 1 ? { several: { models: config.models, defaultName } } : {}) };
 }
 
@@ -165,7 +176,7 @@ async function openSeveral(several: NonNullable<Served["several"]>, flags: Serve
     }
     const spec = parseModelSpec(configuredModel.spec);
     const upstreamHttp = spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: keyEnv, speaks: configuredModel.speaks } } : {};
-    models.push({ name: configuredModel.name, upstream: model, ...upstreamHttp, fallbacks: configuredModel.fallbacks });
+    models.push({ name: configuredModel.name, upstream: model, ...upstreamHttp, fallbacks: configuredModel.fallbacks, ...(configuredModel.send === undefined ? {} : { send: configuredModel.send }) });
   }
   return { models, secretEnv };
 }
@@ -275,6 +286,7 @@ async function serve(given: ServeFlags, explicit: (option: string) => boolean): 
     gateway = await startGateway({
       upstream,
       ...(spec.kind === "http" ? { upstreamHttp: { baseUrl: spec.baseUrl, model: spec.model, apiKeyEnv: upstreamKeyEnv, speaks: flags.upstreamApi } } : {}),
+      ...(flags.upstreamSend === undefined ? {} : { upstreamSend: flags.upstreamSend }),
       ...(served === undefined || several === undefined ? {} : { models: served.models, defaultModel: several.defaultName }),
       judges,
       ...(config === undefined ? {} : { config }),

@@ -1,6 +1,6 @@
 import type { FeedbackSignal } from "../critics/feedback-signal.js";
 import { ModelCallError, ReflectkitError } from "../errors.js";
-import type { ChatMessage, JsonResponseFormat, LanguageModel, SamplingParams, ToolChoice, ToolDefinition } from "../models/language-model.js";
+import type { ChatMessage, GenerateRequest, JsonResponseFormat, LanguageModel, SamplingParams, ToolChoice, ToolDefinition } from "../models/language-model.js";
 import { capReply, maxReplyTokens } from "../models/reply-cap.js";
 import type { Judgement, ReplyParts, Task, TaskItem, Verdict } from "../tasks/task.js";
 import { noopTracer, type SpanHandle, type Tracer } from "../telemetry/tracer.js";
@@ -60,7 +60,7 @@ export interface LoopOptions<R> {
 }
 
 /** What a call asks for besides its messages: sampling, and optionally an output format and tools. */
-export type CallSampling = Omit<SamplingParams, "seed"> & { responseFormat?: JsonResponseFormat; tools?: readonly ToolDefinition[]; toolChoice?: ToolChoice; logprobs?: boolean };
+export type CallSampling = Omit<SamplingParams, "seed"> & Pick<GenerateRequest, "reasoningEffort" | "user"> & { responseFormat?: JsonResponseFormat; tools?: readonly ToolDefinition[]; toolChoice?: ToolChoice; logprobs?: boolean };
 
 export const defaultAttemptSampling = { maxTokens: 256, temperature: 0 } as const;
 export const defaultReflectionSampling = { maxTokens: 128, temperature: 0 } as const;

@@ -10,7 +10,7 @@
 import type { LanguageModelV3, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FinishReason, LanguageModelV4GenerateResult, LanguageModelV4Prompt, LanguageModelV4StreamPart, LanguageModelV4StreamResult, LanguageModelV4Usage } from "@ai-sdk/provider";
 import { ModelCallError, UsageError } from "../errors.js";
 import { raceAbort } from "../util/abortable.js";
-import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, StreamPart, TokenLogprob, TokenUsage, ToolCall } from "./language-model.js";
+import { reasoningBudgetTokens, type FinishReason, type GenerateRequest, type GenerateResult, type LanguageModel, type StreamPart, type TokenLogprob, type TokenUsage, type ToolCall } from "./language-model.js";
 import { alignTokenLogprobs } from "./token-texts.js";
 
 export interface FromAISDKOptions {
@@ -93,9 +93,29 @@ export function callOptions(request: GenerateRequest): LanguageModelV4CallOption
           ...(request.toolChoice === undefined ? {} : { toolChoice: request.toolChoice.type === "tool" ? { type: "tool" as const, toolName: request.toolChoice.name } : { type: "required" as const } }),
         }),
     // OpenAI's providers (chat and responses) return them in `providerMetadata.openai.logprobs` when asked so.
-    ...(request.logprobs === true ? { providerOptions: { openai: { logprobs: true } } } : {}),
+    ...providerOptionsOf(request),
     ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
   };
+}
+
+/**
+ * The provider options of a request, each under its provider's name (a provider reads only its own): OpenAI's
+ * log-probs, reasoning effort and end user; Anthropic's thinking for an effort, with `reasoningBudgetTokens` of it when
+ * the request's `maxTokens` is above the budget (Anthropic needs the answer's room beyond it) — else no thinking.
+ */
+function providerOptionsOf(request: GenerateRequest): Pick<LanguageModelV4CallOptions, "providerOptions"> {
+  const openai = {
+    ...(request.logprobs === true ? { logprobs: true } : {}),
+    ...(request.reasoningEffort === undefined ? {} : { reasoningEffort: request.reasoningEffort }),
+    ...(request.user === undefined ? {} : { user: request.user }),
+  };
+  const budget = request.reasoningEffort === undefined ? undefined : reasoningBudgetTokens[request.reasoningEffort];
+  const thinks = budget !== undefined && request.maxTokens !== undefined && request.maxTokens > budget;
+  const options = {
+    ...(Object.keys(openai).length === 0 ? {} : { openai }),
+    ...(thinks ? { anthropic: { thinking: { type: "enabled", budgetTokens: budget } } } : {}),
+  };
+  return Object.keys(options).length === 0 ? {} : { providerOptions: options };
 }
 
 /**

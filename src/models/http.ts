@@ -333,6 +333,9 @@ function toRequestBody(model: string, request: GenerateRequest): Record<string, 
   if (request.topK !== undefined) body.top_k = request.topK;
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.stop !== undefined && request.stop.length > 0) body.stop = [...request.stop];
+  // Only where the request carries them: the gateway strips both for an upstream not configured to take them.
+  if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort;
+  if (request.user !== undefined) body.user = request.user;
   // OpenAI's chat-completions log-probs of the chosen tokens; vLLM, SGLang and llama.cpp's server accept it too.
   if (request.logprobs === true) body.logprobs = true;
   // OpenAI's structured outputs; vLLM, SGLang and llama.cpp's server accept the same shape.

@@ -85,6 +85,14 @@ export interface GenerateRequest extends SamplingParams {
   /** Force a tool call (see `ToolChoice`); only meaningful with `tools`. */
   toolChoice?: ToolChoice;
   /**
+   * How hard the client asked the model to think, on one scale. Sent by the backends whose API takes it — HTTP
+   * (OpenAI-compatible): `reasoning_effort`; AI SDK providers: OpenAI's `reasoningEffort`, Anthropic's thinking with
+   * `reasoningBudgetTokens` of it (only where `maxTokens` leaves room for it) — and ignored by the rest (the embedded model).
+   */
+  reasoningEffort?: "low" | "medium" | "high";
+  /** The end user a request is for (OpenAI's `user`), sent by the backends whose API takes it; ignored by the rest. */
+  user?: string;
+  /**
    * Ask for the log-probability of every generated token (`GenerateResult.logprobs`). A backend that cannot give them
    * returns none; callers report "not available", never zero.
    */
@@ -158,3 +166,6 @@ export interface LanguageModel {
   /** Releases native memory or sockets. Idempotent. */
   close(): Promise<void>;
 }
+
+/** Anthropic's thinking budget for an effort: what a `low`, `medium` or `high` effort asks of a thinking upstream. */
+export const reasoningBudgetTokens = { low: 1024, medium: 4096, high: 16384 } as const;

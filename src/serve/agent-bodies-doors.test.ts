@@ -126,7 +126,10 @@ describe("agents' bodies through the translating doors", () => {
     assert.equal(response.headers.get("x-reflect-dropped-tools"), "web_search,namespace:mcp__docs");
     const events = await response.text();
     assert.match(events, /event: response\.completed/u);
-    assert.ok(!events.includes('"type":"reasoning"'), "no reasoning item is invented");
+    // Codex asks for reasoning: the answer's first item is an empty one — no summary, nothing encrypted, no text invented.
+    const reasoning = [...events.matchAll(/"item":(\{"type":"reasoning"[^}]*\})/gu)].map((m) => JSON.parse(m[1] as string) as Record<string, unknown>);
+    assert.ok(reasoning.length > 0, "an empty reasoning item where the client asked for one");
+    for (const item of reasoning) assert.deepEqual([item.type, item.summary, item.encrypted_content ?? ""], ["reasoning", [], ""]);
     const seen = seenBy(upstream.requests[0]?.body ?? {});
     for (const field of refusedUpstreamFields) assert.ok(!seen.keys.includes(field), `the upstream was sent ${field}`);
     assert.deepEqual(seen.tools, ["shell"]);

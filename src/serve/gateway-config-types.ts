@@ -6,6 +6,15 @@
  */
 import type { DialectName } from "./dialects/dialect.js";
 
+/**
+ * Request fields a translated call sends only to an upstream configured to take them: `reasoning` — the client's
+ * reasoning effort (`reasoning_effort`, a thinking budget); `user` — its end-user id. Off by default, since many
+ * OpenAI-compatible servers refuse a field they do not know.
+ */
+export type UpstreamSend = "reasoning" | "user";
+export const upstreamSendFields: readonly UpstreamSend[] = ["reasoning", "user"];
+
+
 /** A model clients name in `model`, and the upstream that answers it. */
 export interface ConfiguredModel {
   /** The name clients send as `model` and `/v1/models` lists. */
@@ -18,6 +27,8 @@ export interface ConfiguredModel {
   keyEnv?: string;
   /** Models (by name) tried in order when this one's upstream fails before answering. */
   fallbacks: string[];
+  /** The request fields its upstream is sent besides messages and sampling (`UpstreamSend`); absent: none. */
+  send?: UpstreamSend[];
 }
 
 /**

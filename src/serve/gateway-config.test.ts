@@ -47,6 +47,7 @@ const layout = `models:
     spec: http://upstream.internal/v1#big-model
     speaks: [chat, responses]
     key_env: UPSTREAM_KEY
+    send: [reasoning, user]
 default_model: small
 policies:
   reflect-default:
@@ -66,7 +67,7 @@ describe("the gateway config file", () => {
     assert.equal(config.source, "gateway.yaml");
     assert.deepEqual(config.models, [
       { name: "small", spec: "smollm2-135m", speaks: ["chat"], fallbacks: ["big"] },
-      { name: "big", spec: "http://upstream.internal/v1#big-model", speaks: ["chat", "responses"], keyEnv: "UPSTREAM_KEY", fallbacks: [] },
+      { name: "big", spec: "http://upstream.internal/v1#big-model", speaks: ["chat", "responses"], keyEnv: "UPSTREAM_KEY", fallbacks: [], send: ["reasoning", "user"] },
     ]);
     assert.equal(config.defaultModel, "small");
     assert.deepEqual(config.policies, [
@@ -144,6 +145,8 @@ describe("the gateway config file", () => {
   it("refuses fallbacks naming unknown models, the model itself, or a cycle", () => {
     refuses("models:\n  - name: a\n    spec: smollm2-135m\n    fallbacks: [b]\n", 4, "models[0].fallbacks[0]", /names no configured model/);
     refuses("models:\n  - name: a\n    spec: smollm2-135m\n    fallbacks: [a]\n", 4, "models[0].fallbacks[0]", /names the model itself/);
+    refuses("models:\n  - name: a\n    spec: http://h.internal/v1#m\n    send: [reasoning, colour]\n", 4, "models[0].send[1]", /must be one of reasoning, user/);
+    refuses("models:\n  - name: a\n    spec: smollm2-135m\n    send: [reasoning]\n", 4, "models[0].send", /runs in the gateway and takes none/);
     const cycle = "models:\n  - { name: a, spec: smollm2-135m, fallbacks: [b] }\n  - { name: b, spec: smollm2-135m, fallbacks: [c] }\n  - { name: c, spec: smollm2-135m, fallbacks: [a] }\n";
     refuses(cycle, 4, "models[2].fallbacks[0]", /form a cycle \(a → b → c → a\)/);
     const chain = parseGatewayConfig("models:\n  - { name: a, spec: smollm2-135m, fallbacks: [b, c] }\n  - { name: b, spec: smollm2-135m, fallbacks: [c] }\n  - { name: c, spec: smollm2-135m }\n", "g.yaml", context);

@@ -16,7 +16,7 @@ import { MEMORY_KEY } from "../memory/request-lesson-store.js";
 import { parseModelSpec } from "../models/spec.js";
 import { isRecord } from "../util/is-record.js";
 import { dialectNames, type DialectName } from "./dialects/index.js";
-import type { ConfiguredModel, GatewayConfig, GatewayPolicy, PolicyAttachment } from "./gateway-config-types.js";
+import { upstreamSendFields, type ConfiguredModel, type GatewayConfig, type GatewayPolicy, type PolicyAttachment, type UpstreamSend } from "./gateway-config-types.js";
 import { parseReflect, type RequestBounds } from "./loop-request.js";
 import { ROUTE_NAME } from "./policy.js";
 
@@ -45,7 +45,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/u;
 export const MEMORY_KEY_TEMPLATES: readonly string[] = ["{tenant}", "{model}", "{route}", "{system_hash}"];
 
 const topFields = new Set(["models", "default_model", "policies", "attachments", "default_policy"]);
-const modelFields = new Set(["name", "spec", "speaks", "key_env", "fallbacks"]);
+const modelFields = new Set(["name", "spec", "speaks", "key_env", "fallbacks", "send"]);
 const policyFields = new Set(["reflect", "allow_opt_out"]);
 const attachmentFields = new Set(["policy", "tenant", "model", "route"]);
 /** Fields that would hold a key itself, refused with the pointer to `key_env`. */
@@ -286,7 +286,7 @@ function listOf(value: unknown, path: Path, at: Locator, what: string): unknown[
 
 /** `models`: each a name, a spec, what it speaks, its key's variable and its fallbacks; names unique, fallbacks acyclic. */
 function readModels(value: unknown, at: Locator): ConfiguredModel[] {
-  const models = listOf(value, ["models"], at, "models ({ name, spec, speaks?, key_env?, fallbacks? })").map((entry, i) => readModel(entry, ["models", i], at));
+  const models = listOf(value, ["models"], at, "models ({ name, spec, speaks?, key_env?, fallbacks?, send? })").map((entry, i) => readModel(entry, ["models", i], at));
   const index = new Map<string, number>();
   models.forEach((model, i) => {
     if (index.has(model.name)) at.fail(["models", i, "name"], `${model.name} is configured twice (also models[${index.get(model.name)}]) — give each model its own name`);
@@ -303,7 +303,7 @@ function readModels(value: unknown, at: Locator): ConfiguredModel[] {
 }
 
 function readModel(entry: unknown, path: Path, at: Locator): ConfiguredModel {
-  if (!isRecord(entry)) at.fail(path, "must be a map { name, spec, speaks?, key_env?, fallbacks? }");
+  if (!isRecord(entry)) at.fail(path, "must be a map { name, spec, speaks?, key_env?, fallbacks?, send? }");
   refuseUnknown(entry, path, modelFields, at);
   const name = optionalName(entry.name, [...path, "name"], MODEL_NAME, at);
   if (name === undefined) at.fail([...path, "name"], "is required: the name clients send as model");
@@ -325,7 +325,19 @@ function readModel(entry: unknown, path: Path, at: Locator): ConfiguredModel {
     if (typeof f !== "string" || !MODEL_NAME.test(f)) at.fail([...path, "fallbacks", j], "must be the name of a configured model");
     return f;
   });
-  return { name, spec: entry.spec.trim(), speaks, ...(typeof keyEnv === "string" ? { keyEnv } : {}), fallbacks };
+  const send = readSend(entry.send, [...path, "send"], kind, at);
+  return { name, spec: entry.spec.trim(), speaks, ...(typeof keyEnv === "string" ? { keyEnv } : {}), fallbacks, ...(send.length === 0 ? {} : { send }) };
+}
+
+/** `send`: the request fields the model's upstream takes besides messages and sampling (`UpstreamSend`); default none. */
+function readSend(value: unknown, path: Path, kind: string, at: Locator): UpstreamSend[] {
+  if (value === undefined || value === null) return [];
+  if (kind !== "http" && kind !== "provider") at.fail(path, "names fields for a model served elsewhere (http(s)://… or provider:model); this one runs in the gateway and takes none");
+  const names = listOf(value, path, at, `fields (${upstreamSendFields.join(", ")})`);
+  names.forEach((n, j) => {
+    if (typeof n !== "string" || !upstreamSendFields.includes(n as UpstreamSend)) at.fail([...path, j], `must be one of ${upstreamSendFields.join(", ")}`);
+  });
+  return [...new Set(names)] as UpstreamSend[];
 }
 
 /** `speaks`: the dialects an HTTP upstream serves (default chat), one of which must be chat or messages. */

@@ -3,9 +3,9 @@
  * decides relay or translation, per model) and its key; the fallbacks tried when one fails before answering. Without
  * `GatewayOptions.models`, one model: the gateway's upstream, under its own name, answering whatever `model` says.
  */
-import type { LanguageModel } from "../models/language-model.js";
+import type { GenerateRequest, LanguageModel } from "../models/language-model.js";
 import { ModelCallError, UsageError } from "../errors.js";
-import type { GatewayModel, GatewayOptions } from "./gateway-options.js";
+import type { GatewayModel, GatewayOptions, UpstreamSend } from "./gateway-options.js";
 import { openRelay, upstreamSpeaks, type UpstreamHttp, type UpstreamRelay } from "./pass-through.js";
 import type { DialectName } from "./dialects/index.js";
 import { Refusal } from "./refusal.js";
@@ -25,6 +25,8 @@ export interface ServedModel {
   /** Its pass-through, raw, when its upstream is an HTTP endpoint. */
   relay: UpstreamRelay | undefined;
   fallbacks: readonly string[];
+  /** What of a request its upstream is sent (`GatewayModel.send`); `upstream` already keeps to it. */
+  send: readonly UpstreamSend[];
 }
 
 /** The gateway's models. */
@@ -43,14 +45,14 @@ export interface ServedModels {
 export function openModels(options: GatewayOptions, timeoutMs: number): ServedModels {
   const given: readonly GatewayModel[] = options.models ?? [];
   const configured = given.length > 0;
-  const list = configured ? given : [{ name: options.upstreamHttp?.model ?? options.upstream.modelId, upstream: options.upstream, ...(options.upstreamHttp === undefined ? {} : { upstreamHttp: options.upstreamHttp }) }];
+  const list: readonly GatewayModel[] = configured ? given : [{ name: options.upstreamHttp?.model ?? options.upstream.modelId, upstream: options.upstream, ...(options.upstreamHttp === undefined ? {} : { upstreamHttp: options.upstreamHttp }), ...(options.upstreamSend === undefined ? {} : { send: options.upstreamSend }) }];
   const keyEnvs = [...new Set(list.flatMap((model) => (model.upstreamHttp === undefined ? [] : [model.upstreamHttp.apiKeyEnv])))];
   const secrets = (): readonly string[] => keyEnvs.flatMap((env) => (process.env[env] ?? "") === "" ? [] : [process.env[env] as string]);
   const byName = new Map<string, ServedModel>();
   for (const model of list) {
     if (byName.has(model.name)) throw new UsageError(`the model ${model.name} is named twice — give each model its own name`);
     const relay = model.upstreamHttp === undefined ? undefined : openRelay(model.upstreamHttp, timeoutMs, secrets);
-    byName.set(model.name, { name: model.name, upstream: model.upstream, upstreamHttp: model.upstreamHttp, relay, fallbacks: model.fallbacks ?? [] });
+    byName.set(model.name, { name: model.name, upstream: sending(model.upstream, model.send ?? []), upstreamHttp: model.upstreamHttp, relay, fallbacks: model.fallbacks ?? [], send: model.send ?? [] });
   }
   const close = (): void => {
     for (const model of byName.values()) model.relay?.close();
@@ -112,4 +114,23 @@ export function fallsBack(error: unknown, signal: AbortSignal): boolean {
   if (signal.aborted || !(error instanceof ModelCallError)) return false;
   // No status: the upstream could not be reached, or sent nothing in time.
   return error.status === undefined || error.status >= 500;
+}
+
+/**
+ * The model as the gateway calls it: a request's reasoning effort and end user reach its upstream only where `send`
+ * names them; without them, the call is the model's own.
+ */
+export function sending(model: LanguageModel, send: readonly UpstreamSend[]): LanguageModel {
+  const keep = { reasoning: send.includes("reasoning"), user: send.includes("user") };
+  if (keep.reasoning && keep.user) return model;
+  const strip = (request: GenerateRequest): GenerateRequest => {
+    if (request.reasoningEffort === undefined && request.user === undefined) return request;
+    const { reasoningEffort, user, ...rest } = request;
+    return { ...rest, ...(keep.reasoning && reasoningEffort !== undefined ? { reasoningEffort } : {}), ...(keep.user && user !== undefined ? { user } : {}) };
+  };
+  const wrapped = Object.create(model) as LanguageModel;
+  wrapped.doGenerate = (request) => model.doGenerate(strip(request));
+  const stream = model.doStream;
+  if (stream !== undefined) wrapped.doStream = (request) => stream.call(model, strip(request));
+  return wrapped;
 }

@@ -13,7 +13,9 @@ import type { RecordWriter } from "../record/record-writer.js";
 import type { Tracer } from "../telemetry/tracer.js";
 import type { GatewayArms } from "./arms.js";
 import type { Dialect } from "./dialects/index.js";
-import type { GatewayConfig } from "./gateway-config-types.js";
+import type { GatewayConfig, UpstreamSend } from "./gateway-config-types.js";
+
+export { upstreamSendFields, type UpstreamSend } from "./gateway-config-types.js";
 import type { GatewayObserver } from "./observer.js";
 import type { UpstreamHttp } from "./pass-through.js";
 import type { TenantKey } from "./tenants.js";
@@ -130,13 +132,18 @@ export interface GatewayModel {
   upstreamHttp?: UpstreamHttp;
   /** Models (by name) tried in order when its upstream fails before answering. */
   fallbacks?: readonly string[];
+  /** What of a client's request its upstream is sent besides messages and sampling (`UpstreamSend`); default none. */
+  send?: readonly UpstreamSend[];
 }
+
 
 export interface GatewayOptions {
   /** The model every request runs on (opened with `openModel`); with `models`, unused (pass the default model's). */
   upstream: LanguageModel;
   /** When the upstream is an OpenAI-compatible endpoint: where pass-through requests go, raw. */
   upstreamHttp?: UpstreamHttp;
+  /** Without `models`: what of a request the upstream is sent besides messages and sampling (`GatewayModel.send`). */
+  upstreamSend?: readonly UpstreamSend[];
   /**
    * Several models behind one URL, picked by a request's `model` (an unknown one is answered 404). Absent: `upstream`
    * answers every request, whatever its `model`. The default model runs the arms and `count_tokens`.

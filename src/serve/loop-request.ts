@@ -82,11 +82,12 @@ export interface ChatRequest {
   echo?: Readonly<Record<string, unknown>>;
   /**
    * How hard the client asked the model to think (chat's `reasoning_effort`, Responses' `reasoning.effort`, Messages'
-   * `thinking.budget_tokens` or `output_config.effort`), on one scale. Carried, not sent: an OpenAI-compatible upstream
-   * that takes no `reasoning_effort` would refuse it, and the gateway does not know which do.
+   * `thinking.budget_tokens` or `output_config.effort`), on one scale. Also on the attempt's sampling, sent only to a
+   * model configured to take it (`send: [reasoning]`): an OpenAI-compatible upstream that takes no `reasoning_effort`
+   * would refuse it.
    */
   reasoningEffort?: ReasoningEffort;
-  /** The end user the client names (chat's and Responses' `user`, Messages' `metadata.user_id`). Carried, not sent. */
+  /** The end user the client names (chat's and Responses' `user`, Messages' `metadata.user_id`); sent only as `reasoningEffort` is (`send: [user]`). */
   user?: string;
   /**
    * Tools the request offered that no upstream the gateway speaks can run (hosted and server tools), as `type` or
@@ -117,6 +118,8 @@ export const USER_ID_CHARS = 256;
 export function optionalUserId(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string" || value.length > USER_ID_CHARS) throw new RequestFieldError(field, `must be a string of at most ${USER_ID_CHARS} characters`);
+  // An identifier, sent on to an upstream that takes it: no line breaks or other control characters.
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u.test(value)) throw new RequestFieldError(field, "must hold no control characters or line breaks");
   return value;
 }
 
@@ -224,6 +227,9 @@ export function toLoopRequest(parts: LoopRequestParts, bounds: RequestBounds): C
     ...(format.responseFormat === undefined ? {} : { responseFormat: format.responseFormat }),
     ...(tools === undefined ? {} : { tools }),
     ...(toolChoice === undefined || tools === undefined ? {} : { toolChoice }),
+    // On the attempt's call only; each model's upstream sends them only where its config says it takes them (`send`).
+    ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
+    ...(user === undefined ? {} : { user }),
   };
   return {
     messages: parts.messages,

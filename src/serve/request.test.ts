@@ -55,7 +55,8 @@ describe("parseChatRequest", () => {
       { role: "tool", toolCallId: "c1", content: "3" },
     ]);
     const tools = [{ name: "get", parameters: { type: "object" } }];
-    assert.deepEqual(parsed.sampling, { maxTokens: 40, temperature: 0.5, topP: 0.9, stop: ["END"], responseFormat: { type: "json", schema }, tools, toolChoice: { type: "tool", name: "get" } });
+    // The user rides on the attempt's sampling; each model's upstream sends it only where its `send` names it.
+    assert.deepEqual(parsed.sampling, { maxTokens: 40, temperature: 0.5, topP: 0.9, stop: ["END"], responseFormat: { type: "json", schema }, tools, toolChoice: { type: "tool", name: "get" }, user: "u-1" });
     assert.deepEqual(parsed.checks, { schema: { name: "out", schema }, tools, toolsRequired: true, task: { name: "gsm8k", item: { answer: 3 } }, tests: ["assert f() == 1"], regex: { pattern: "a", flags: "i" } });
     assert.equal(parsed.toolChoiceRequired, true);
     assert.equal(parsed.seed, 7);

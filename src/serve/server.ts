@@ -38,7 +38,7 @@ import { defaultGatewayLimits, type Env, type GatewayLimits, type GatewayLoad, t
 import { keptAlive, type Settled } from "./keep-alive.js";
 import { noopObserver, type GatewayObserver, type RequestOutcome } from "./observer.js";
 import { dialectError, droppedToolsHeaders, generateOnce, redactText, upstreamError, upstreamSpeaks, withModel, type UpstreamHttp } from "./pass-through.js";
-import { chainOf, chooseModel, fallsBack, MODEL_HEADER, modelScope, openModels, type ServedModel, type ServedModels } from "./gateway-models.js";
+import { chainOf, chooseModel, fallsBack, MODEL_HEADER, modelScope, openModels, sending, type ServedModel, type ServedModels } from "./gateway-models.js";
 import type { Secrets } from "./redact-secret.js";
 import { ClientGone, readBody } from "./read-body.js";
 import type { GatewayConfig } from "./gateway-config-types.js";
@@ -455,7 +455,8 @@ async function settle(gateway: Gateway, request: Admitted, began: (kind: "pass-t
  */
 async function generateOnChain(gateway: Gateway, { chain, chat, meta, signal, client, dialect, arm }: Admitted): Promise<Settled> {
   for (const [i, model] of chain.entries()) {
-    const upstream = model === gateway.models.default ? (gateway.options.arms?.model(arm ?? "base") ?? model.upstream) : model.upstream;
+    const armed = model === gateway.models.default ? gateway.options.arms?.model(arm ?? "base") : undefined;
+    const upstream = armed === undefined ? model.upstream : sending(armed, model.send);
     try {
       // Streamed, event by event as the upstream sends its parts (a failure before the first part falls back); the
       // request's deadline is then the stream's silence, as the relay's.
@@ -557,7 +558,7 @@ function runReflected({ options, tracer, secret, models }: Gateway, request: Adm
       // A model other than the default runs without arms.
       if (model !== undefined && model.upstream !== upstream) return { model: model.upstream, release: () => {} };
       const lease = arm === "base" ? undefined : await arms?.pin(arm, signal);
-      return { model: lease?.model ?? arms?.model("base") ?? upstream, release: () => lease?.release() };
+      return { model: sending(lease?.model ?? arms?.model("base") ?? upstream, models.default.send), release: () => lease?.release() };
     },
     signal,
     tracer,

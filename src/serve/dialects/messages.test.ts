@@ -125,7 +125,8 @@ describe("messages dialect: parse", () => {
       { role: "system", content: "Be brief. Use tools." },
       { role: "user", content: "hi" },
     ]);
-    assert.deepEqual(parsed.sampling, { maxTokens: 40, temperature: 0.5, topP: 0.9, stop: ["END", "STOP"] });
+    // The user rides on the attempt's sampling; each model's upstream sends it only where its `send` names it.
+    assert.deepEqual(parsed.sampling, { maxTokens: 40, temperature: 0.5, topP: 0.9, stop: ["END", "STOP"], user: "u1" });
     assert.equal(parsed.stream, true);
     assert.equal(parsed.includeUsage, true, "Anthropic's stream always carries usage");
     assert.deepEqual(parsed.checks, {});
