@@ -4,7 +4,7 @@ import type { ChatHistoryItem, LlamaChat, Llama, LlamaContext, LlamaContextSeque
 import { ModelCallError } from "../errors.js";
 import type { FinishReason, GenerateRequest, GenerateResult, LanguageModel, TextMessage, TokenLogprob } from "./language-model.js";
 import { checkLoraAdapter, loraIdSuffix, type LoraAdapter } from "./lora.js";
-import { readToolCallBlocks, toolTurnsAsText, withToolsPrompt } from "./prompted-tools.js";
+import { readToolCallBlocks, readUntaggedCalls, toolTurnsAsText, withToolsPrompt } from "./prompted-tools.js";
 import { alignTokenLogprobs } from "./token-texts.js";
 
 /** Most tokens the embedded model writes for a request that sets no `maxTokens` (an eval attempt's default). */
@@ -215,7 +215,8 @@ export async function loadEmbeddedModel(options: EmbeddedModelOptions): Promise<
         totals.completionTokens += completionTokens;
         const stopText = request.includeStop === true && result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger.filter((part): part is string => typeof part === "string").join("") : "";
         const text = result.response + stopText;
-        const read = tools === undefined ? undefined : readToolCallBlocks(text);
+        const tagged = tools === undefined ? undefined : readToolCallBlocks(text);
+        const read = tools === undefined || (tagged !== undefined && tagged.toolCalls.length > 0) ? tagged : (readUntaggedCalls(text, tools.map((t) => t.name)) ?? tagged);
         const calls = read !== undefined && read.toolCalls.length > 0 ? read : undefined;
         // With tool calls read out of it the text is no longer what was generated: no log-probs then.
         const logprobs = slot.recording === undefined || calls !== undefined ? undefined : tokenLogprobs(model, text, slot.recording);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { replyText } from "../loops/reflect-retry.js";
 import type { ChatMessage } from "./language-model.js";
-import { MAX_PROMPTED_CALLS, promptedReplyText, readToolCallBlocks, toolsSystemPrompt, toolTurnsAsText, withToolsPrompt } from "./prompted-tools.js";
+import { MAX_PROMPTED_CALLS, promptedReplyText, readToolCallBlocks, readUntaggedCalls, toolsSystemPrompt, toolTurnsAsText, withToolsPrompt } from "./prompted-tools.js";
 
 const weather = { name: "get_weather", description: "Current weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 
@@ -147,5 +147,24 @@ describe("toolTurnsAsText: tool turns for a backend without a tool API", () => {
     assert.match(framed[0]?.content ?? "", /\n\nBe brief\.$/u);
     assert.match(withToolsPrompt([{ role: "user", content: "hi" }], [weather], { type: "required" })[0]?.content ?? "", /You must call at least one of these functions/u);
     assert.doesNotMatch(withToolsPrompt([{ role: "user", content: "hi" }], [weather])[0]?.content ?? "", /You must call/u);
+  });
+});
+
+describe("readUntaggedCalls", () => {
+  it("reads a reply that is only calls without the tags — fenced or bare, one or a list — when every name is offered", () => {
+    const fenced = '```json\n[\n  {"name": "cd", "arguments": {"folder": "workspace"}},\n  {"name": "ls", "arguments": {}}\n]\n```';
+    assert.deepEqual(readUntaggedCalls(fenced, ["cd", "ls"])?.toolCalls, [
+      { id: "call_0", name: "cd", arguments: '{"folder":"workspace"}' },
+      { id: "call_1", name: "ls", arguments: "{}" },
+    ]);
+    assert.deepEqual(readUntaggedCalls(' {"name": "pwd"} ', ["pwd"])?.toolCalls, [{ id: "call_0", name: "pwd", arguments: "{}" }]);
+  });
+
+  it("leaves as text: a name not offered, text around the JSON, bad JSON, an answer that is merely JSON", () => {
+    assert.equal(readUntaggedCalls('[{"name": "rm", "arguments": {}}]', ["ls"]), undefined);
+    assert.equal(readUntaggedCalls('Here: {"name": "ls", "arguments": {}}', ["ls"]), undefined);
+    assert.equal(readUntaggedCalls('```json\n{"name": "ls", "arguments": \n```', ["ls"]), undefined);
+    assert.equal(readUntaggedCalls('{"city": "Oslo"}', ["ls"]), undefined);
+    assert.equal(readUntaggedCalls("[]", ["ls"]), undefined);
   });
 });

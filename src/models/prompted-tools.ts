@@ -10,7 +10,9 @@ import { isRecord } from "../util/is-record.js";
  * card and chat template give it): the functions as JSON inside `<tools></tools>`, and the calls as a JSON list of
  * `{"name", "arguments"}` objects inside one `<tool_call></tool_call>`. The reader also takes the Hermes/Qwen form —
  * one object per block, several blocks — which is how `replyText` in loops/conversation.ts writes calls back into a
- * conversation (with `arguments` as a JSON string).
+ * conversation (with `arguments` as a JSON string). A reply with no tagged block that is nothing but such calls, every
+ * one naming an offered function, is read as them too (`readUntaggedCalls`): Qwen2.5-Coder 0.5B, shown BFCL's
+ * multi-turn functions, writes its calls as a fenced JSON list and never the tags.
  */
 export function toolsSystemPrompt(tools: readonly ToolDefinition[], choice?: ToolChoice): string {
   const listed = tools.map((tool) => JSON.stringify({ name: tool.name, description: tool.description ?? "", parameters: tool.parameters ?? { type: "object", properties: {} } }));
@@ -131,6 +133,19 @@ export function readToolCallBlocks(reply: string): PromptedReply {
   }
   text += reply.slice(at);
   return { text: toolCalls.length === 0 ? text : text.trim(), toolCalls, problems };
+}
+
+/**
+ * A reply that is nothing but calls written without the `<tool_call>` tags — one call object or a list of them, bare or
+ * in a ```` ```json ```` fence, as small instruction-tuned models (Qwen2.5-Coder 0.5B) write them — read as those
+ * calls, only when every call names one of `offered`; anything else (text around it, another name, bad JSON) is no
+ * call, and the reply stays text.
+ */
+export function readUntaggedCalls(reply: string, offered: readonly string[]): PromptedReply | undefined {
+  const read = readBlock(reply);
+  if ("problem" in read || read.calls.length === 0 || read.calls.length > MAX_PROMPTED_CALLS) return undefined;
+  if (!read.calls.every((call) => offered.includes(call.name))) return undefined;
+  return { text: "", toolCalls: read.calls.map((call, i) => ({ id: `call_${i}`, ...call })), problems: [] };
 }
 
 function readBlock(raw: string): { calls: Array<Omit<ToolCall, "id">> } | { problem: string } {
