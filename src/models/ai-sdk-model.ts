@@ -101,7 +101,8 @@ export function callOptions(request: GenerateRequest): LanguageModelV4CallOption
 /**
  * The provider options of a request, each under its provider's name (a provider reads only its own): OpenAI's
  * log-probs, reasoning effort and end user; Anthropic's thinking for an effort, with `reasoningBudgetTokens` of it when
- * the request's `maxTokens` is above the budget (Anthropic needs the answer's room beyond it) — else no thinking.
+ * the request's `maxTokens` is above the budget and no tool call is forced (Anthropic refuses thinking beside one) —
+ * else no thinking. The provider sends the budget on top of `maxTokens`, so the answer keeps its own room.
  */
 function providerOptionsOf(request: GenerateRequest): Pick<LanguageModelV4CallOptions, "providerOptions"> {
   const openai = {
@@ -110,7 +111,8 @@ function providerOptionsOf(request: GenerateRequest): Pick<LanguageModelV4CallOp
     ...(request.user === undefined ? {} : { user: request.user }),
   };
   const budget = request.reasoningEffort === undefined ? undefined : reasoningBudgetTokens[request.reasoningEffort];
-  const thinks = budget !== undefined && request.maxTokens !== undefined && request.maxTokens > budget;
+  // Anthropic refuses thinking beside a forced tool choice.
+  const thinks = budget !== undefined && request.maxTokens !== undefined && request.maxTokens > budget && request.toolChoice === undefined;
   const options = {
     ...(Object.keys(openai).length === 0 ? {} : { openai }),
     ...(thinks ? { anthropic: { thinking: { type: "enabled", budgetTokens: budget } } } : {}),

@@ -98,10 +98,12 @@ describe("sending: a model's upstream keeps to its send list", () => {
     assert.equal(sending(model as never, []).modelId, "m");
   });
 
-  it("AI SDK providers: OpenAI's reasoningEffort and user, Anthropic's thinking only where max tokens leave room for its budget", () => {
+  it("AI SDK providers: OpenAI's reasoningEffort and user, Anthropic's thinking only where max tokens leave room for its budget and no tool is forced", () => {
     const base = { messages: [{ role: "user" as const, content: "hi" }], reasoningEffort: "medium" as const, user: "u1" };
     assert.deepEqual(callOptions({ ...base, maxTokens: 8192 }).providerOptions, { openai: { reasoningEffort: "medium", user: "u1" }, anthropic: { thinking: { type: "enabled", budgetTokens: 4096 } } });
     assert.deepEqual(callOptions({ ...base, maxTokens: 1000 }).providerOptions, { openai: { reasoningEffort: "medium", user: "u1" } });
     assert.equal(callOptions({ messages: base.messages }).providerOptions, undefined);
+    const forced = callOptions({ ...base, maxTokens: 8192, tools: [{ name: "get" }], toolChoice: { type: "tool", name: "get" } });
+    assert.equal(forced.providerOptions?.anthropic, undefined, "no thinking beside a forced tool choice");
   });
 });
