@@ -1,6 +1,5 @@
 import { ReflectkitError } from "../errors.js";
 import { capLesson, type Lesson } from "../memory/lesson-store.js";
-import { lessonText } from "../memory/lesson-text.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { isEnvironmentTask, type EnvironmentSession, type EnvironmentTask } from "../tasks/environment.js";
 import type { Verdict } from "../tasks/task.js";
@@ -8,7 +7,7 @@ import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type Epi
 import { feedbackMessage, taskQuestion } from "./feedback.js";
 import { withMode } from "./reflect-retry.js";
 import { placeboReflection } from "./reflection-control.js";
-import { withLessons, type ReflexionOptions } from "./reflexion.js";
+import { keepLesson, withLessons, type ReflexionOptions } from "./reflexion.js";
 import { defaultResampleTemperature, resampleSampling, resampleTemperatureProblem } from "./resample.js";
 import { isVerified } from "./stop.js";
 import { StrategyOptionError } from "./strategy-option-error.js";
@@ -88,8 +87,7 @@ export function agent<R>(options: AgentOptions<R>): Promise<Episode<R>> {
         const messages: ChatMessage[] = [...trial.opening.filter((m) => m.role === "system"), { role: "user", content: request }];
         const reflection = await run.call({ model, role: "reflection", messages, sampling: options.reflection ?? defaultReflectionSampling, conversation: `lesson${turn}`, spanName: "reflect" });
         run.reflect({ feedbackShown, call: reflection });
-        const text = lessonText(reflection.output);
-        if (text !== "") written.push({ task: task.name, itemId: item.id, question, text, helped: null, runId, createdAt: Date.now() });
+        keepLesson(written, { task: task.name, itemId: item.id, question, runId }, reflection.output);
       }
     } finally {
       memory?.addEpisode({ task: task.name, runId, itemId: item.id }, written);

@@ -112,14 +112,19 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
         const reflectMessages = afterFeedback(messages, call, feedbackShown, lessonAsk, feedbackAs);
         const reflection = await run.call({ model, role: "reflection", messages: reflectMessages, sampling: options.reflection ?? defaultReflectionSampling, conversation: `trial${turn}`, spanName: "reflect" });
         run.reflect({ feedbackShown, call: reflection });
-        const text = lessonText(reflection.output);
-        if (text !== "") written.push({ task: task.name, itemId: item.id, question, text, helped: null, runId, createdAt: Date.now() });
+        keepLesson(written, { task: task.name, itemId: item.id, question, runId }, reflection.output);
       }
     } finally {
       // Stored even when a budget or an error ended the episode: the lessons were written and are still lessons.
       memory?.addEpisode({ task: task.name, runId, itemId: item.id }, written);
     }
   }), mode);
+}
+
+/** A reflection's lesson, cut by `lessonText`, kept among the episode's written lessons when any text is left. */
+export function keepLesson(written: Lesson[], at: Pick<Lesson, "task" | "itemId" | "question" | "runId">, output: string): void {
+  const text = lessonText(output);
+  if (text !== "") written.push({ ...at, text, helped: null, createdAt: Date.now() });
 }
 
 /** The task prompt with the lessons as a delimited block of notes before the question. */
