@@ -7,7 +7,7 @@ import { defaultAttemptSampling, defaultReflectionSampling, runEpisode, type Epi
 import { feedbackMessage, taskQuestion } from "./feedback.js";
 import { withMode } from "./reflect-retry.js";
 import { placeboReflection } from "./reflection-control.js";
-import { keepLesson, withLessons, type ReflexionOptions } from "./reflexion.js";
+import { keepLesson, recallNotes, withLessons, type ReflexionOptions } from "./reflexion.js";
 import { defaultResampleTemperature, resampleSampling, resampleTemperatureProblem } from "./resample.js";
 import { isVerified } from "./stop.js";
 import { StrategyOptionError } from "./strategy-option-error.js";
@@ -55,9 +55,7 @@ export function agent<R>(options: AgentOptions<R>): Promise<Episode<R>> {
   const placebos: string[] = [];
   return withMode(runEpisode("agent", options, [isVerified()], async (run) => {
     const question = taskQuestion(task.prompt(item.record));
-    const recalled = memory?.recall({ task: task.name, runId, itemId: item.id, question, sameItem: perItem, related: options.relatedLessons ?? 0 }) ?? { sameItem: [], related: [] };
-    const earlier = recalled.sameItem.map((l) => l.text);
-    const others = recalled.related.map((l) => l.text);
+    const { earlier, others } = recallNotes(memory, { task: task.name, runId, itemId: item.id, question, sameItem: perItem, related: options.relatedLessons ?? 0 });
     try {
       for (let turn = 1; ; turn++) {
         run.beginAttempt(turn);

@@ -71,9 +71,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
     const { model, task, item, memory } = options;
     const taskPrompt = task.prompt(item.record);
     const question = taskQuestion(taskPrompt);
-    const recalled = memory?.recall({ task: task.name, runId, itemId: item.id, question, sameItem: perItem, related }) ?? { sameItem: [], related: [] };
-    const earlier = recalled.sameItem.map((l) => l.text);
-    const others = recalled.related.map((l) => l.text);
+    const { earlier, others } = recallNotes(memory, { task: task.name, runId, itemId: item.id, question, sameItem: perItem, related });
     try {
       for (let turn = 1; ; turn++) {
         run.beginAttempt(turn);
@@ -119,6 +117,12 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
       memory?.addEpisode({ task: task.name, runId, itemId: item.id }, written);
     }
   }), mode);
+}
+
+/** The texts of the lessons a store recalls for an episode: this item's (`earlier`) and other items' (`others`). */
+export function recallNotes(memory: LessonStore | undefined, query: Parameters<LessonStore["recall"]>[0]): { earlier: string[]; others: string[] } {
+  const recalled = memory?.recall(query) ?? { sameItem: [], related: [] };
+  return { earlier: recalled.sameItem.map((l) => l.text), others: recalled.related.map((l) => l.text) };
 }
 
 /** A reflection's lesson, cut by `lessonText`, kept among the episode's written lessons when any text is left. */

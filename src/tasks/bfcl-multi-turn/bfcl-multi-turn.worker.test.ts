@@ -7,6 +7,7 @@ import { InputError } from "../../errors.js";
 import { agent } from "../../loops/agent.js";
 import { scriptedModel, type ScriptedReply } from "../../models/scripted.js";
 import { isEnvironmentTask } from "../environment.js";
+import { BfclWorker } from "./worker.js";
 import { findTaskFamily } from "../registry.js";
 import {
   ADDED_FUNCTIONS_PROMPT,
@@ -149,6 +150,12 @@ describe("bfcl-multi-turn: sessions", () => {
     const fresh = await task.environment(base);
     assert.equal((await fresh.act([{ id: "a", name: "ls", arguments: "{}" }]))[0]?.isError, false);
     await fresh.close();
+  });
+
+  it("a request that never answers within the deadline stops the process and rejects, naming the deadline", async () => {
+    const stuck = new BfclWorker(await ensureBfclPackage(), undefined, 1);
+    await assert.rejects(stuck.request("next", { trial: "none" }), /BFCL environment process exited \(SIGKILL\).*no answer to next within 1 ms/);
+    assert.equal(stuck.alive, false);
   });
 
   it("without Python the fetch fails saying what it needs", async () => {

@@ -10,6 +10,9 @@ export function bfclWorkerScript(): string {
   return path.resolve(here, "..", "..", "..", "worker", "reflectkit_worker", "bfcl_env.py");
 }
 
+/** How long one request may take before the process is taken to be stuck (a backend call that never returns) and stopped. */
+export const BFCL_REQUEST_TIMEOUT_MS = 30_000;
+
 type Pending = { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void };
 
 /**
@@ -23,7 +26,11 @@ export class BfclWorker {
   private exited: Error | null = null;
   private stderr = "";
 
-  constructor(folders: readonly string[], python = process.env.REFLECTKIT_PYTHON ?? "python3") {
+  constructor(
+    folders: readonly string[],
+    python = process.env.REFLECTKIT_PYTHON ?? "python3",
+    private readonly timeoutMs = BFCL_REQUEST_TIMEOUT_MS,
+  ) {
     const script = bfclWorkerScript();
     if (!existsSync(script)) throw new Error(`the BFCL environment program is missing: ${script}`);
     this.child = spawn(python, ["-I", script, ...folders], { stdio: ["pipe", "pipe", "pipe"] });
@@ -81,7 +88,15 @@ export class BfclWorker {
     if (signal?.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
+      // A request that never answers stops the process: this and every other pending request reject, and the next
+      // session starts a fresh one.
+      const timer = setTimeout(() => {
+        this.stderr += `\nno answer to ${op} within ${this.timeoutMs} ms; the process was stopped`;
+        this.kill();
+      }, this.timeoutMs);
+      timer.unref();
       const onAbort = () => {
+        clearTimeout(timer);
         this.pending.delete(id);
         if (this.pending.size === 0) this.hold(false);
         reject(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
@@ -89,10 +104,12 @@ export class BfclWorker {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.set(id, {
         resolve: (value) => {
+          clearTimeout(timer);
           signal?.removeEventListener("abort", onAbort);
           resolve(value);
         },
         reject: (error) => {
+          clearTimeout(timer);
           signal?.removeEventListener("abort", onAbort);
           reject(error);
         },
