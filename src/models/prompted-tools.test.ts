@@ -160,8 +160,18 @@ describe("readUntaggedCalls", () => {
     assert.deepEqual(readUntaggedCalls(' {"name": "pwd"} ', ["pwd"])?.toolCalls, [{ id: "call_0", name: "pwd", arguments: "{}" }]);
   });
 
-  it("leaves as text: a name not offered, text around the JSON, bad JSON, an answer that is merely JSON", () => {
-    assert.equal(readUntaggedCalls('[{"name": "rm", "arguments": {}}]', ["ls"]), undefined);
+  it("reads a name not offered as a call only in the exact call form, so the caller can answer it with an error", () => {
+    assert.deepEqual(readUntaggedCalls('```json\n[{"name": "move", "arguments": {"source": "a.pdf"}}]\n```', ["mv"])?.toolCalls, [
+      { id: "call_0", name: "move", arguments: '{"source":"a.pdf"}' },
+    ]);
+    // Another shape with a name not offered is an answer that happens to be JSON.
+    assert.equal(readUntaggedCalls('{"name": "Alice", "age": 30}', ["ls"]), undefined);
+    assert.equal(readUntaggedCalls('{"name": "Alice"}', ["ls"]), undefined);
+    assert.equal(readUntaggedCalls('[{"name": "rm", "arguments": {}}, {"name": "x", "arguments": {}, "id": 1}]', ["ls"]), undefined);
+  });
+
+  it("leaves as text: a name not offered in another shape, text around the JSON, bad JSON, an answer that is merely JSON", () => {
+    assert.equal(readUntaggedCalls('[{"name": "rm", "parameters": {}}]', ["ls"]), undefined);
     assert.equal(readUntaggedCalls('Here: {"name": "ls", "arguments": {}}', ["ls"]), undefined);
     assert.equal(readUntaggedCalls('```json\n{"name": "ls", "arguments": \n```', ["ls"]), undefined);
     assert.equal(readUntaggedCalls('{"city": "Oslo"}', ["ls"]), undefined);

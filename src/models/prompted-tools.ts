@@ -10,9 +10,9 @@ import { isRecord } from "../util/is-record.js";
  * card and chat template give it): the functions as JSON inside `<tools></tools>`, and the calls as a JSON list of
  * `{"name", "arguments"}` objects inside one `<tool_call></tool_call>`. The reader also takes the Hermes/Qwen form —
  * one object per block, several blocks — which is how `replyText` in loops/conversation.ts writes calls back into a
- * conversation (with `arguments` as a JSON string). A reply with no tagged block that is nothing but such calls, every
- * one naming an offered function, is read as them too (`readUntaggedCalls`): Qwen2.5-Coder 0.5B, shown BFCL's
- * multi-turn functions, writes its calls as a fenced JSON list and never the tags.
+ * conversation (with `arguments` as a JSON string). A reply with no tagged block that is nothing but such calls is
+ * read as them too (`readUntaggedCalls`): Qwen2.5-Coder 0.5B, shown BFCL's multi-turn functions, writes its calls as a
+ * fenced JSON list and never the tags.
  */
 export function toolsSystemPrompt(tools: readonly ToolDefinition[], choice?: ToolChoice): string {
   const listed = tools.map((tool) => JSON.stringify({ name: tool.name, description: tool.description ?? "", parameters: tool.parameters ?? { type: "object", properties: {} } }));
@@ -138,17 +138,20 @@ export function readToolCallBlocks(reply: string): PromptedReply {
 /**
  * A reply that is nothing but calls written without the `<tool_call>` tags — one call object or a list of them, bare or
  * in a ```` ```json ```` fence, as small instruction-tuned models (Qwen2.5-Coder 0.5B) write them — read as those
- * calls, only when every call names one of `offered`; anything else (text around it, another name, bad JSON) is no
- * call, and the reply stays text.
+ * calls when every call names one of `offered`, or when every item is exactly the prompt's call form (the keys `name`
+ * and `arguments`, nothing else) — then a misremembered name is a call the caller answers with an error, as a native
+ * tool API returns it, rather than a final answer. Anything else (text around it, another name in another shape,
+ * bad JSON) is no call, and the reply stays text.
  */
 export function readUntaggedCalls(reply: string, offered: readonly string[]): PromptedReply | undefined {
   const read = readBlock(reply);
   if ("problem" in read || read.calls.length === 0 || read.calls.length > MAX_PROMPTED_CALLS) return undefined;
-  if (!read.calls.every((call) => offered.includes(call.name))) return undefined;
+  if (!read.calls.every((call) => offered.includes(call.name)) && !read.exactShape) return undefined;
   return { text: "", toolCalls: read.calls.map((call, i) => ({ id: `call_${i}`, ...call })), problems: [] };
 }
 
-function readBlock(raw: string): { calls: Array<Omit<ToolCall, "id">> } | { problem: string } {
+/** `exactShape`: every item has the two keys `name` and `arguments` and no other, the prompt's own call form. */
+function readBlock(raw: string): { calls: Array<Omit<ToolCall, "id">>; exactShape: boolean } | { problem: string } {
   let body = raw.trim();
   const fence = /^```[A-Za-z]*\s*\n?([^]*?)\n?```$/u.exec(body);
   if (fence !== null) body = (fence[1] as string).trim();
@@ -156,14 +159,17 @@ function readBlock(raw: string): { calls: Array<Omit<ToolCall, "id">> } | { prob
   if (!parsed.ok) return { problem: `a ${OPEN} block is not JSON: line ${parsed.problem.line}, column ${parsed.problem.column}: ${parsed.problem.message}` };
   const items = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
   const calls: Array<Omit<ToolCall, "id">> = [];
+  let exactShape = true;
   for (const [i, item] of items.entries()) {
     const which = Array.isArray(parsed.value) ? `call ${i} of a ${OPEN} list` : `a ${OPEN} block`;
     if (!isRecord(item)) return { problem: `${which} is not an object with "name" and "arguments"` };
     if (typeof item.name !== "string" || item.name === "") return { problem: `${which} has no "name" string` };
+    const keys = Object.keys(item);
+    exactShape &&= keys.length === 2 && keys.includes("name") && keys.includes("arguments");
     const args = Object.hasOwn(item, "arguments") ? item.arguments : Object.hasOwn(item, "parameters") ? item.parameters : {};
     if (typeof args === "string") calls.push({ name: item.name, arguments: args });
     else if (isRecord(args)) calls.push({ name: item.name, arguments: JSON.stringify(args) });
     else return { problem: `the "arguments" of ${which} must be an object, not ${args === null ? "null" : Array.isArray(args) ? "an array" : typeof args}` };
   }
-  return { calls };
+  return { calls, exactShape };
 }

@@ -16,6 +16,7 @@ import {
   ensureBfclPackage,
   loadBfclMultiTurn,
   loadBfclMultiTurnFile,
+  parseDataSpec,
   type BfclMultiTurnRecord,
 } from "./index.js";
 
@@ -66,6 +67,33 @@ describe("bfcl-multi-turn: the ground truth replayed through the environment", (
       assert.ok(Date.now() - started < 30_000, `${category} took ${Date.now() - started} ms`);
     });
   }
+});
+
+describe("bfcl-multi-turn: entries cut to their first user turns (--data base@N)", () => {
+  it("base@1 and base@2: every cut gold trajectory passes, and fails with its last call dropped", async () => {
+    const family = findTaskFamily("bfcl-multi-turn");
+    for (const turns of [1, 2]) {
+      const items = (await family.load(`base@${turns}`, task as never)) as { record: BfclMultiTurnRecord }[];
+      assert.equal(items.length, 200);
+      const failed: string[] = [];
+      const passedDropped: string[] = [];
+      for (const { record } of items) {
+        assert.ok(record.question.length <= turns && record.ground_truth.length === record.question.length, record.id);
+        if (!(await replay(record, false))) failed.push(record.id);
+        if (record.ground_truth.some((turn) => turn.length > 0) && (await replay(record, true))) passedDropped.push(record.id);
+      }
+      assert.deepEqual(failed, [], `base@${turns}`);
+      assert.deepEqual(passedDropped, [], `base@${turns}`);
+    }
+  });
+
+  it("refuses a count that is not a whole number from 1, naming the spec", async () => {
+    for (const bad of ["base@0", "base@x", "base@-1", "base@1.5", "base@", "base@9999"])
+      assert.throws(() => parseDataSpec(bad), (e: unknown) => e instanceof InputError && e.message.includes(bad) && /whole number from 1/.test(e.message), bad);
+    assert.deepEqual(parseDataSpec("base"), { source: "base", turns: null });
+    assert.deepEqual(parseDataSpec("dir/my@file.json@3"), { source: "dir/my@file.json", turns: 3 });
+    await assert.rejects(async () => findTaskFamily("bfcl-multi-turn").load("base@0", task as never), /whole number from 1/);
+  });
 });
 
 describe("bfcl-multi-turn: sessions", () => {

@@ -271,15 +271,39 @@ export function bfclMultiTurnTask(options: BfclPackageOptions = {}): BfclMultiTu
   };
 }
 
+/**
+ * An entry cut to its first `turns` user turns, ground truth and held-out functions with them: the same checks on a
+ * shorter trajectory (`--data base@1` runs the first user turn of every base entry).
+ */
+export function firstUserTurns(record: BfclMultiTurnRecord, turns: number): BfclMultiTurnRecord {
+  if (!Number.isInteger(turns) || turns < 1) throw new Error(`a number of user turns must be a whole number from 1, not ${turns}`);
+  if (turns >= record.question.length) return record;
+  const missed = record.missed_function === undefined ? {} : { missed_function: Object.fromEntries(Object.entries(record.missed_function).filter(([turn]) => Number(turn) < turns)) };
+  return { ...record, question: record.question.slice(0, turns), ground_truth: record.ground_truth.slice(0, turns), ...missed };
+}
+
+/** `base`, `base@2` (a category, cut to its first two user turns) or a question file, possibly with `@N`. */
+export function parseDataSpec(spec: string): { source: string; turns: number | null } {
+  const at = /^(.*)@([^@/]*)$/.exec(spec);
+  if (at === null) return { source: spec, turns: null };
+  const turns = Number(at[2]);
+  if (!/^[1-9][0-9]{0,2}$/.test(at[2] as string))
+    throw new InputError(`"@${at[2]}" must name how many user turns of each entry to keep, a whole number from 1 to 999 (e.g. base@1)`, spec);
+  return { source: at[1] as string, turns };
+}
+
+async function loadBfclData(spec: string): Promise<TaskItem<BfclMultiTurnRecord>[]> {
+  const { source, turns } = parseDataSpec(spec);
+  const name = path.basename(source) as BfclMultiTurnCategory;
+  const items = !existsSync(source) && (BFCL_MULTI_TURN_CATEGORIES as readonly string[]).includes(name) ? await loadBfclMultiTurn(name) : loadBfclMultiTurnFile(source);
+  return turns === null ? items : items.map((item) => ({ ...item, record: firstUserTurns(item.record, turns) }));
+}
+
 export const bfclMultiTurnFamily: TaskFamily = {
   name: "bfcl-multi-turn",
   description:
-    "BFCL v4 multi-turn (--data base, miss_func, miss_param or long_context from the pinned bfcl-eval wheel, or a question file), an environment of the package's backends, its state and response checks",
+    "BFCL v4 multi-turn (--data base, miss_func, miss_param or long_context from the pinned bfcl-eval wheel, or a question file; @N keeps the first N user turns of each entry, e.g. base@1), an environment of the package's backends, its state and response checks",
   scorer: "the environment's state and results against the ground truth",
   create: () => bfclMultiTurnTask() as unknown as Task<unknown>,
-  load: (file) => {
-    const name = path.basename(file) as BfclMultiTurnCategory;
-    if (!existsSync(file) && (BFCL_MULTI_TURN_CATEGORIES as readonly string[]).includes(name)) return loadBfclMultiTurn(name);
-    return loadBfclMultiTurnFile(file);
-  },
+  load: loadBfclData,
 };
