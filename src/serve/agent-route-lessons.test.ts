@@ -17,6 +17,7 @@ import { RequestMemory } from "../loops/request-memory.js";
 import type { Episode } from "../loops/types.js";
 import { openSqliteRequestLessons } from "../memory/sqlite-request-lessons.js";
 import { createHttpModel } from "../models/http.js";
+import { parseGatewayConfig } from "./gateway-config.js";
 import type { GatewayConfig } from "./gateway-config-types.js";
 import { completion, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
 import { parseGatewayKeys } from "./tenants.js";
@@ -29,13 +30,14 @@ const root = mkdtempSync(path.join(os.tmpdir(), "reflectkit-agent-route-"));
 after(() => rmSync(root, { recursive: true, force: true }));
 let files = 0;
 
-/** The operator's config: the agent's route runs `agent-lessons` (two turns, lessons under `agent.{route}`). */
-const CONFIG: GatewayConfig = {
-  source: "gateway.yaml",
-  models: [],
-  policies: [{ name: "agent-lessons", reflect: { max_turns: 2, memory: { key: "agent.{route}" } }, allowOptOut: false }],
-  attachments: [{ policy: "agent-lessons", route: ROUTE }],
-};
+/** The operator's config file, as docs/03-gateway.md shows it: the agent's route runs `agent-lessons`. */
+const CONFIG_YAML = `policies:
+  agent-lessons:
+    reflect: { max_turns: 2, memory: { key: "agent.{route}" } }
+attachments:
+  - { policy: agent-lessons, route: support-agent }
+`;
+const CONFIG: GatewayConfig = parseGatewayConfig(CONFIG_YAML, "gateway.yaml", { bounds: { maxTurns: 4, budget: { tokens: 50_000, calls: 16, seconds: 120 } }, tenants: ["team-a", "team-b"], judges: [] });
 
 const LESSON = "The lookup_order call passed order_id as a word; order_id is an integer, so pass the number itself.";
 const TASK = "Look up order 7 and refund it.";
@@ -123,6 +125,11 @@ async function firstCall(response: Response): Promise<{ name: string; arguments:
 const showsLesson = (request: { body: Record<string, unknown> } | undefined): boolean => JSON.stringify(request?.body.messages ?? []).includes(LESSON);
 
 describe("lessons for an agent's route through the gateway", () => {
+  it("reads the operator's config as the docs show it: one policy, attached to the route, lessons keyed by the route", () => {
+    assert.deepEqual(CONFIG.policies, [{ name: "agent-lessons", reflect: { max_turns: 2, memory: { key: "agent.{route}" } }, allowOptOut: false }]);
+    assert.deepEqual(CONFIG.attachments, [{ policy: "agent-lessons", route: ROUTE }]);
+  });
+
   it("an agent's failed tool call is reflected on, and its next requests on the route are shown the lesson, on the Chat and Responses doors", async (t) => {
     const { upstream, gateway, memory, recorded } = await setup(t);
 
