@@ -19,7 +19,8 @@ import { openSqliteRequestLessons } from "../memory/sqlite-request-lessons.js";
 import { createHttpModel } from "../models/http.js";
 import { parseGatewayConfig } from "./gateway-config.js";
 import type { GatewayConfig } from "./gateway-config-types.js";
-import { completion, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
+import { ORDER_LESSON, orderAgentUpstream, orderTools } from "./order-agent-harness.js";
+import { startTestGateway, startUpstream, UPSTREAM_MODEL } from "./serve-harness.js";
 import { parseGatewayKeys } from "./tenants.js";
 
 const KEY_A = "ka-agent-route-3c7e1f9b";
@@ -39,13 +40,8 @@ attachments:
 `;
 const CONFIG: GatewayConfig = parseGatewayConfig(CONFIG_YAML, "gateway.yaml", { bounds: { maxTurns: 4, budget: { tokens: 50_000, calls: 16, seconds: 120 } }, tenants: ["team-a", "team-b"], judges: [] });
 
-const LESSON = "The lookup_order call passed order_id as a word; order_id is an integer, so pass the number itself.";
 const TASK = "Look up order 7 and refund it.";
-
-const orderTools = [
-  { type: "function", function: { name: "lookup_order", description: "Reads an order.", parameters: { type: "object", properties: { order_id: { type: "integer" } }, required: ["order_id"], additionalProperties: false } } },
-  { type: "function", function: { name: "refund", description: "Refunds an order.", parameters: { type: "object", properties: { order_id: { type: "integer" } }, required: ["order_id"], additionalProperties: false } } },
-];
+const LESSON = ORDER_LESSON;
 
 interface ChatTurn {
   role: string;
@@ -53,30 +49,8 @@ interface ChatTurn {
   tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
 }
 
-/**
- * The upstream, a model that follows its notes: asked to reflect, it writes `LESSON`; told to try again, or shown a
- * lesson in its notes, it calls the step's tool with an integer; otherwise it passes the order id as a word. The step's
- * tool is `lookup_order` until the history holds a tool result, then `refund`.
- */
-const agentUpstream: Behaviour = (res, seen, index) => {
-  const messages = (seen.body.messages ?? []) as ChatTurn[];
-  const last = messages.at(-1)?.content ?? "";
-  const text = JSON.stringify(messages);
-  const body = completion(null, { prompt_tokens: 40, completion_tokens: 8 });
-  const choice = (body.choices as Array<Record<string, unknown>>)[0] as Record<string, unknown>;
-  if (typeof last === "string" && last.includes("Reflect on what went wrong")) {
-    choice.message = { role: "assistant", content: LESSON };
-  } else {
-    const valid = (typeof last === "string" && last.includes("Now try again")) || text.includes("order_id is an integer");
-    const name = messages.some((m) => m.role === "tool") ? "refund" : "lookup_order";
-    choice.message = { role: "assistant", content: null, tool_calls: [{ id: `call_${index}`, type: "function", function: { name, arguments: JSON.stringify({ order_id: valid ? 7 : "seven" }) } }] };
-    choice.finish_reason = "tool_calls";
-  }
-  res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
-};
-
 async function setup(t: TestContext) {
-  const upstream = await startUpstream(t, agentUpstream);
+  const upstream = await startUpstream(t, orderAgentUpstream);
   const memory = new RequestMemory({ store: openSqliteRequestLessons(path.join(root, `case-${++files}.sqlite`)), recallTimeoutMs: 1000 });
   t.after(() => memory.close());
   const recorded: Episode[] = [];
