@@ -277,6 +277,7 @@ describe("reflect export", { timeout: 120_000 }, () => {
     step.observations[0]!.content = huge;
     step.toolCalls[0]!.arguments = JSON.stringify({ text: huge, "k\u202ey": 1 });
     foreign.attempts[0]!.call.output = huge;
+    for (const a of foreign.attempts) a.verdict = { ...a.verdict, feedback: `counter is off\u001b]0;owned\u0007`, answer: "\u202e1" };
     await appendFile(path.join(run, "episodes.jsonl"), `${JSON.stringify(foreign)}\n`);
     const out = path.join(dir, "hostile.json");
     assertExit(await cli(["export", run, "--format", "inspect", "--out", out]), 0);
@@ -290,7 +291,7 @@ describe("reflect export", { timeout: 120_000 }, () => {
     // Nothing in the log is a raw control, format or lone-surrogate character (JSON's own escapes aside, none is written raw).
     const strings: string[] = [];
     const walk = (v: unknown): void => void (typeof v === "string" ? strings.push(v) : Array.isArray(v) ? v.forEach(walk) : typeof v === "object" && v !== null ? Object.entries(v).forEach(([k, x]) => (strings.push(k), walk(x))) : undefined);
-    walk(log.samples.map((s) => [s.events, s.messages, s.metadata.reflect.attempts]));
+    walk(log.samples.map((s) => [s.events, s.messages, s.metadata.reflect.attempts, s.scores, s.output]));
     assert.ok(strings.some((x) => x.includes("\\u{1b}")), "the walk reads the escaped texts");
     for (const x of strings) assert.doesNotMatch(x, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/u);
     const shownForeign = log.samples.find((s) => s.id === "foreign")!;
@@ -299,6 +300,7 @@ describe("reflect export", { timeout: 120_000 }, () => {
     const tool = (shownForeign.events as Array<Record<string, any>>).find((e) => e.event === "tool")!;
     assert.ok(tool.result.length < exportTextCap + 100 && tool.arguments.text.length < exportTextCap + 100 && "k\\u{202e}y" in tool.arguments);
     assert.ok(shownForeign.metadata.reflect.attempts[0].output.length < exportTextCap + 100, "the attempt's output in the metadata is capped too");
+    assert.deepEqual([shownForeign.scores.verifier.explanation, shownForeign.scores.verifier.answer], ["counter is off\\u{1b}]0;owned\\u{7}", "\\u{202e}1"], "the environment's verdict is made visible too");
     assert.ok(text.length < 200_000, `the log stays small (${text.length} characters)`);
     assert.equal(HOSTILE_OBSERVATION.length > 50_000, true);
   });

@@ -20,7 +20,7 @@ import type { Episode, ModelCall } from "../loops/types.js";
 import type { ChatMessage } from "../models/language-model.js";
 import { messageAsText } from "../models/prompted-tools.js";
 import { reflectkitVersion } from "../version.js";
-import { isAgentEpisode, shownText, trialEvents, trialInput, trialMessages } from "./inspect-trajectory.js";
+import { isAgentEpisode, shownText, shownValue, trialEvents, trialInput, trialMessages } from "./inspect-trajectory.js";
 import { inspectToolCalls, stopReason, type InspectMessage } from "./inspect-messages.js";
 import { accuracyAtTurns, episodeMetadata, type ExportedAttempt, promptOf, referenceReader, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
@@ -111,9 +111,12 @@ function agentSample(episode: Episode, turns: number, target: string, fallbackSt
   const last = [...messages].reverse().find((m) => m.role === "assistant");
   const final = returned === undefined || last === undefined ? undefined : { message: last, completion: shownText(returned.call.output) };
   const shown = sampleOf(episode, turns, target, { input, messages, final });
-  // The attempts' outputs are the trials' last replies: capped and made visible as the steps are.
+  // What the model and the environment wrote (the trials' last replies, verdicts, lessons) is capped and made visible as the steps are.
   const reflect = (shown.metadata as { reflect: { attempts: ExportedAttempt[] } }).reflect;
-  reflect.attempts = reflect.attempts.map((a, i) => ({ ...a, output: shownText(a.output), reflection: a.reflection === null ? null : { ...a.reflection, text: shownText(a.reflection.text) }, trajectory_steps: episode.attempts[i]?.trajectory?.length ?? 0 }));
+  reflect.attempts = reflect.attempts.map((a, i) => ({ ...(shownValue(a) as ExportedAttempt), trajectory_steps: episode.attempts[i]?.trajectory?.length ?? 0 }));
+  const verifier = (shown.scores as { verifier: { answer: string | null; explanation: string | null } }).verifier;
+  verifier.answer = verifier.answer === null ? null : shownText(verifier.answer);
+  verifier.explanation = verifier.explanation === null ? null : shownText(verifier.explanation);
   return { ...shown, events: trialEvents(episode, fallbackStart) };
 }
 
