@@ -30,7 +30,7 @@ describe("examples/agents-sdk.mjs through reflect serve", { timeout: 120_000 }, 
     t.after(() => void (serve.child.exitCode === null && serve.child.kill("SIGKILL")));
     const url = await gatewayUrlOf(serve);
 
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["examples/agents-sdk.mjs"], { cwd: root, timeout: 60_000, env: { ...process.env, NODE_TEST_CONTEXT: undefined, REFLECT_GATEWAY_URL: url, REFLECT_GATEWAY_KEY: KEY, REFLECT_MODEL: UPSTREAM_MODEL } });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["examples/agents-sdk.mjs"], { cwd: root, timeout: 60_000, env: { ...process.env, NODE_TEST_CONTEXT: undefined, REFLECT_GATEWAY_URL: url, REFLECT_GATEWAY_KEY: KEY, REFLECT_MODEL: undefined } });
     const [run1, run2] = stdout.split(/^(?=run: )/mu);
     assert.ok(run1 !== undefined && run2 !== undefined, `two runs in:\n${stdout}\n${stderr}`);
 
