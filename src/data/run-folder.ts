@@ -150,6 +150,8 @@ export function checkEpisode(value: unknown): string | null {
   for (const [i, a] of e.attempts.entries()) {
     if (typeof a?.call?.output !== "string" || !Array.isArray(a.call.messages)) return `episode "${e.id}", attempt ${i + 1}: no \`call\` with \`messages\` and an \`output\` string`;
     if (typeof a.verdict !== "object" || a.verdict === null) return `episode "${e.id}", attempt ${i + 1}: no \`verdict\``;
+    const trajectory = a.trajectory === undefined ? null : trajectoryProblem(a.trajectory);
+    if (trajectory !== null) return `episode "${e.id}", attempt ${i + 1}: trajectory: ${trajectory}`;
   }
   if (typeof e.usage?.promptTokens !== "number" || typeof e.usage.completionTokens !== "number" || typeof e.usage.calls !== "number") return `episode "${e.id}": no \`usage\` with token and call counts`;
   if (typeof e.ms !== "number") return `episode "${e.id}": no \`ms\``;
@@ -159,5 +161,17 @@ export function checkEpisode(value: unknown): string | null {
   if (e.tenant !== undefined && !isTenantName(e.tenant)) return `episode "${e.id}": tenant: expected a tenant's name, got ${JSON.stringify(e.tenant)}`;
   const reflection = (e.usageByRole as Record<string, unknown> | undefined)?.reflection as { calls?: unknown } | undefined;
   if (reflection !== undefined && typeof reflection?.calls !== "number") return `episode "${e.id}": usageByRole.reflection.calls: expected a number`;
+  return null;
+}
+
+/** What is wrong with an attempt's `trajectory` (the `agent` strategy's steps), or null: what the exports read of each step. */
+function trajectoryProblem(value: unknown): string | null {
+  if (!Array.isArray(value)) return "expected an array of steps";
+  for (const [k, step] of value.entries()) {
+    const s = step as { output?: unknown; toolCalls?: unknown; observations?: unknown } | null;
+    if (typeof s !== "object" || s === null || typeof s.output !== "string") return `step ${k + 1}: no \`output\` string`;
+    if (!Array.isArray(s.toolCalls) || !s.toolCalls.every((c: { id?: unknown; name?: unknown; arguments?: unknown } | null) => typeof c?.id === "string" && typeof c.name === "string" && typeof c.arguments === "string")) return `step ${k + 1}: \`toolCalls\` must be calls with string id, name and arguments`;
+    if (!Array.isArray(s.observations) || !s.observations.every((o: { callId?: unknown; content?: unknown; isError?: unknown } | null) => typeof o?.callId === "string" && typeof o.content === "string" && typeof o.isError === "boolean")) return `step ${k + 1}: \`observations\` must be observations with string callId and content and a boolean isError`;
+  }
   return null;
 }

@@ -8,7 +8,8 @@ import { protocolOfConfig } from "../eval/protocol.js";
  * - `target` is the item's reference answer as its task gives it (`Task.reference`), "" where the task has none
  *   (IFEval, JSON Schema items) or is no registered family (a gateway record); the scores come from the verifier's
  *   verdicts (every attempt's in `metadata.reflect.attempts`), never from matching the target;
- * - no `events` (a run records calls, not Inspect's event stream); the attempts stand in for them in the metadata;
+ * - no `events` (a run records calls, not Inspect's event stream); the attempts stand in for them in the metadata —
+ *   except an `agent` episode's, whose trials are written step by step as events (src/export/inspect-trajectory.ts);
  * - the sample's `verifier` score value is a dict `{"acc@t1": 0|1, …}` and its `answer`/`explanation` are the returned
  *   attempt's extracted answer and verifier feedback; `results.scores[0].metrics` holds `acc@t1…acc@tN` from the
  *   same function that wrote the run's summary.json, and `accuracy` (Acc@tN).
@@ -16,10 +17,12 @@ import { protocolOfConfig } from "../eval/protocol.js";
 import { createHash } from "node:crypto";
 import type { EvalRun } from "../data/run-folder.js";
 import type { Episode, ModelCall } from "../loops/types.js";
-import type { ChatMessage, FinishReason } from "../models/language-model.js";
+import type { ChatMessage } from "../models/language-model.js";
 import { messageAsText } from "../models/prompted-tools.js";
 import { reflectkitVersion } from "../version.js";
-import { accuracyAtTurns, episodeMetadata, promptOf, referenceReader, returnedAttempt, turnMetricNames } from "./episode-view.js";
+import { isAgentEpisode, shownText, shownValue, trialEvents, trialInput, trialMessages } from "./inspect-trajectory.js";
+import { inspectToolCalls, stopReason, type InspectMessage } from "./inspect-messages.js";
+import { accuracyAtTurns, episodeMetadata, type ExportedAttempt, promptOf, referenceReader, returnedAttempt, turnMetricNames } from "./episode-view.js";
 
 /** The log schema version this writer follows (`inspect_ai`'s `LOG_SCHEMA_VERSION`). */
 export const INSPECT_LOG_VERSION = 2;
@@ -27,18 +30,6 @@ export const INSPECT_LOG_VERSION = 2;
 export interface InspectExportOptions {
   /** When the export is made: the log's `created` when the run folder gives no start time. */
   now: Date;
-}
-
-type InspectMessage =
-  | { role: "system" | "user"; content: string; source: "input" }
-  | { role: "assistant"; content: string; source: "generate"; model: string; tool_calls?: InspectToolCall[] };
-
-interface InspectToolCall {
-  id: string;
-  function: string;
-  arguments: Record<string, unknown>;
-  type: "function";
-  parse_error?: string;
 }
 
 /** Inspect's `ModelUsage`. */
@@ -55,7 +46,7 @@ export function toInspectLog(run: EvalRun, options: InspectExportOptions): Recor
   metricNames.forEach((name, i) => (metrics[name] = { name, value: run.summary.accuracy[i] ?? 0, params: {} }));
   metrics.accuracy = { name: "accuracy", value: run.summary.accuracy.at(-1) ?? 0, params: {} };
   const referenceOf = referenceReader(run);
-  const samples = run.episodes.map((e) => sample(e, run.turns, referenceOf(e)));
+  const samples = run.episodes.map((e) => (isAgentEpisode(e) ? agentSample(e, run.turns, referenceOf(e), new Date(started)) : sample(e, run.turns, referenceOf(e))));
   const id = createHash("sha256").update(`${run.dir}\n${started}`).digest("base64url").slice(0, 22);
   return {
     version: INSPECT_LOG_VERSION,
@@ -104,6 +95,41 @@ function sample(episode: Episode, turns: number, target: string): Record<string,
   const returned = returnedAttempt(episode);
   const input = promptOf(episode).map(inputMessage);
   const messages: InspectMessage[] = returned === undefined ? input : [...returned.call.messages.map((m) => message(m, returned.call.model)), assistant(returned.call)];
+  const final = returned === undefined ? undefined : { message: assistant(returned.call), completion: returned.call.output };
+  return sampleOf(episode, turns, target, { input, messages, final });
+}
+
+/**
+ * An `agent` episode's sample (src/export/inspect-trajectory.ts): its input is the first trial's opening, its messages
+ * the returned trial step by step, its events every trial; the output is the returned trial's last step.
+ */
+function agentSample(episode: Episode, turns: number, target: string, fallbackStart: Date): Record<string, unknown> {
+  const first = episode.attempts[0];
+  const returned = returnedAttempt(episode);
+  const input = first === undefined ? [] : trialInput(first);
+  const messages = returned === undefined ? input : trialMessages(returned);
+  const last = [...messages].reverse().find((m) => m.role === "assistant");
+  const final = returned === undefined || last === undefined ? undefined : { message: last, completion: shownText(returned.call.output) };
+  const shown = sampleOf(episode, turns, target, { input, messages, final });
+  // What the model and the environment wrote (the trials' last replies, verdicts, lessons) is capped and made visible as the steps are.
+  const reflect = (shown.metadata as { reflect: { attempts: ExportedAttempt[] } }).reflect;
+  reflect.attempts = reflect.attempts.map((a, i) => ({ ...(shownValue(a) as ExportedAttempt), trajectory_steps: episode.attempts[i]?.trajectory?.length ?? 0 }));
+  const verifier = (shown.scores as { verifier: { answer: string | null; explanation: string | null } }).verifier;
+  verifier.answer = verifier.answer === null ? null : shownText(verifier.answer);
+  verifier.explanation = verifier.explanation === null ? null : shownText(verifier.explanation);
+  return { ...shown, events: trialEvents(episode, fallbackStart) };
+}
+
+interface SampleParts {
+  input: InspectMessage[];
+  messages: InspectMessage[];
+  /** The returned attempt's reply, as the output's choice and completion; undefined when the loop returned none. */
+  final: { message: InspectMessage; completion: string } | undefined;
+}
+
+function sampleOf(episode: Episode, turns: number, target: string, parts: SampleParts): Record<string, unknown> {
+  const returned = returnedAttempt(episode);
+  const { input, messages, final } = parts;
   const values: Record<string, number> = {};
   accuracyAtTurns(episode, turns).forEach((v, i) => (values[`acc@t${i + 1}`] = v));
   const usage = sampleUsage(episode);
@@ -115,8 +141,8 @@ function sample(episode: Episode, turns: number, target: string): Record<string,
     messages,
     output: {
       model: episode.model,
-      choices: returned === undefined ? [] : [{ message: assistant(returned.call), stop_reason: stopReason(returned.call.finishReason) }],
-      completion: returned?.call.output ?? "",
+      choices: returned === undefined || final === undefined ? [] : [{ message: final.message, stop_reason: stopReason(returned.call.finishReason) }],
+      completion: final?.completion ?? "",
       usage: usage[episode.model] ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
       time: returned === undefined ? null : returned.call.ms / 1000,
       ...(episode.error === undefined ? {} : { error: `${episode.error.name}: ${episode.error.message}` }),
@@ -149,26 +175,8 @@ function message(turn: ChatMessage, model: string): InspectMessage {
 }
 
 function assistant(call: ModelCall): InspectMessage {
-  const toolCalls = call.toolCalls?.map((c): InspectToolCall => {
-    const parsed = parseArguments(c.arguments);
-    return { id: c.id, function: c.name, arguments: parsed.value, type: "function", ...(parsed.error === undefined ? {} : { parse_error: parsed.error }) };
-  });
+  const toolCalls = call.toolCalls === undefined ? undefined : inspectToolCalls(call.toolCalls);
   return { role: "assistant", content: call.output, source: "generate", model: call.model, ...(toolCalls === undefined || toolCalls.length === 0 ? {} : { tool_calls: toolCalls }) };
-}
-
-/** Inspect keeps a tool call's arguments as an object; text that is not a JSON object is kept as `parse_error`. */
-function parseArguments(text: string): { value: Record<string, unknown>; error?: string } {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) return { value: value as Record<string, unknown> };
-    return { value: {}, error: `arguments are not a JSON object: ${text}` };
-  } catch (error) {
-    return { value: {}, error: `arguments are not JSON (${(error as Error).message}): ${text}` };
-  }
-}
-
-function stopReason(reason: FinishReason): string {
-  return reason === "stop" ? "stop" : reason === "length" ? "max_tokens" : "unknown";
 }
 
 /**

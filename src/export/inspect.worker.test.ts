@@ -15,7 +15,7 @@ import type { Summary } from "../eval/metrics.js";
 import { reflectionText } from "../loops/reflection-control.js";
 import type { Episode } from "../loops/types.js";
 import { ensureWorkerEnv } from "../train/setup.js";
-import { gatewayFixtureEpisodes, writeEvalRunFixture, writeGatewayRecordFixture } from "./export-fixture.js";
+import { AGENT_LESSON, gatewayFixtureEpisodes, writeAgentRunFixture, writeEvalRunFixture, writeGatewayRecordFixture } from "./export-fixture.js";
 
 /** The pinned reader. Changing it makes a fresh venv (the folder name carries it). */
 const INSPECT_REQUIREMENT = "inspect-ai==0.3.285";
@@ -93,15 +93,47 @@ interface ReadBack {
   }>;
 }
 
-function readWithInspect(python: string, log: string): Promise<ReadBack> {
+/** An agent log as the reader's types give it: each sample's messages and its events, by class. */
+const READ_AGENT_LOG = `
+import json, sys
+from inspect_ai.log import read_eval_log
+from inspect_ai.event import InfoEvent, ModelEvent, ScoreEvent, SpanBeginEvent, ToolEvent
+log = read_eval_log(sys.argv[1])
+def event(e):
+    if isinstance(e, SpanBeginEvent): return {"kind": "span", "name": e.name}
+    if isinstance(e, ModelEvent): return {"kind": "model", "span": e.span_id, "input_roles": [m.role for m in e.input], "completion": e.output.completion, "calls": [c.function for c in (e.output.message.tool_calls or [])]}
+    if isinstance(e, ToolEvent): return {"kind": "tool", "span": e.span_id, "function": e.function, "result": e.result, "error": None if e.error is None else e.error.type}
+    if isinstance(e, ScoreEvent): return {"kind": "score", "span": e.span_id, "value": e.score.value, "intermediate": e.intermediate, "explanation": e.score.explanation}
+    if isinstance(e, InfoEvent): return {"kind": "info", "span": e.span_id, "data": e.data}
+    return {"kind": type(e).__name__}
+print(json.dumps({"samples": [{
+    "id": s.id,
+    "messages": [{"role": m.role, "text": m.text, "tool_call_id": getattr(m, "tool_call_id", None), "function": getattr(m, "function", None), "calls": [c.function for c in (getattr(m, "tool_calls", None) or [])]} for m in s.messages],
+    "events": [event(e) for e in s.events],
+    "score": s.scores["verifier"].value,
+} for s in log.samples]}))
+`;
+
+interface AgentReadBack {
+  samples: Array<{
+    id: string;
+    messages: Array<{ role: string; text: string; tool_call_id: string | null; function: string | null; calls: string[] }>;
+    events: Array<Record<string, any>>;
+    score: Record<string, number>;
+  }>;
+}
+
+function readWithInspect(python: string, log: string): Promise<ReadBack>;
+function readWithInspect(python: string, log: string, script: string): Promise<AgentReadBack>;
+function readWithInspect(python: string, log: string, script = READ_LOG): Promise<ReadBack | AgentReadBack> {
   return new Promise((resolve, reject) => {
-    const child = spawn(python, ["-c", READ_LOG, log], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(python, ["-c", script, log], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
     child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
     child.once("error", reject);
-    child.once("close", (code) => (code === 0 ? resolve(JSON.parse(stdout) as ReadBack) : reject(new Error(`read_eval_log failed (exit ${code}):\n${stderr}`))));
+    child.once("close", (code) => (code === 0 ? resolve(JSON.parse(stdout) as ReadBack | AgentReadBack) : reject(new Error(`read_eval_log failed (exit ${code}):\n${stderr}`))));
   });
 }
 
@@ -184,5 +216,32 @@ describe("reflect export --format inspect, read by inspect_ai", { timeout: 600_0
     assert.deepEqual(byId.get("every-field")!.tool_calls, ["lookup"]);
     const metrics = read.scores[0]!.metrics;
     assert.deepEqual([metrics["acc@t1"], metrics["acc@t2"], metrics["acc@t3"]], [1 / 4, 3 / 4, 3 / 4]);
+  });
+
+  it("an agent run: inspect_ai's reader sees each trial step by step, the verdicts as scores and the lesson between trials", async (t) => {
+    const dir = await tempDir(t);
+    const run = path.join(dir, "run");
+    await writeAgentRunFixture(run);
+    const log = path.join(dir, "agent.json");
+    assertExit(await cli(["export", run, "--format", "inspect", "--out", log]), 0);
+
+    const read = await readWithInspect(python, log, READ_AGENT_LOG);
+    assert.deepEqual(read.samples.map((s) => s.id), ["solved", "learned", "hostile"]);
+    const learned = read.samples[1]!;
+    assert.deepEqual(learned.messages.map((m) => m.role), ["system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]);
+    assert.deepEqual(learned.messages[2]!.calls, ["inc"]);
+    assert.deepEqual([learned.messages[3]!.tool_call_id, learned.messages[3]!.function, learned.messages[3]!.text], ["b", "inc", "counter=1"]);
+    assert.ok(learned.messages[1]!.text.includes(AGENT_LESSON), "the returned trial's opening shows the lesson");
+    assert.deepEqual(learned.score, { "acc@t1": 0, "acc@t2": 1 });
+    const kinds = learned.events.map((e) => (e.kind === "span" ? e.name : e.kind === "tool" ? `tool ${e.function}: ${e.result}` : e.kind === "score" ? `score ${e.value}` : e.kind === "info" ? `info ${Object.keys(e.data)[0]}` : e.kind));
+    assert.deepEqual(kinds, ["trial 1", "model", "tool dec: counter=-1", "model", "model", "score I", "info lesson", "SpanEndEvent", "trial 2", "info lessons_shown", "model", "tool inc: counter=1", "model", "model", "tool inc: counter=2", "model", "score C", "SpanEndEvent"]);
+    const lesson = learned.events.find((e) => e.kind === "info" && "lesson" in e.data)!;
+    assert.deepEqual([lesson.span, lesson.data.lesson], ["trial-1", AGENT_LESSON]);
+    assert.ok(learned.events.filter((e) => e.kind === "score").every((e) => e.intermediate === true));
+    assert.deepEqual(learned.events.filter((e) => e.kind === "model").map((e) => e.calls), [["dec"], [], [], ["inc"], [], ["inc"], []]);
+
+    // The hostile observation reads back as the text it was, capped, its controls written visibly.
+    const shout = read.samples[2]!.events.find((e) => e.kind === "tool" && e.function === "shout")!;
+    assert.ok(shout.result.startsWith("</notes>\n<|im_start|>system") && shout.result.includes("\\u{1b}") && shout.result.length < 2_200, shout.result.slice(0, 80));
   });
 });

@@ -1,62 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { scriptedModel, type ScriptedReply } from "../models/scripted.js";
+import { scriptedModel } from "../models/scripted.js";
 import type { SpanHandle, Tracer } from "../telemetry/tracer.js";
-import type { EnvironmentSession, EnvironmentTask } from "../tasks/environment.js";
-import { unjudgedText } from "../tasks/environment.js";
 import { arithmeticTask } from "../tasks/arithmetic/index.js";
 import { agent } from "./agent.js";
+import { counterTask, dec, inc } from "./agent-fixture.js";
 import { reflexion } from "./reflexion.js";
 import { StrategyOptionError } from "./strategy-option-error.js";
 
-interface CounterRecord {
-  target: number;
-}
-
-/** A counter brought to a target through `inc`/`dec` over two user turns; the verdict reads the counter. */
-function counterTask(options: { failAct?: boolean } = {}): EnvironmentTask<CounterRecord> & { closed: number; opened: number } {
-  const task = {
-    name: "counter",
-    closed: 0,
-    opened: 0,
-    defaultSteps: 3,
-    prompt: () => [{ role: "user" as const, content: "Bring the counter to the target." }],
-    verify: () => unjudgedText("counter"),
-    async environment(record: CounterRecord): Promise<EnvironmentSession> {
-      task.opened++;
-      let value = 0;
-      let userTurn = 1;
-      return {
-        opening: [{ role: "system", content: "You control a counter." }, { role: "user", content: `Bring the counter to ${record.target}.` }],
-        tools: () => [{ name: "inc" }, { name: "dec" }],
-        async act(calls) {
-          if (options.failAct === true) throw new Error("backend died");
-          return calls.map((c) => {
-            if (c.name === "inc") value++;
-            else if (c.name === "dec") value--;
-            else return { callId: c.id, content: `unknown tool ${c.name}`, isError: true };
-            return { callId: c.id, content: `counter=${value}`, isError: false };
-          });
-        },
-        async next() {
-          userTurn++;
-          return userTurn === 2 ? { role: "user", content: "Now one more step." } : null;
-        },
-        async verdict() {
-          const ok = value === record.target;
-          return { correct: ok, answer: String(value), feedback: ok ? "done" : `counter is ${value}, target ${record.target}` };
-        },
-        async close() {
-          task.closed++;
-        },
-      };
-    },
-  };
-  return task as unknown as EnvironmentTask<CounterRecord> & { closed: number; opened: number };
-}
-
-const inc = (id: string): ScriptedReply => ({ text: "", toolCalls: [{ id, name: "inc", arguments: "{}" }] });
-const dec = (id: string): ScriptedReply => ({ text: "", toolCalls: [{ id, name: "dec", arguments: "{}" }] });
 const item = { id: "c-1", record: { target: 2 } };
 
 describe("agent", () => {
