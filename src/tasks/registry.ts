@@ -16,6 +16,7 @@ import { logiqaFamily } from "./logiqa/index.js";
 import { mathFamily } from "./math/index.js";
 import { mbppFamily } from "./mbpp/index.js";
 import { reflectevoBigbenchFamily } from "./reflectevo-bigbench/index.js";
+import { textworldExpressFamily } from "./textworld-express/index.js";
 import type { Judgement, Task, TaskItem } from "./task.js";
 import type { TaskFamily } from "./task-family.js";
 
@@ -60,6 +61,7 @@ export const taskFamilies: readonly TaskFamily[] = [
   jsonFamily,
   bfclFamily,
   bfclMultiTurnFamily,
+  textworldExpressFamily,
   ifevalFamily,
   mbppFamily,
   humanevalFamily,
@@ -70,11 +72,12 @@ export function dataDir(env: Record<string, string | undefined> = process.env): 
   return path.resolve(env.REFLECTKIT_DATA ?? path.join("..", "shared", "data"));
 }
 
-/** The items a run uses: from --data, else generated, else the family's default file under the data folder. */
+/** The items a run uses: from --data, else generated, else the family's default name or file under the data folder. */
 export async function taskItems(family: TaskFamily, task: Task<unknown, Judgement>, options: { data?: string; seed: number; limit?: number }): Promise<TaskItem<unknown>[]> {
   let items: TaskItem<unknown>[];
   if (options.data !== undefined) items = await family.load(path.resolve(options.data), task);
   else if (family.generate !== undefined) items = family.generate(options.seed, options.limit ?? 100);
+  else if (family.defaultNamed !== undefined) items = await family.load(family.defaultNamed, task);
   else if (family.defaultData !== undefined) {
     const file = path.join(dataDir(), family.defaultData);
     if (!existsSync(file)) throw new UsageError(`task ${family.name} needs data: no --data given and ${file} is absent — pass --data FILE or set REFLECTKIT_DATA`);

@@ -16,6 +16,11 @@ export interface TaskFamily {
   generate?(seed: number, count: number): TaskItem<unknown>[];
   /** Without --data and without a generator: this file under the data folder (`$REFLECTKIT_DATA`, default `../shared/data`). */
   defaultData?: string;
+  /**
+   * Without --data and without a generator, for a family whose `load` takes names of its own data rather than files
+   * (the games of an environment): `load` of this name.
+   */
+  defaultNamed?: string;
   load(file: string, task: Task<unknown, Judgement>): TaskItem<unknown>[] | Promise<TaskItem<unknown>[]>;
   /**
    * `count` worked examples for few-shot prompting (`reflect eval --shots`), none equal to a record in `avoid`.
