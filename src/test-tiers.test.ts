@@ -2,7 +2,8 @@
  * Every test file says in its name what it needs beyond Node: `.vllm` (vLLM's CPU build in its venv, `reflect vllm
  * setup`, and a server of it the test starts; skipped with the reason where that venv is absent or the CPU cannot run
  * it), `.worker` (a Python virtual environment built with
- * pip — the training worker's or the OpenAI Python client's), `.model` (an embedded GGUF model, fetched on first
+ * pip — the training worker's or the OpenAI Python client's — or an environment's wheels fetched with pip: BFCL's,
+ * TextWorldExpress's with the Java 17 runtime its games run on), `.model` (an embedded GGUF model, fetched on first
  * use), `.browser` (headless Chromium), `.sandbox` (bubblewrap running Python), `.postgres` (PostgreSQL's server
  * binaries: the test starts its own server), `.stress` (the machine to itself: it
  * makes a load and holds latency percentiles under it, so a test running beside it would fail it). A file that needs several names them
@@ -23,7 +24,7 @@ type Tier = (typeof TIERS)[number];
 /** What a test file calls or imports when it needs a tier. Read from the source with comments removed. */
 const SIGNALS: Record<Tier, RegExp> = {
   vllm: /\b(?:startTestVllm|prepareTestVllmModel|ensureVllmEnv|startVllmServer)\(/,
-  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureBfclPackage|ensureOpenaiPythonClient|ensureAnthropicPythonClient)\(|\bWorkerClient\.start\(/,
+  worker: /\b(?:prepareTestWorker|startTestWorker|ensureWorkerEnv|ensureBfclPackage|ensureTextworldExpressPackage|ensureOpenaiPythonClient|ensureAnthropicPythonClient)\(|\bWorkerClient\.start\(/,
   model: /\bresolveRegisteredModel\("[^"]+"\)|\b(?:loadEmbeddedModel|getLlama)\(|\bopenModel\("(?!https?:|[a-z][a-z0-9-]*[a-z0-9]:)/,
   browser: /\b(?:requireChromium|openBrowser)\(|from "playwright-core"/,
   stress: /\bpercentile\(/,
@@ -33,7 +34,7 @@ const SIGNALS: Record<Tier, RegExp> = {
 
 /** A module-level await of a fetch or an environment build: it would run on import, even when no test of the file is
  * selected, and outside every test's timeout only by accident. Such work belongs in a `before()` hook. */
-const ON_IMPORT = /^(?:(?:const|let|var)\s+[^=\n]+=\s*)?await\s+(?:prepareTestWorker|startTestWorker|resolveRegisteredModel|loadEmbeddedModel|openModel|ensureOpenaiPythonClient|ensureAnthropicPythonClient|getLlama)\(/m;
+const ON_IMPORT = /^(?:(?:const|let|var)\s+[^=\n]+=\s*)?await\s+(?:prepareTestWorker|startTestWorker|resolveRegisteredModel|loadEmbeddedModel|openModel|ensureTextworldExpressPackage|ensureOpenaiPythonClient|ensureAnthropicPythonClient|getLlama)\(/m;
 
 /** The tiers a test file's name declares, in the order written: `a.worker.model.test.ts` → ["worker", "model"]. */
 export function declaredTiers(fileName: string): string[] {
@@ -80,6 +81,7 @@ describe("test tiers", () => {
     assert.deepEqual(declaredTiers("src/tasks/arithmetic/index.test.ts"), []);
     assert.deepEqual(neededTiers('before(async () => { python = await prepareTestWorker(); });\nconst m = await openModel("smollm2-135m");'), ["worker", "model"]);
     assert.deepEqual(neededTiers('const m = await openModel("http://127.0.0.1:9/v1#m");'), []);
+    assert.deepEqual(neededTiers("before(async () => { folders = await ensureTextworldExpressPackage(); });"), ["worker"], "an environment's wheels and the JVM they start");
     assert.deepEqual(neededTiers('const m = await openModel("anthropic:claude-x");'), [], "a provider's model is served elsewhere");
     assert.deepEqual(neededTiers("// defaultSandbox() is not called here\nconst x = 1;"), []);
     assert.deepEqual(neededTiers('const check = taskCheck("mbpp", item);'), ["sandbox"]);

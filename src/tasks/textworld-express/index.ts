@@ -13,7 +13,7 @@ import { ensureTextworldExpressPackage, type TextworldExpressPackageOptions } fr
 import { TextworldExpressWorker } from "./worker.js";
 
 export { TEXTWORLD_EXPRESS_WHEELS, ensureTextworldExpressPackage, textworldExpressPackageDir, type TextworldExpressPackageOptions } from "./package.js";
-export { TEXTWORLD_EXPRESS_REQUEST_TIMEOUT_MS, TextworldExpressWorker } from "./worker.js";
+export { TEXTWORLD_EXPRESS_REQUEST_TIMEOUT_MS, TextworldExpressWorker, textworldExpressWorkerScript } from "./worker.js";
 
 /**
  * The games and the parameters each is played with, fixed (the jar's own names; "" is the game's defaults). Small

@@ -1,0 +1,301 @@
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { UsageError } from "../../errors.js";
+import { agent } from "../../loops/agent.js";
+import { scriptedModel, type ScriptedReply } from "../../models/scripted.js";
+import { isEnvironmentTask } from "../environment.js";
+import { findTaskFamily, taskItems } from "../registry.js";
+import {
+  TEXTWORLD_EXPRESS_DEFAULT_GAME,
+  TEXTWORLD_EXPRESS_GAME_NAMES,
+  TEXTWORLD_EXPRESS_GAMES,
+  TEXTWORLD_EXPRESS_STEPS,
+  TextworldExpressWorker,
+  ensureTextworldExpressPackage,
+  textworldExpressWorkerScript,
+  loadTextworldExpress,
+  parseTextworldExpressRecord,
+  textworldExpressTask,
+  type TextworldExpressRecord,
+} from "./index.js";
+
+/** Seeds per game whose gold trajectories are replayed. */
+const REPLAYED = 20;
+
+const task = textworldExpressTask();
+let folders: string[] = [];
+
+before(async () => {
+  folders = await ensureTextworldExpressPackage();
+});
+after(() => task.shutdown());
+
+const act = (command: unknown, id = "c") => ({ id, name: "act", arguments: JSON.stringify({ command }) });
+
+/** Replays actions through a fresh session, one call per action; the verdict's `correct`. */
+async function replay(record: TextworldExpressRecord, actions: readonly string[]): Promise<boolean> {
+  const session = await task.environment(record);
+  try {
+    for (const [i, a] of actions.entries()) await session.act([act(a, `c${i}`)]);
+    return (await session.verdict()).correct === true;
+  } finally {
+    await session.close();
+  }
+}
+
+/** Whether a process is gone (absent, or a zombie its parent has not reaped yet). */
+function gone(pid: number): boolean {
+  try {
+    return (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] ?? "").startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+async function waitGone(pids: readonly number[], ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!pids.every(gone)) {
+    if (Date.now() > until) assert.fail(`processes ${pids.filter((p) => !gone(p)).join(", ")} still run ${ms} ms later`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const coin = (seed = 20000): TextworldExpressRecord => ({ game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, seed });
+
+describe("textworld-express: the gold action sequences replayed through the environment", () => {
+  for (const game of TEXTWORLD_EXPRESS_GAME_NAMES) {
+    it(`${game}: ${REPLAYED} test seeds' gold sequences win, and none wins with its last action dropped`, async () => {
+      const started = Date.now();
+      const items = await loadTextworldExpress(game, task);
+      assert.equal(items.length, 1000);
+      const failed: number[] = [];
+      const wonDropped: number[] = [];
+      for (const { record } of items.slice(0, REPLAYED)) {
+        const gold = await task.goldActions(record);
+        assert.ok(gold.length > 0 && !gold.some((a) => a.startsWith("ERROR")), `${game} ${record.seed}: ${gold.join(" | ")}`);
+        if (!(await replay(record, gold))) failed.push(record.seed);
+        if (await replay(record, gold.slice(0, -1))) wonDropped.push(record.seed);
+      }
+      assert.deepEqual(failed, []);
+      assert.deepEqual(wonDropped, []);
+      assert.ok(Date.now() - started < 30_000, `${game} took ${Date.now() - started} ms`);
+    });
+  }
+});
+
+describe("textworld-express: items and the registry", () => {
+  it("is an environment task in the registry; a text alone is not judged", () => {
+    const made = findTaskFamily("textworld-express").create({});
+    assert.ok(isEnvironmentTask(made));
+    assert.equal((made.verify(coin(), "take coin") as { correct: boolean | null }).correct, null);
+    assert.equal(task.defaultSteps, TEXTWORLD_EXPRESS_STEPS);
+  });
+
+  it("items are one per test seed, deterministic; without --data the default game", async () => {
+    const family = findTaskFamily("textworld-express");
+    const first = await loadTextworldExpress("coin", task);
+    const second = await taskItems(family, task, { data: "coin", seed: 1 });
+    assert.deepEqual(second, first);
+    assert.deepEqual(first.map((i) => i.record.seed), await task.testSeeds("coin"));
+    assert.deepEqual(first[0], { id: "coin-20000", record: coin(20000) });
+    const defaults = await taskItems(family, task, { seed: 7, limit: 3 });
+    assert.deepEqual(defaults.map((i) => i.id), [20000, 20001, 20002].map((s) => `${TEXTWORLD_EXPRESS_DEFAULT_GAME}-${s}`));
+  });
+
+  it("a bad --data is a usage error naming the games", async () => {
+    const family = findTaskFamily("textworld-express");
+    for (const data of ["nosuch", "constructor", "__proto__", "coin.jsonl"])
+      await assert.rejects(taskItems(family, task, { data, seed: 0 }), (error: unknown) => error instanceof UsageError && /unknown TextWorldExpress game .* pass --data with one of: coin, mapreader, cookingworld, twc, arithmetic, sorting, simonsays, peckingorder/.test((error as Error).message));
+  });
+
+  it("records: the game is named, the seed an integer, the parameters the game's fixed ones; a seed outside the test split is refused", async () => {
+    assert.deepEqual(parseTextworldExpressRecord({ game: "coin", seed: 20003 }), coin(20003));
+    assert.throws(() => parseTextworldExpressRecord({ game: "zork", seed: 1 }), /"game" must be one of coin, /);
+    assert.throws(() => parseTextworldExpressRecord({ game: "coin", seed: 1.5 }), /"seed" must be an integer/);
+    assert.throws(() => parseTextworldExpressRecord({ game: "coin", seed: 1, params: "numLocations=11" }), /"params" of coin are fixed/);
+    assert.throws(() => parseTextworldExpressRecord([]), /JSON object/);
+    await assert.rejects(task.environment(coin(5)), /seed 5 is not in coin's test split/);
+    await assert.rejects(task.environment({ game: "coin", params: "bogus=1", seed: 20000 }), /Unrecognized property name \(bogus\)/);
+  });
+});
+
+describe("textworld-express: sessions", () => {
+  it("the agent strategy drives a session: a scripted model typing the gold actions is judged correct", async () => {
+    const gold = await task.goldActions(coin(20003));
+    const replies: ScriptedReply[] = gold.map((a, i) => ({ text: "", toolCalls: [act(a, `s${i}`)] }));
+    replies.push("I took the coin.");
+    const model = scriptedModel(replies);
+    const episode = await agent({ model, task, item: { id: "coin-20003", record: coin(20003) }, turns: 1 });
+    assert.deepEqual([episode.correct, episode.stoppedBy], [true, "verified"]);
+  });
+
+  it("the opening is the task and the first observation with its valid actions; observations list them; the end says the game is over", async () => {
+    const record = coin(20000);
+    const gold = await task.goldActions(record);
+    const session = await task.environment(record);
+    try {
+      const opening = session.opening[0]?.content ?? "";
+      assert.match(opening, /^You are playing a text game \(TextWorldExpress coin\)\. Your task is to search the environment and find the coin/);
+      assert.match(opening, /\n\nValid actions: .*look around/);
+      assert.deepEqual(session.tools().map((t) => t.name), ["act"]);
+      const observations = [];
+      for (const a of gold) observations.push(...(await session.act([act(a)])));
+      assert.match(observations.at(-1)?.content ?? "", /The game is over: you won\.$/);
+      const after = await session.act([act("look around")]);
+      assert.deepEqual([after[0]?.isError, after[0]?.content], [true, "The game is over; no action is taken."]);
+      const verdict = await session.verdict();
+      assert.deepEqual([verdict.correct, verdict.score, verdict.feedback], [true, 1, `the game was won in ${gold.length} actions`]);
+      assert.equal(await session.next("I took the coin."), null);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("hostile commands are actions the game does not understand; a malformed call is an error observation; nothing stops the game", async () => {
+    const record = coin(20001);
+    const session = await task.environment(record);
+    try {
+      const hostile = ["take coin\nmove west", "\u0000\u0001\u001b[31m\u202e", '"}\n{"op": "close", "trial": 1, "id": 1}', "x".repeat(1000), "__import__('os').system('touch twx_pwned')", "", "help"];
+      for (const command of hostile) {
+        const [o] = await session.act([act(command)]);
+        assert.match(o?.content ?? "", /^Unknown action: I'm not sure what you mean\./, JSON.stringify(command).slice(0, 60));
+        assert.equal(o?.isError, false);
+      }
+      const long = await session.act([act("y".repeat(1_000_001))]);
+      assert.deepEqual([long[0]?.isError, /at most 1000 characters/.test(long[0]?.content ?? "")], [true, true]);
+      const malformed = await session.act([
+        { id: "a", name: "act", arguments: "{not json" },
+        { id: "b", name: "act", arguments: JSON.stringify({ command: 3 }) },
+        { id: "c", name: "act", arguments: "[]" },
+        { id: "d", name: "look", arguments: "{}" },
+      ]);
+      assert.deepEqual(malformed.map((o) => [o.callId, o.isError]), [["a", true], ["b", true], ["c", true], ["d", true]]);
+      assert.match(malformed[3]?.content ?? "", /^Unknown tool "look": the one tool is act/);
+      assert.throws(() => readFileSync("twx_pwned"));
+      // The game goes on: spaces around a gold action are folded, and the gold sequence still wins from here.
+      const gold = await task.goldActions(record);
+      for (const a of gold) await session.act([act(`  ${a.replace(/ /g, "  ")} `)]);
+      assert.equal((await session.verdict()).correct, true);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("sessions of one task are games of their own in one JVM", async () => {
+    const a = await task.environment(coin(20000));
+    const b = await task.environment(coin(20000));
+    try {
+      for (const action of await task.goldActions(coin(20000))) await a.act([act(action)]);
+      assert.deepEqual([(await a.verdict()).correct, (await b.verdict()).correct], [true, false]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe("textworld-express: the process and its JVM end", () => {
+  const pidsOf = async (worker: TextworldExpressWorker): Promise<number[]> => [worker.pid as number, (await worker.request("jvm", {})).pid as number];
+
+  it("killed mid-session: the session's next call rejects, no java is left, the next session gets a fresh process", async () => {
+    const session = await task.environment(coin());
+    const worker = await task.worker();
+    const pids = await pidsOf(worker);
+    worker.kill();
+    await assert.rejects(session.act([act("look around")]), /TextWorldExpress environment process exited/);
+    await assert.rejects(session.verdict(), /TextWorldExpress environment process exited/);
+    await session.close();
+    await waitGone(pids);
+    const fresh = await task.environment(coin());
+    assert.equal((await fresh.act([act("look around")]))[0]?.isError, false);
+    await fresh.close();
+  });
+
+  it("a JVM that stops answering: the request rejects at the deadline, naming it, and the process and its JVM are gone", async () => {
+    const worker = new TextworldExpressWorker(folders, undefined, 6000);
+    await worker.request("reset", { trial: 1, game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, seed: 20000 });
+    const pids = await pidsOf(worker);
+    process.kill(pids[1] as number, "SIGSTOP");
+    const started = Date.now();
+    await assert.rejects(worker.request("act", { trial: 1, command: "look around" }), /TextWorldExpress environment process exited \(SIGKILL\).*no answer to act within 6000 ms/);
+    assert.ok(Date.now() - started < 10_000);
+    assert.equal(worker.alive, false);
+    await waitGone(pids);
+  });
+
+  it("the Python process killed alone: its JVM is stopped with it", async () => {
+    const worker = new TextworldExpressWorker(folders);
+    const pids = await pidsOf(worker);
+    process.kill(pids[0] as number, "SIGKILL");
+    await waitGone(pids);
+  });
+
+  it("the Python program killed where no worker stops its group: the JVM ends by itself (its input closes)", async () => {
+    const child = spawn("python3", ["-I", textworldExpressWorkerScript(), ...folders], { stdio: ["pipe", "pipe", "ignore"] });
+    child.stdin.write(`${JSON.stringify({ id: 1, op: "jvm" })}\n`);
+    const line = await new Promise<string>((resolve) => child.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString())));
+    const jvm = (JSON.parse(line) as { pid: number }).pid;
+    assert.ok(!gone(jvm));
+    child.kill("SIGKILL");
+    await waitGone([child.pid as number, jvm]);
+  });
+
+  it("the JVM killed alone: the request fails, and the process ends saying the JVM exited", async () => {
+    const worker = new TextworldExpressWorker(folders);
+    await worker.request("reset", { trial: 1, game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, seed: 20000 });
+    const pids = await pidsOf(worker);
+    process.kill(pids[1] as number, "SIGKILL");
+    await waitGone([pids[1] as number]);
+    await assert.rejects(worker.request("act", { trial: 1, command: "look around" }), /TextWorldExpress environment failed: Py4J/);
+    await waitGone(pids);
+    await assert.rejects(worker.request("verdict", { trial: 1 }), /TextWorldExpress environment process exited \(code 4\) \(.*the JVM exited \(-9\)\)$/);
+  });
+
+  it("the parent killed while a request is stuck in the JVM: the process and its JVM end", async () => {
+    const here = path.dirname(fileURLToPath(import.meta.url));
+    const program = [
+      `import { TextworldExpressWorker } from ${JSON.stringify(path.join(here, "worker.js"))};`,
+      `const worker = new TextworldExpressWorker(${JSON.stringify(folders)});`,
+      "const jvm = (await worker.request('jvm', {})).pid;",
+      "process.stdout.write(JSON.stringify([worker.pid, jvm]) + '\\n');",
+      "process.kill(jvm, 'SIGSTOP');",
+      "await worker.request('seeds', { game: 'coin', params: '' });",
+    ].join("\n");
+    const parent = spawn(process.execPath, ["--input-type=module", "-e", program], { stdio: ["ignore", "pipe", "inherit"] });
+    const line = await new Promise<string>((resolve, reject) => {
+      parent.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString()));
+      parent.once("exit", (code) => reject(new Error(`the parent exited (${code}) before it printed its pids`)));
+    });
+    const pids = JSON.parse(line) as number[];
+    assert.equal(pids.length, 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.ok(!pids.some(gone), "both run while the parent waits");
+    parent.kill("SIGKILL");
+    await waitGone(pids);
+  });
+
+  it("without java on PATH the process exits saying what to install", async () => {
+    const python = execFileSync("python3", ["-I", "-c", "import sys; print(sys.executable)"]).toString().trim();
+    const saved = { PATH: process.env.PATH, JAVA_HOME: process.env.JAVA_HOME };
+    process.env.PATH = mkdtempSync(path.join(os.tmpdir(), "twx-no-java-"));
+    delete process.env.JAVA_HOME;
+    let worker: TextworldExpressWorker;
+    try {
+      worker = new TextworldExpressWorker(folders, python);
+    } finally {
+      process.env.PATH = saved.PATH;
+      if (saved.JAVA_HOME !== undefined) process.env.JAVA_HOME = saved.JAVA_HOME;
+    }
+    await assert.rejects(worker.request("jvm", {}), /exited \(code 3\).*needs Java 17 or later: no `java` on PATH \(install openjdk-17-jre-headless/);
+  });
+
+  it("without Python the fetch fails saying what it needs", async () => {
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), "twx-cache-"));
+    await assert.rejects(ensureTextworldExpressPackage({ cacheDir, python: path.join(cacheDir, "no-python") }), /TextWorldExpress environment needs .*no-python with pip to fetch textworld-express==1\.1\.0: .* was not found/);
+  });
+});
