@@ -11,7 +11,7 @@ const pure = new Set(taskFamilies.filter((family) => family.verifier !== "sandbo
 describe("task conformance", () => {
   it("every registered task family judged by its reply's text has a conformance spec, and only those", () => {
     // An environment family is judged by its environment's state; its conformance is the replay of its ground truth
-    // through its sessions (bfcl-multi-turn: bfcl-multi-turn.worker.test.ts).
+    // through its sessions (bfcl-multi-turn.worker.test.ts, textworld-express.worker.test.ts).
     const judgedByText = taskFamilies.filter((family) => !isEnvironmentTask(family.create({})));
     assert.deepEqual(conformanceSpecs.map((spec) => spec.name).sort(), judgedByText.map((family) => family.name).sort());
   });

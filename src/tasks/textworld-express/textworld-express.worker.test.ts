@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -297,5 +299,81 @@ describe("textworld-express: the process and its JVM end", () => {
   it("without Python the fetch fails saying what it needs", async () => {
     const cacheDir = mkdtempSync(path.join(os.tmpdir(), "twx-cache-"));
     await assert.rejects(ensureTextworldExpressPackage({ cacheDir, python: path.join(cacheDir, "no-python") }), /TextWorldExpress environment needs .*no-python with pip to fetch textworld-express==1\.1\.0: .* was not found/);
+  });
+});
+
+/** The JVMs running the pinned jar, by pid. */
+function jarJvms(): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("textworld-express.jar") && !gone(Number(pid));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** `node bin/reflect.js …` from the repository root, killed after a minute. */
+function reflect(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "reflect.js");
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+describe("textworld-express: reflect eval", () => {
+  it("an absent model and an unknown game are clear errors; a run against a server that types the gold actions is judged right, no JVM left", async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "twx-eval-"));
+    const common = ["eval", "--task", "textworld-express", "--strategy", "agent", "--limit", "1"];
+    const absent = await reflect([...common, "--model", path.join(dir, "absent.gguf"), "--out", path.join(dir, "a")]);
+    assert.equal(absent.code, 1, absent.stderr);
+    assert.match(absent.stderr, /no model at .*absent\.gguf/);
+    const zork = await reflect([...common, "--data", "zork", "--model", path.join(dir, "absent.gguf"), "--out", path.join(dir, "z")]);
+    assert.equal(zork.code, 2, zork.stderr);
+    assert.match(zork.stderr, /unknown TextWorldExpress game "zork" — pass --data with one of: coin, mapreader/);
+
+    // An OpenAI-compatible server (no model) that calls act with the next gold action, then replies in words.
+    const gold = await task.goldActions({ game: "simonsays", params: "", seed: 20000 });
+    const seen: { messages: { role: string; content: string | null }[]; tools?: { function: { name: string } }[] }[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        const request = JSON.parse(Buffer.concat(chunks).toString()) as (typeof seen)[number];
+        seen.push(request);
+        const done = request.messages.filter((m) => m.role === "tool").length;
+        const message =
+          done < gold.length
+            ? { role: "assistant", content: null, tool_calls: [{ id: `call${done}`, type: "function", function: { name: "act", arguments: JSON.stringify({ command: gold[done] }) } }] }
+            : { role: "assistant", content: "I did what Simon said." };
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: done < gold.length ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    t.after(() => server.close());
+    const before = jarJvms();
+    const out = path.join(dir, "run");
+    const run = await reflect([...common, "--data", "simonsays", "--turns", "1", "--model", `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1#m`, "--out", out]);
+    assert.equal(run.code, 0, run.stderr);
+    const episodes = readFileSync(path.join(out, "episodes.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { itemId?: string; correct?: boolean });
+    assert.deepEqual(episodes.map((e) => e.correct), [true]);
+    assert.equal(seen.length, gold.length + 1);
+    assert.match(seen[0]?.messages.at(-1)?.content ?? "", /TextWorldExpress simonsays\)\. Your task is to do exactly what Simon says\./);
+    assert.deepEqual(seen[0]?.tools?.map((tool) => tool.function.name), ["act"]);
+    await waitGone(jarJvms().filter((pid) => !before.includes(pid)));
   });
 });
