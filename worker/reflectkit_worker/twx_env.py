@@ -73,15 +73,22 @@ class Environment:
         self.gateway = gateway
         self.proc = proc
         self.trials = {}
+        self.test_seeds = {}
+
+    def split(self, server, game):
+        """The game's test-split seeds, as the jar lists them (read once per game: each element is a call into the JVM)."""
+        if game not in self.test_seeds:
+            self.test_seeds[game] = list(server.getSeedsTest())
+        return self.test_seeds[game]
 
     def seeds(self, msg):
         server = interface(self.gateway, msg["game"], msg["params"])
-        return {"seeds": list(server.getSeedsTest())}
+        return {"seeds": self.split(server, msg["game"])}
 
     def reset(self, msg):
         server = interface(self.gateway, msg["game"], msg["params"])
         seed = msg["seed"]
-        if not isinstance(seed, int) or seed not in set(server.getSeedsTest()):
+        if not isinstance(seed, int) or seed not in set(self.split(server, msg["game"])):
             raise ValueError(f"seed {seed!r} is not in {msg['game']}'s test split")
         infos = json.loads(server.generateNewGameJSON(seed, "test", False))
         trial = Trial(msg["game"], seed)

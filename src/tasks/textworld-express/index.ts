@@ -190,8 +190,6 @@ function refusal(call: ToolCall): string | { command: string } {
   return { command: normaliseCommand(args.command) };
 }
 
-export type TextworldExpressSessionType = TextworldExpressSession;
-
 export interface TextworldExpressTask extends EnvironmentTask<TextworldExpressRecord> {
   /** The environment process the sessions share, started on first use; a dead one is replaced by the next. */
   worker(): Promise<TextworldExpressWorker>;
