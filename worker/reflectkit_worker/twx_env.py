@@ -101,6 +101,8 @@ class Environment:
         command = msg["command"]
         if not isinstance(command, str):
             raise ValueError("a command must be a string")
+        # A lone surrogate (valid in JSON, not in UTF-8) would fail the call into the JVM; it becomes "?".
+        command = command.encode("utf-8", "replace").decode("utf-8")
         if trial.over:
             return {"over": True, "refused": True, "observation": "The game is over; no action is taken.", "validActions": []}
         infos = json.loads(server.stepJSON(command))

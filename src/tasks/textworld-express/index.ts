@@ -82,12 +82,15 @@ export const ACT_TOOL: ToolDefinition = {
   },
 };
 
+/** A UTF-16 surrogate without its pair: text no UTF-8 encoder takes, so the JVM bridge would refuse the whole call. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /**
- * A command as the game reads it: white space trimmed and each run folded to one space. Case stays: the game matches
- * actions exactly, and some are written with capitals ("take used Q-tip").
+ * A command as the game reads it: white space trimmed and each run folded to one space, a lone surrogate made U+FFFD.
+ * Case stays: the game matches actions exactly, and some are written with capitals ("take used Q-tip").
  */
 export function normaliseCommand(command: string): string {
-  return command.trim().replace(/\s+/g, " ");
+  return command.replace(LONE_SURROGATE, "\uFFFD").trim().replace(/\s+/g, " ");
 }
 
 function withActions(observation: string, actions: readonly string[]): string {

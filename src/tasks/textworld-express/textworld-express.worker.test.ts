@@ -162,7 +162,7 @@ describe("textworld-express: sessions", () => {
     const record = coin(20001);
     const session = await task.environment(record);
     try {
-      const hostile = ["take coin\nmove west", "\u0000\u0001\u001b[31m\u202e", '"}\n{"op": "close", "trial": 1, "id": 1}', "x".repeat(1000), "__import__('os').system('touch twx_pwned')", "", "help"];
+      const hostile = ["take coin\nmove west", "\u0000\u0001\u001b[31m\u202e", '"}\n{"op": "close", "trial": 1, "id": 1}', "x".repeat(1000), "__import__('os').system('touch twx_pwned')", "", "help", "\ud800", "take \udfff coin", "\u{1F600}\u0301"];
       for (const command of hostile) {
         const [o] = await session.act([act(command)]);
         assert.match(o?.content ?? "", /^Unknown action: I'm not sure what you mean\./, JSON.stringify(command).slice(0, 60));
@@ -186,6 +186,14 @@ describe("textworld-express: sessions", () => {
     } finally {
       await session.close();
     }
+  });
+
+  it("a lone surrogate that reaches the program is a command like any other (the program's own guard)", async () => {
+    const worker = await task.worker();
+    await worker.request("reset", { trial: "surrogate", game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, seed: 20000 });
+    const answer = await worker.request("act", { trial: "surrogate", command: "take \ud800 coin" });
+    assert.match(String(answer.observation), /^Unknown action/);
+    await worker.request("close", { trial: "surrogate" });
   });
 
   it("sessions of one task are games of their own in one JVM", async () => {
