@@ -188,6 +188,25 @@ describe("textworld-express: sessions", () => {
     }
   });
 
+  it("random UTF-16 text as commands never fails the environment; past 100 steps the game is over and says so", async () => {
+    let state = 0x2545f491;
+    const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
+    const session = await task.environment(coin(20004));
+    try {
+      const observations = [];
+      for (let i = 0; i < 120; i++) {
+        const command = String.fromCharCode(...Array.from({ length: next() % 40 }, () => next() % 0x10000));
+        observations.push(...(await session.act([act(command, `r${i}`)])));
+      }
+      assert.ok(observations.slice(0, 100).every((o) => !o.isError), "the game answers each of its 100 steps");
+      assert.match(observations[99]?.content ?? "", /The game is over: you did not win\.$/);
+      assert.ok(observations.slice(100).every((o) => o.isError && o.content === "The game is over; no action is taken."));
+      assert.match((await session.verdict()).feedback ?? "", /limit of 100 actions was reached without winning/);
+    } finally {
+      await session.close();
+    }
+  });
+
   it("a lone surrogate that reaches the program is a command like any other (the program's own guard)", async () => {
     const worker = await task.worker();
     await worker.request("reset", { trial: "surrogate", game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, seed: 20000 });
