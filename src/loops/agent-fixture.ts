@@ -17,6 +17,8 @@ export interface CounterTaskOptions {
   failAct?: boolean;
   /** What a `shout` call observes. Default: "quiet". */
   shout?: string;
+  /** The session reads a reply that is exactly "inc" or "dec" as that call (`actionsIn`), ids `typed_N`. */
+  typedActions?: boolean;
 }
 
 export type CounterTask = EnvironmentTask<CounterRecord> & { closed: number; opened: number };
@@ -34,6 +36,7 @@ export function counterTask(options: CounterTaskOptions = {}): CounterTask {
       task.opened++;
       let value = 0;
       let userTurn = 1;
+      let typed = 0;
       return {
         opening: [{ role: "system", content: "You control a counter." }, { role: "user", content: `Bring the counter to ${record.target}.` }],
         tools: () => [{ name: "inc" }, { name: "dec" }, { name: "shout" }],
@@ -47,6 +50,9 @@ export function counterTask(options: CounterTaskOptions = {}): CounterTask {
             return { callId: c.id, content: `counter=${value}`, isError: false };
           });
         },
+        ...(options.typedActions === true
+          ? { actionsIn: (reply: string) => (["inc", "dec"].includes(reply.trim()) ? [{ id: `typed_${typed++}`, name: reply.trim(), arguments: "{}" }] : []) }
+          : {}),
         async next() {
           userTurn++;
           return userTurn === 2 ? { role: "user", content: "Now one more step." } : null;

@@ -27,6 +27,22 @@ describe("agent", () => {
     assert.deepEqual([task.opened, task.closed], [1, 1]);
   });
 
+  it("a reply that types an action the environment reads (actionsIn) is acted on, recorded as that call; other text ends the turn", async () => {
+    const task = counterTask({ typedActions: true });
+    const model = scriptedModel(["inc", "first turn done", " inc \n", "all done"]);
+    const episode = await agent({ model, task, item, turns: 1 });
+    assert.equal(episode.correct, true);
+    const trajectory = episode.attempts[0]?.trajectory ?? [];
+    assert.deepEqual(trajectory.map((s) => s.toolCalls.map((c) => `${c.id}:${c.name}`)), [["typed_0:inc"], [], ["typed_1:inc"], []]);
+    assert.deepEqual(trajectory[0]?.observations, [{ callId: "typed_0", content: "counter=1", isError: false }]);
+    // The typed action is in the conversation as the call it stood for, answered by its observation.
+    const second = model.calls[1]?.messages ?? [];
+    assert.deepEqual(second.slice(2, 4), [{ role: "assistant", content: "inc", toolCalls: [{ id: "typed_0", name: "inc", arguments: "{}" }] }, { role: "tool", content: "counter=1", toolCallId: "typed_0", isError: false }]);
+    // Without actionsIn the same reply ends the user turn.
+    const plain = await agent({ model: scriptedModel(["inc", "done"]), task: counterTask(), item, turns: 1 });
+    assert.deepEqual(plain.attempts[0]?.trajectory?.map((s) => s.toolCalls.length), [0, 0]);
+  });
+
   it("a failed trial gets a lesson from its trajectory; trial 2 sees it in the notes and succeeds", async () => {
     const task = counterTask();
     const model = scriptedModel([dec("a"), "ok", "done", "I should have called inc, not dec.", inc("b"), "ok", inc("c"), "done"]);

@@ -123,7 +123,9 @@ async function runTrial<R>(run: EpisodeRun<R>, options: AgentOptions<R>, plan: T
       const call = await run.call({ model: options.model, role: "attempt", messages, sampling: { ...plan.sampling, tools: session.tools() }, conversation: `trial${plan.turn}`, spanName: `step ${k}` });
       last = call;
       inTurn++;
-      const calls = call.toolCalls ?? [];
+      const native = call.toolCalls ?? [];
+      // A reply with no tool call may still name a text action the environment reads (`actionsIn`).
+      const calls = native.length > 0 ? native : (session.actionsIn?.(call.output) ?? []);
       messages.push({ role: "assistant", content: call.output, ...(calls.length === 0 ? {} : { toolCalls: calls }) });
       const observations = calls.length === 0 ? [] : await environmentStep(() => session.act(calls, signal));
       for (const o of observations) messages.push({ role: "tool", content: o.content, toolCallId: o.callId, isError: o.isError });

@@ -30,6 +30,12 @@ export interface EnvironmentSession {
    */
   act(calls: readonly ToolCall[], signal?: AbortSignal): Promise<Observation[]>;
   /**
+   * Optional, for an environment whose actions are text (a text game, as Reflexion's ALFWorld actor types them): the
+   * calls a reply that called no tool stands for, when it names an action the environment offers now; the loop acts
+   * on them instead of ending the user turn. None (or no method): the reply ends the user turn.
+   */
+  actionsIn?(reply: string): ToolCall[];
+  /**
    * The actor ended a user turn with a reply that called no tool. The next user turn, or null when the task has no
    * more: the trajectory is over.
    */

@@ -101,7 +101,7 @@ function openingOf(record: TextworldExpressRecord, reset: { task: string; observ
   const content = [
     `You are playing a text game (TextWorldExpress ${record.game}). ${reset.task.trim()}`,
     withActions(reset.observation, reset.validActions),
-    "Call the act tool with one command at a time. When the game says it is over, reply without a tool call.",
+    "Take one action at a time: call the act tool with the command, or reply with the command alone. When the game says it is over, reply without a tool call.",
   ].join("\n\n");
   return { role: "user", content };
 }
@@ -132,16 +132,48 @@ function feedbackOf(answer: { success: boolean; failure: boolean; score: number;
 
 let trialCounter = 0;
 
+/**
+ * The valid action a reply names first (by where it starts in the reply; the longest of those starting there), for a
+ * model that types its action instead of calling act: "> take coin", "look around", or a list of actions whose first
+ * is the one taken. Matched case-blind on whole words; none: the reply is not an action.
+ */
+export function actionNamed(reply: string, actions: readonly string[]): string | null {
+  const text = reply.toLowerCase();
+  let best: { at: number; action: string } | null = null;
+  for (const action of actions) {
+    const needle = action.toLowerCase();
+    if (needle === "") continue;
+    for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
+      const before = at === 0 ? "" : (text[at - 1] as string);
+      const after = text[at + needle.length] ?? "";
+      if (/[\p{L}\p{N}_]/u.test(before) || /[\p{L}\p{N}_]/u.test(after)) continue;
+      if (best === null || at < best.at || (at === best.at && action.length > best.action.length)) best = { at, action };
+      break;
+    }
+  }
+  return best?.action ?? null;
+}
+
 class TextworldExpressSession implements EnvironmentSession {
   readonly opening: readonly ChatMessage[];
   private closed = false;
+  private actions: readonly string[];
+  private typed = 0;
 
   constructor(
     private readonly worker: TextworldExpressWorker,
     private readonly trial: number,
     opening: ChatMessage,
+    actions: readonly string[],
   ) {
     this.opening = [opening];
+    this.actions = actions;
+  }
+
+  /** A typed action among the valid ones, as one act call (ids `typed_N`, so the record shows it was read from text). */
+  actionsIn(reply: string): ToolCall[] {
+    const action = actionNamed(reply, this.actions);
+    return action === null ? [] : [{ id: `typed_${this.typed++}`, name: ACT_TOOL.name, arguments: JSON.stringify({ command: action }) }];
   }
 
   tools(): readonly ToolDefinition[] {
@@ -157,6 +189,7 @@ class TextworldExpressSession implements EnvironmentSession {
         continue;
       }
       const step = (await this.worker.request("act", { trial: this.trial, command: refused.command }, signal)) as unknown as GameStep;
+      if (!step.refused) this.actions = step.over ? [] : step.validActions;
       out.push({ callId: call.id, content: observationOf(step), isError: step.refused });
     }
     return out;
@@ -237,8 +270,8 @@ export function textworldExpressTask(options: TextworldExpressPackageOptions = {
     async environment(record, opts) {
       const w = await worker();
       const trial = ++trialCounter;
-      const reset = await w.request("reset", { trial, game: record.game, params: record.params, seed: record.seed }, opts?.signal);
-      return new TextworldExpressSession(w, trial, openingOf(record, reset as unknown as Parameters<typeof openingOf>[1]));
+      const reset = (await w.request("reset", { trial, game: record.game, params: record.params, seed: record.seed }, opts?.signal)) as unknown as Parameters<typeof openingOf>[1];
+      return new TextworldExpressSession(w, trial, openingOf(record, reset), reset.validActions);
     },
   };
 }

@@ -148,6 +148,22 @@ describe("textworld-express: sessions", () => {
     assert.deepEqual([episode.correct, episode.stoppedBy], [true, "verified"]);
   });
 
+  it("typed actions: a model that writes its action as text (a prompt, a list, other case) plays the same game; after the end nothing is an action", async () => {
+    const record = coin(20003);
+    const gold = await task.goldActions(record);
+    const forms = [(a: string) => `> ${a}`, (a: string) => `\`\`\`json\n[{"name": "${a.toUpperCase()}"}, {"name": "inventory"}]\n\`\`\``, (a: string) => `I will ${a} now.`];
+    const replies: ScriptedReply[] = gold.map((a, i) => (forms[i % forms.length] as (a: string) => string)(a));
+    replies.push("take coin");
+    const model = scriptedModel(replies);
+    const episode = await agent({ model, task, item: { id: "coin-20003", record }, turns: 1 });
+    assert.deepEqual([episode.correct, episode.stoppedBy], [true, "verified"]);
+    const trajectory = episode.attempts[0]?.trajectory ?? [];
+    assert.equal(trajectory.length, gold.length + 1, "every typed action was a step, and the reply after the end was none");
+    assert.deepEqual(trajectory.slice(0, -1).map((s) => JSON.parse(s.toolCalls[0]?.arguments ?? "{}").command), gold);
+    assert.ok(trajectory.slice(0, -1).every((s) => s.toolCalls[0]?.id.startsWith("typed_")));
+    assert.deepEqual(trajectory.at(-1)?.toolCalls, []);
+  });
+
   it("the opening is the task and the first observation with its valid actions; observations list them; the end says the game is over", async () => {
     const record = coin(20000);
     const gold = await task.goldActions(record);
