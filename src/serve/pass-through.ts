@@ -90,7 +90,7 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number, blanked: ()
   const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets }) : new http.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets });
   const request = secure ? https.request : http.request;
   const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/u, "$1"), port: base.port, method: "POST", agent };
-  const relay: RelayTarget = { upstream, base, request, target, timeoutMs, blanked, shapes: new Map() };
+  const relay: RelayTarget = { upstream, base, request, target, timeoutMs, blanked, shapes: new Map(), keys: { secret: undefined, blanked: undefined, all: [] } };
   return { send: (exchange, onEnd, dialect) => relayOnce(relay, exchange, onEnd, dialect), close: () => agent.destroy() };
 }
 
@@ -105,6 +105,14 @@ interface RelayTarget {
   blanked: () => Secrets;
   /** The SSE event shapes learnt on this upstream's streams, by dialect, read by every request's redactor (src/serve/sse-shapes.ts). */
   shapes: Map<DialectName, EventShapes>;
+  /** The keys a request blanks, worked out for the last key and blanked keys seen (`keysOfRelay`). */
+  keys: { secret: string | undefined; blanked: Secrets; all: readonly string[] };
+}
+
+/** Its own key and the blanked ones, each once: the list `keys` holds while both are as they were. */
+function keysOfRelay(keys: RelayTarget["keys"], secret: string | undefined, blanked: Secrets): readonly string[] {
+  if (keys.secret !== secret || keys.blanked !== blanked) [keys.secret, keys.blanked, keys.all] = [secret, blanked, [...new Set([...keysOf(secret), ...keysOf(blanked)])]];
+  return keys.all;
 }
 
 /** The event shapes kept for `dialect`'s streams in `byDialect`, made on first use. */
@@ -141,10 +149,10 @@ export function relayPath(base: URL, dialect: Pick<Dialect, "upstreamPath">, req
 }
 
 /** One exchange of `openRelay`'s: the request to the upstream, and its answer relayed to the client. */
-function relayOnce({ upstream, base, request, target, timeoutMs, blanked, shapes }: RelayTarget, { body, incoming, outgoing, fallback }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
+function relayOnce({ upstream, base, request, target, timeoutMs, blanked, shapes, keys }: RelayTarget, { body, incoming, outgoing, fallback }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
   const secret = keysOf(process.env[upstream.apiKeyEnv])[0];
   const headers = upstreamHeaders(incoming, secret, dialect, body);
-  const secrets = [...new Set([...keysOf(secret), ...keysOf(blanked())])];
+  const secrets = keysOfRelay(keys, secret, blanked());
   const path = relayPath(base, dialect, incoming.url);
 
   return new Promise((resolve) => {
