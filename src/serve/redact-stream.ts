@@ -383,7 +383,7 @@ export class SseRedactor implements BodyRedactor {
     if (this.pending.length > 0) out.push(this.event(this.pending, true));
     else out.push(this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]));
     this.pending = empty;
-    return Buffer.concat(out);
+    return joined(out);
   }
 
   /** Every complete event in `pending`, redacted; `pending` keeps the rest. */
@@ -404,7 +404,7 @@ export class SseRedactor implements BodyRedactor {
       this.pending = this.pending.subarray(start);
       this.line -= start;
     }
-    return out.length === 0 ? empty : out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+    return joined(out);
   }
 
   /** The end of the next event (past its blank line) in `pending`, or -1 until more bytes come. */
@@ -450,7 +450,7 @@ export class SseRedactor implements BodyRedactor {
       const redacted = parsed === undefined ? undefined : redactValue(parsed, this.secret);
       const body = redacted === parsed ? replaceBytes(raw, this.secret.bytes) : this.written(lines, redacted, last);
       if (!done && !last) return this.enqueue({ bytes: body, text: "" }, false);
-      return Buffer.concat([this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]);
+      return joined([this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]);
     }
     // Where the text shows every place a string decodes to the key (`bytesShowKey`), the search above found whether any does.
     const value = !holdsKey && textShowsKey(decoded, this.secret) ? parsed : (redactValue(parsed, this.secret) as Record<string, unknown>);
@@ -495,7 +495,7 @@ export class SseRedactor implements BodyRedactor {
       this.queued.template = template;
     }
     out.push(this.enqueue({ bytes, text, rewrite: { lines, value, slots, tokenSlots } }, endsOwn));
-    return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+    return joined(out);
   }
 
   /**
@@ -527,7 +527,7 @@ export class SseRedactor implements BodyRedactor {
       this.queued.template = template;
     }
     const rest = this.enqueue({ bytes: raw, text, rewrite: raw }, endsOwn);
-    return first.length === 0 ? rest : Buffer.concat([first, rest]);
+    return joined([first, rest]);
   }
 
   /** Learns the shape of `raw`, an event relayed whole with at most one stream slot (`slot`, in `value`) and no key. */
@@ -579,7 +579,7 @@ export class SseRedactor implements BodyRedactor {
       queued.bytes = 0;
       for (const e of this.queue) [queued.chars, queued.bytes] = [queued.chars + e.text.length, queued.bytes + e.bytes.length];
     }
-    return out.length === 1 ? (out[0] as QueuedEvent).bytes : Buffer.concat(out.map((e) => e.bytes));
+    return joined(out.map((e) => e.bytes));
   }
 
   /** The whole queue out, as it came (or cut by the window, should its text hold a whole key): its stream ended. */
@@ -589,7 +589,7 @@ export class SseRedactor implements BodyRedactor {
     const out = this.queue.map((e) => e.bytes);
     this.queue = [];
     this.queued = undefined;
-    return Buffer.concat(out);
+    return joined(out);
   }
 
   private queuedText(): string {
@@ -701,6 +701,25 @@ export class SseRedactor implements BodyRedactor {
     // An unterminated last event stays unterminated: a client that would have dropped it still does.
     return replaceBytes(Buffer.from(`${out.join("\n")}${last ? "" : "\n\n"}`, "utf8"), this.secret.bytes);
   }
+}
+
+/**
+ * `parts` one after another: a view of their bytes where each part follows the one before in the same memory (events
+ * relayed as they came, out of one chunk), so what goes out as it came is not copied; else one copy of them all.
+ */
+function joined(parts: readonly Buffer[]): Buffer {
+  let first: Buffer | undefined;
+  let length = 0;
+  let adjacent = true;
+  for (const part of parts) {
+    if (part.length === 0) continue;
+    if (first === undefined) first = part;
+    else adjacent &&= part.buffer === first.buffer && part.byteOffset === first.byteOffset + length;
+    length += part.length;
+  }
+  if (first === undefined) return empty;
+  if (length === first.length) return first;
+  return adjacent ? Buffer.from(first.buffer, first.byteOffset, length) : Buffer.concat(parts, length);
 }
 
 /** An event's lines (line ends and the blank line after it dropped) and the values of its `data` lines, in order. */

@@ -177,6 +177,9 @@ function isPlainAscii(text: string): boolean {
 
 /** The text of `raw` read as `shape` (`""` without a text hole), or `undefined` if it is not of that shape. */
 function readShape(raw: Buffer, { literals, holes }: EventShape): string | undefined {
+  const last = literals[holes.length] as Buffer;
+  // The bytes after the last hole first: shapes of one stream differ there most often, and it needs no hole read.
+  if (!standsAt(raw, last, raw.length - last.length)) return undefined;
   let at = 0;
   let text = "";
   for (let i = 0; i < holes.length; i++) {
@@ -193,13 +196,12 @@ function readShape(raw: Buffer, { literals, holes }: EventShape): string | undef
     }
     at = end;
   }
-  const last = literals[holes.length] as Buffer;
-  return raw.length - at === last.length && standsAt(raw, last, at) ? text : undefined;
+  return raw.length - at === last.length ? text : undefined;
 }
 
 /** Whether `literal` stands in `raw` at `at`: byte by byte, as a literal is short and most misses come early. */
 function standsAt(raw: Buffer, literal: Buffer, at: number): boolean {
-  if (raw.length - at < literal.length) return false;
+  if (at < 0 || raw.length - at < literal.length) return false;
   for (let i = 0; i < literal.length; i++) if (raw[at + i] !== literal[i]) return false;
   return true;
 }
