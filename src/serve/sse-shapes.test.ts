@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { createHttpModel } from "../models/http.js";
 import { Secret } from "./redact-secret.js";
 import { SseRedactor } from "./redact-stream.js";
-import { decodeStream, eventShape, upstreamEvents } from "./redaction-harness.js";
+import { decodeStream, events, eventShape, upstreamEvents } from "./redaction-harness.js";
+import { startTestGateway, startUpstream, UPSTREAM_MODEL } from "./serve-harness.js";
 import { EventShapes, maxShapes } from "./sse-shapes.js";
 import type { DialectName } from "./dialects/index.js";
 
@@ -127,5 +129,30 @@ describe("EventShapes kept across requests", () => {
     assert.ok(!probe.includes(KEY), probe);
     for (let i = 0; i < 3 * maxShapes; i++) relay(request(`chatcmpl-${i}`, i, ["a ", "b"]).map((e) => e.replace('"model":"m"', `"model":"m","v${i}":1`)), shapes);
     assert.equal(shapes.size, maxShapes);
+  });
+});
+
+describe("EventShapes on a running gateway", () => {
+  it("relays one request's stream after another's as its own: its text, its id, the key split across its events redacted", async (t) => {
+    const keyEnv = "REFLECT_TEST_SHAPES_UPSTREAM_KEY";
+    const key = "sk-shapes-DO-NOT-LEAK-51c2e8";
+    process.env[keyEnv] = key;
+    t.after(() => delete process.env[keyEnv]);
+    const alpha = request("chatcmpl-ALPHA", 111, ["ALPHA says ", "hello ", "to everyone here."]);
+    const beta = request("chatcmpl-beta", 222, ["beta's key: ", key.slice(0, 10), key.slice(10), " end"]);
+    const upstream = await startUpstream(t, [events(alpha), events(beta), events(alpha)]);
+    const http = { baseUrl: upstream.baseUrl, model: UPSTREAM_MODEL, apiKeyEnv: keyEnv };
+    const gateway = await startTestGateway(t, { upstream: createHttpModel(http), upstreamHttp: http });
+    const send = async (): Promise<string> => {
+      const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: UPSTREAM_MODEL, messages: [{ role: "user", content: "x" }], stream: true }) });
+      assert.equal(response.status, 200);
+      return response.text();
+    };
+    const [first, second, third] = [await send(), await send(), await send()];
+    assert.equal(first, alpha.join(""));
+    assert.ok(!second.includes("ALPHA") && !second.includes("111") && !second.includes(key), second);
+    assert.equal(decodeStream("chat", second).streams.text, "beta's key: [redacted] end");
+    assert.ok(second.includes('"id":"chatcmpl-beta"'), second);
+    assert.equal(third, first);
   });
 });
