@@ -352,6 +352,7 @@ const MEASURED = [
   ["The cost of policy lookup", "timings of bench/gateway.mjs"],
   ["SSE pass-through again, with held events released byte-identical", "timings of bench/gateway.mjs"],
   ["SSE pass-through with the headers sent with the first bytes", "timings of bench/gateway.mjs"],
+  ["SSE pass-through with event shapes kept across requests", "timings of bench/gateway.mjs"],
   ["The root import", "timings of bench/import-cost.mjs"],
   ["Redaction per streamed MB, by dialect", "timings of bench/redaction.mjs"],
   ["Lesson recall with 10,000 lessons across 100 tenants", "timings of bench/lesson-recall.mjs"],

@@ -16,6 +16,7 @@ import type { GatewayModel } from "./gateway-options.js";
 import { reply, startTestGateway, startUpstream, status, streamReply, UPSTREAM_MODEL, type FakeUpstream } from "./serve-harness.js";
 import type { GatewayOptions, RunningGateway } from "./server.js";
 import { parseGatewayKeys } from "./tenants.js";
+import { keysOfEnv } from "./gateway-models.js";
 
 const TENANT_A = "ka-models-3b8e1f0c";
 const TENANT_B = "kb-models-9d2a6c4e";
@@ -222,5 +223,28 @@ describe("several models behind one gateway", () => {
     }
     assert.equal(chat.requests.length, 2, "alpha's requests passed through once each");
     assert.equal(messages.messages.length, 2, "beta's requests reflected on beta's upstream, once each (the first draft passed)");
+  });
+});
+
+describe("keysOfEnv", () => {
+  it("reads the keys anew on every call, the same array while none changed, the empty and unset ones left out", (t) => {
+    const [a, b] = ["REFLECT_TEST_KEYS_OF_ENV_A", "REFLECT_TEST_KEYS_OF_ENV_B"];
+    t.after(() => {
+      delete process.env[a];
+      delete process.env[b];
+    });
+    const keys = keysOfEnv([a, b]);
+    assert.deepEqual(keys(), []);
+    process.env[a] = "sk-one";
+    process.env[b] = "";
+    const first = keys();
+    assert.deepEqual(first, ["sk-one"]);
+    assert.equal(keys(), first);
+    process.env[b] = "sk-two";
+    assert.deepEqual(keys(), ["sk-one", "sk-two"]);
+    process.env[a] = "sk-rotated";
+    assert.deepEqual(keys(), ["sk-rotated", "sk-two"]);
+    delete process.env[a];
+    assert.deepEqual(keys(), ["sk-two"]);
   });
 });

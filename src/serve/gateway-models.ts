@@ -47,7 +47,7 @@ export function openModels(options: GatewayOptions, timeoutMs: number): ServedMo
   const configured = given.length > 0;
   const list: readonly GatewayModel[] = configured ? given : [{ name: options.upstreamHttp?.model ?? options.upstream.modelId, upstream: options.upstream, ...(options.upstreamHttp === undefined ? {} : { upstreamHttp: options.upstreamHttp }), ...(options.upstreamSend === undefined ? {} : { send: options.upstreamSend }) }];
   const keyEnvs = [...new Set(list.flatMap((model) => (model.upstreamHttp === undefined ? [] : [model.upstreamHttp.apiKeyEnv])))];
-  const secrets = (): readonly string[] => keyEnvs.flatMap((env) => (process.env[env] ?? "") === "" ? [] : [process.env[env] as string]);
+  const secrets = keysOfEnv(keyEnvs);
   const byName = new Map<string, ServedModel>();
   for (const model of list) {
     if (byName.has(model.name)) throw new UsageError(`the model ${model.name} is named twice — give each model its own name`);
@@ -73,6 +73,20 @@ export function openModels(options: GatewayOptions, timeoutMs: number): ServedMo
   return { configured, byName, default: fallback, secrets, close };
 }
 
+/**
+ * The keys the environment variables `envs` hold (the empty and unset ones left out), read anew on every call — a key
+ * may change under a running gateway — and the same array while none changed, so a caller can keep what it derives.
+ */
+export function keysOfEnv(envs: readonly string[]): () => readonly string[] {
+  let values: readonly string[] = [];
+  let keys: readonly string[] = [];
+  return () => {
+    const now = envs.map((env) => process.env[env] ?? "");
+    if (now.length !== values.length || now.some((value, i) => value !== values[i])) [values, keys] = [now, now.filter((value) => value !== "")];
+    return keys;
+  };
+}
+
 /** What a body's reading needs to know of the models: which take `dialect` raw, and the name a body naming none gets. */
 export function modelScope(models: ServedModels, dialect: DialectName): { relayed: readonly string[]; defaultName: string } | undefined {
   if (!models.configured) return undefined;
@@ -96,6 +110,7 @@ export function chooseModel(models: ServedModels, requested: string | undefined)
 
 /** The models a request for `model` may be answered by, in order: it, then its fallbacks' chain, each model once. */
 export function chainOf(models: ServedModels, model: ServedModel): readonly ServedModel[] {
+  if (model.fallbacks.length === 0) return [model];
   const chain: ServedModel[] = [];
   const seen = new Set<string>();
   const visit = (next: ServedModel): void => {

@@ -5,6 +5,7 @@ import { ModelCallError } from "../errors.js";
 import type { GenerateRequest, LanguageModel } from "../models/language-model.js";
 import type { UpstreamFailure } from "./observer.js";
 import { keysOf, type Secrets } from "./redact-secret.js";
+import { EventShapes } from "./sse-shapes.js";
 import { bodyRedactorOf, contentDecoders, maxDecodedBytes, redactHeaderValue, redactJsonValue } from "./redact-stream.js";
 import type { Dialect, DialectName, GatewayError } from "./dialects/index.js";
 import { DROPPED_TOOLS_HEADER, type ChatRequest } from "./loop-request.js";
@@ -89,7 +90,7 @@ export function openRelay(upstream: UpstreamHttp, timeoutMs: number, blanked: ()
   const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets }) : new http.Agent({ keepAlive: true, maxSockets: upstreamMaxSockets });
   const request = secure ? https.request : http.request;
   const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/u, "$1"), port: base.port, method: "POST", agent };
-  const relay: RelayTarget = { upstream, base, request, target, timeoutMs, blanked };
+  const relay: RelayTarget = { upstream, base, request, target, timeoutMs, blanked, shapes: new Map(), keys: { secret: undefined, blanked: undefined, all: [] } };
   return { send: (exchange, onEnd, dialect) => relayOnce(relay, exchange, onEnd, dialect), close: () => agent.destroy() };
 }
 
@@ -102,6 +103,23 @@ interface RelayTarget {
   timeoutMs: number;
   /** The keys blanked besides its own: on a gateway with several models, the other models'. */
   blanked: () => Secrets;
+  /** The SSE event shapes learnt on this upstream's streams, by dialect, read by every request's redactor (src/serve/sse-shapes.ts). */
+  shapes: Map<DialectName, EventShapes>;
+  /** The keys a request blanks, worked out for the last key and blanked keys seen (`keysOfRelay`). */
+  keys: { secret: string | undefined; blanked: Secrets; all: readonly string[] };
+}
+
+/** Its own key and the blanked ones, each once: the list `keys` holds while both are as they were. */
+function keysOfRelay(keys: RelayTarget["keys"], secret: string | undefined, blanked: Secrets): readonly string[] {
+  if (keys.secret !== secret || keys.blanked !== blanked) [keys.secret, keys.blanked, keys.all] = [secret, blanked, [...new Set([...keysOf(secret), ...keysOf(blanked)])]];
+  return keys.all;
+}
+
+/** The event shapes kept for `dialect`'s streams in `byDialect`, made on first use. */
+function shapesOf(byDialect: Map<DialectName, EventShapes>, dialect: DialectName): EventShapes {
+  let shapes = byDialect.get(dialect);
+  if (shapes === undefined) byDialect.set(dialect, (shapes = new EventShapes()));
+  return shapes;
 }
 
 /** The client's headers for the upstream: its credentials replaced by the upstream's key, the body's length set. */
@@ -131,10 +149,10 @@ export function relayPath(base: URL, dialect: Pick<Dialect, "upstreamPath">, req
 }
 
 /** One exchange of `openRelay`'s: the request to the upstream, and its answer relayed to the client. */
-function relayOnce({ upstream, base, request, target, timeoutMs, blanked }: RelayTarget, { body, incoming, outgoing, fallback }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
+function relayOnce({ upstream, base, request, target, timeoutMs, blanked, shapes, keys }: RelayTarget, { body, incoming, outgoing, fallback }: RelayExchange, onEnd: PassThroughEnd, dialect: Dialect): Promise<Response | undefined> {
   const secret = keysOf(process.env[upstream.apiKeyEnv])[0];
   const headers = upstreamHeaders(incoming, secret, dialect, body);
-  const secrets = [...new Set([...keysOf(secret), ...keysOf(blanked())])];
+  const secrets = keysOfRelay(keys, secret, blanked());
   const path = relayPath(base, dialect, incoming.url);
 
   return new Promise((resolve) => {
@@ -189,7 +207,7 @@ function relayOnce({ upstream, base, request, target, timeoutMs, blanked }: Rela
       status = response.statusCode ?? 502;
       timer.refresh();
       const failure: UpstreamFailure | undefined = status >= 200 && status < 300 ? undefined : "status";
-      const redactor = bodyRedactorOf(response.headers["content-type"], status, secrets, dialect.name);
+      const redactor = bodyRedactorOf(response.headers["content-type"], status, secrets, dialect.name, shapesOf(shapes, dialect.name));
       // The body is relayed as it came, so its length stands, unless it is decoded or may have a key blanked.
       outgoing.writeHead(status, response.statusMessage, relayedHeaders(response.rawHeaders, secrets, layers.length === 0 && redactor === undefined));
       resolve(undefined);

@@ -21,6 +21,7 @@ import zlib from "node:zlib";
 import type { DialectName } from "./dialects/index.js";
 import { heldEntryCount, isTokenSequence, redactTokenSequence, type TokenEntry } from "./redact-logprobs.js";
 import { keysOf, redactionMark, roundUp, Secret, type Secrets } from "./redact-secret.js";
+import { EventShapes } from "./sse-shapes.js";
 import { sseStreamsOf, type HeldText, type HeldTokens, type SseStreams, type StreamSlot } from "./sse-streams.js";
 import { isRecord } from "../util/is-record.js";
 
@@ -49,11 +50,11 @@ export interface BodyRedactor {
 /**
  * The redaction a relayed body needs, by what the client will decode it as: an SSE stream per event, by the events of
  * `dialect`; a JSON body (a JSON type, no type, or any error status, whose body clients parse as JSON whatever its type)
- * whole; anything else as bytes.
+ * whole; anything else as bytes. `shapes`: the SSE event shapes a relay keeps across its requests (`EventShapes`).
  */
-export function bodyRedactor(contentType: string | undefined, status: number, secret: Secret, dialect: DialectName): BodyRedactor {
+export function bodyRedactor(contentType: string | undefined, status: number, secret: Secret, dialect: DialectName, shapes?: EventShapes): BodyRedactor {
   const type = (contentType?.split(";")[0] ?? "").trim().toLowerCase();
-  if (type === "text/event-stream") return new SseRedactor(secret, dialect);
+  if (type === "text/event-stream") return new SseRedactor(secret, dialect, shapes);
   if (type === "" || type === "application/json" || type.endsWith("+json") || status < 200 || status >= 300) return new JsonBodyRedactor(secret);
   const bytes = new StreamRedactor(secret.bytes);
   return { push: (chunk) => bytes.push(chunk), end: () => bytes.flush() };
@@ -63,8 +64,8 @@ export function bodyRedactor(contentType: string | undefined, status: number, se
  * `bodyRedactor` for every key of `secrets`, one after another (each reads what the one before wrote, a body of the same
  * kind); `undefined` without a key.
  */
-export function bodyRedactorOf(contentType: string | undefined, status: number, secrets: Secrets, dialect: DialectName): BodyRedactor | undefined {
-  const redactors = keysOf(secrets).map((key) => bodyRedactor(contentType, status, Secret.of(key), dialect));
+export function bodyRedactorOf(contentType: string | undefined, status: number, secrets: Secrets, dialect: DialectName, shapes?: EventShapes): BodyRedactor | undefined {
+  const redactors = keysOf(secrets).map((key) => bodyRedactor(contentType, status, Secret.of(key), dialect, shapes));
   if (redactors.length <= 1) return redactors[0];
   const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return {
@@ -309,18 +310,6 @@ interface ParsedEvent {
 }
 
 /**
- * An event's bytes on either side of its one string of text: an event whose bytes are these around another JSON
- * string is the same event with that text (JSON's grammar places a string token alike whatever it holds), so it needs
- * no parse. `value` and `slot` are of the event it was learnt from, for its structure only (never its text).
- */
-interface EventShape {
-  prefix: Buffer;
-  suffix: Buffer;
-  value: Record<string, unknown>;
-  slot: StreamSlot;
-}
-
-/**
  * Redacts an SSE stream on what the client decodes, by one dialect's events (src/serve/sse-streams.ts names the strings
  * each dialect's clients concatenate across events: its streams). Events are cut at blank lines (`\n`, `\r\n` or `\r`
  * line ends, an event split over any chunks). Every event whose `data:` is a JSON object is parsed, so a key written
@@ -335,8 +324,10 @@ interface EventShape {
  *   it, until the stream's text after it holds the window (or the stream ends); then, if the queued text holds no
  *   whole key, it goes out byte-identical, as do the events queued behind it that carry no text. So an event is
  *   neither parsed again nor written anew, and a client sees the upstream's own events, each later by the same rule.
- *   An event whose bytes are those of the last one learnt around another JSON string (`EventShape`: a stream's deltas
- *   differ only in their text) is not parsed at all: its text is that string, and it goes the way the parse would.
+ *   An event whose bytes are those of one learnt, with other tokens in its holes (src/serve/sse-shapes.ts: its text
+ *   and its identity fields, as a stream's deltas differ only there) is not parsed at all: its text is the string in
+ *   its text hole, and it goes the way the parse would. The shapes are kept across a relay's requests: they hold
+ *   structure only, never another request's text.
  * - Cut text. An event of another stream while one is queued, an event with log-probability entries or with more than
  *   one stream's text, a queue of more than `maxQueuedBytes`, or a whole key in the queued text: the queue is then cut
  *   by the window as characters — every queued event written anew (one `data:` line, its other lines redacted in
@@ -367,13 +358,14 @@ export class SseRedactor implements BodyRedactor {
   private queue: QueuedEvent[] = [];
   /** The queued stream, the template of its last slot, and its text and bytes in the queue. */
   private queued: { id: string; template: Record<string, unknown>; chars: number; bytes: number } | undefined;
-  /** The shape of the last event learnt (`learnShape`), and how many were learnt since one was of use. */
-  private shape: EventShape | undefined;
+  /** How many shapes this stream learnt since one was of use (`learnShape`). */
   private shapeTries = 0;
 
+  /** `shapes`: the event shapes it reads and learns, kept across a relay's requests (its own when none is given). */
   constructor(
     private readonly secret: Secret,
     dialect: DialectName,
+    private readonly shapes: EventShapes = new EventShapes(),
   ) {
     this.streams = sseStreamsOf(dialect);
   }
@@ -391,7 +383,7 @@ export class SseRedactor implements BodyRedactor {
     if (this.pending.length > 0) out.push(this.event(this.pending, true));
     else out.push(this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]));
     this.pending = empty;
-    return Buffer.concat(out);
+    return joined(out);
   }
 
   /** Every complete event in `pending`, redacted; `pending` keeps the rest. */
@@ -412,7 +404,7 @@ export class SseRedactor implements BodyRedactor {
       this.pending = this.pending.subarray(start);
       this.line -= start;
     }
-    return out.length === 0 ? empty : out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+    return joined(out);
   }
 
   /** The end of the next event (past its blank line) in `pending`, or -1 until more bytes come. */
@@ -458,7 +450,7 @@ export class SseRedactor implements BodyRedactor {
       const redacted = parsed === undefined ? undefined : redactValue(parsed, this.secret);
       const body = redacted === parsed ? replaceBytes(raw, this.secret.bytes) : this.written(lines, redacted, last);
       if (!done && !last) return this.enqueue({ bytes: body, text: "" }, false);
-      return Buffer.concat([this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]);
+      return joined([this.releaseAll(), this.giveBack([...this.held.values()], [...this.heldTokens.values()]), body]);
     }
     // Where the text shows every place a string decodes to the key (`bytesShowKey`), the search above found whether any does.
     const value = !holdsKey && textShowsKey(decoded, this.secret) ? parsed : (redactValue(parsed, this.secret) as Record<string, unknown>);
@@ -497,96 +489,51 @@ export class SseRedactor implements BodyRedactor {
       return Buffer.concat(out);
     }
     const bytes = value !== parsed ? this.written(lines, value, false) : holdsKey ? replaceBytes(raw, this.secret.bytes) : raw;
-    if (bytes === raw && slots.length === 1 && text !== "" && data.length === 1 && !this.sawCr && !this.secret.awkward && this.shapeTries < 3) this.learnShape(raw, value, slots[0] as StreamSlot);
+    if (bytes === raw && slots.length <= 1 && data.length === 1 && !this.sawCr && !this.secret.awkward && this.shapeTries < 3) this.learnShape(raw, value, slots[0]);
     if (id !== undefined && template !== undefined) {
       this.queued ??= { id, template, chars: 0, bytes: 0 };
       this.queued.template = template;
     }
     out.push(this.enqueue({ bytes, text, rewrite: { lines, value, slots, tokenSlots } }, endsOwn));
-    return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+    return joined(out);
   }
 
   /**
-   * `raw` relayed as an event of the learnt shape, when it is one, carries no key and would go out whole: what the
-   * parsing path makes of it (the same bytes, at the same time), without parsing it. `undefined`: take that path.
+   * `raw` relayed as an event of a learnt shape (src/serve/sse-shapes.ts), when it is one, carries no key and would go
+   * out whole: what the parsing path makes of it (the same bytes, at the same time), without parsing it. `undefined`:
+   * take that path.
    */
   private shapedEvent(raw: Buffer): Buffer | undefined {
-    const shape = this.shape;
-    if (shape === undefined) return undefined;
-    const text = this.shapedText(raw, shape);
-    if (text === undefined) return undefined;
+    if (this.secret.awkward) return undefined;
+    const read = this.shapes.read(raw, this.secret);
+    if (read === undefined) return undefined;
+    const { text, shape } = read;
     const { value, slot } = shape;
-    if (this.heldTokens.size > 0 || (this.held.size > 0 && (this.held.has(slot.id) || [...this.held.values()].some((h) => this.streams.ends(value, h))))) return undefined;
-    const id = text === "" ? undefined : slot.id;
-    const endsOwn = id !== undefined && this.streams.ends(value, slot);
+    if (this.heldTokens.size > 0 || (this.held.size > 0 && ((slot !== undefined && this.held.has(slot.id)) || [...this.held.values()].some((h) => this.streams.ends(value, h))))) return undefined;
+    const id = text === "" || slot === undefined ? undefined : slot.id;
+    const endsOwn = id !== undefined && this.streams.ends(value, slot as StreamSlot);
     const queued = this.queued;
     let first: Buffer = empty;
     if (queued !== undefined) {
       if (this.streams.ends(value, queued)) {
-        if (this.queuedText().concat(slot.id === queued.id ? text : "").includes(this.secret.text)) return undefined;
+        if (this.queuedText().concat(slot?.id === queued.id ? text : "").includes(this.secret.text)) return undefined;
         first = this.releaseAll();
       } else if (id !== undefined && id !== queued.id) first = this.cut();
     }
     this.shapeTries = 0;
     if (id !== undefined) {
-      this.queued ??= { id, template: slot.template, chars: 0, bytes: 0 };
-      this.queued.template = slot.template;
+      const { template } = slot as StreamSlot;
+      this.queued ??= { id, template, chars: 0, bytes: 0 };
+      this.queued.template = template;
     }
     const rest = this.enqueue({ bytes: raw, text, rewrite: raw }, endsOwn);
-    return first.length === 0 ? rest : Buffer.concat([first, rest]);
+    return joined([first, rest]);
   }
 
-  /** The text of `raw` if it is `shape` around one JSON string that holds no key, else `undefined`. */
-  private shapedText(raw: Buffer, { prefix, suffix }: EventShape): string | undefined {
-    const end = raw.length - suffix.length;
-    if (end - prefix.length < 2 || raw.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0 || raw.compare(suffix, 0, suffix.length, end) !== 0) return undefined;
-    if (raw[prefix.length] !== 0x22 || raw[end - 1] !== 0x22) return undefined;
-    let escaped = false;
-    // One string token from the first quote to the last: no other unescaped quote, no control character.
-    for (let i = prefix.length + 1; i < end - 1; i++) {
-      const byte = raw[i] as number;
-      if (byte === 0x22 || byte < 0x20) return undefined;
-      if (byte === 0x5c) {
-        escaped = true;
-        i += 1;
-        if (i >= end - 1) return undefined;
-      }
-    }
-    let text: string;
-    if (!escaped) text = raw.toString("utf8", prefix.length + 1, end - 1);
-    else {
-      const literal = raw.toString("utf8", prefix.length, end);
-      if (literal.includes(this.secret.text)) return undefined;
-      try {
-        text = JSON.parse(literal) as string;
-      } catch {
-        return undefined;
-      }
-    }
-    return text.includes(this.secret.text) ? undefined : text;
-  }
-
-  /**
-   * Learns the shape of `raw`, an event relayed whole with one string of text (`slot`, in `value`) and no key: the
-   * bytes around that string's one JSON literal, checked by parsing them around another string.
-   */
-  private learnShape(raw: Buffer, value: Record<string, unknown>, slot: StreamSlot): void {
+  /** Learns the shape of `raw`, an event relayed whole with at most one stream slot (`slot`, in `value`) and no key. */
+  private learnShape(raw: Buffer, value: Record<string, unknown>, slot: StreamSlot | undefined): void {
     this.shapeTries += 1;
-    const literal = Buffer.from(JSON.stringify(slot.parent[slot.key]), "utf8");
-    const at = raw.indexOf(literal);
-    if (at < 0 || raw.indexOf(literal, at + 1) >= 0) return;
-    const [prefix, suffix] = [Buffer.from(raw.subarray(0, at)), Buffer.from(raw.subarray(at + literal.length))];
-    // Bytes without a backslash write every string as it decodes, so the slot's string stands in them as `literal`
-    // (JSON.stringify escapes nothing a valid unescaped string holds), and the one place `literal` stands is that
-    // string: the bytes around it are the event's around its text, which a stream's slots never read (sse-streams.ts).
-    if (raw.indexOf(0x5c) < 0) {
-      this.shape = { prefix, suffix, value, slot };
-      return;
-    }
-    const probe = this.parseEvent(Buffer.concat([prefix, Buffer.from('"#"'), suffix]));
-    const [only] = probe?.slots ?? [];
-    if (probe === undefined || probe.slots.length !== 1 || only?.id !== slot.id || only.parent[only.key] !== "#" || probe.tokenSlots.some((s) => (s.parent[s.key] as unknown[]).length > 0)) return;
-    this.shape = { prefix, suffix, value, slot };
+    this.shapes.learn(raw, value, slot, this.streams.identityFields, (probe) => this.parseEvent(probe));
   }
 
   /** `raw` parsed as an event object (`undefined` if it is none), for an event that holds no key. */
@@ -632,7 +579,7 @@ export class SseRedactor implements BodyRedactor {
       queued.bytes = 0;
       for (const e of this.queue) [queued.chars, queued.bytes] = [queued.chars + e.text.length, queued.bytes + e.bytes.length];
     }
-    return out.length === 1 ? (out[0] as QueuedEvent).bytes : Buffer.concat(out.map((e) => e.bytes));
+    return joined(out.map((e) => e.bytes));
   }
 
   /** The whole queue out, as it came (or cut by the window, should its text hold a whole key): its stream ended. */
@@ -642,7 +589,7 @@ export class SseRedactor implements BodyRedactor {
     const out = this.queue.map((e) => e.bytes);
     this.queue = [];
     this.queued = undefined;
-    return Buffer.concat(out);
+    return joined(out);
   }
 
   private queuedText(): string {
@@ -754,6 +701,25 @@ export class SseRedactor implements BodyRedactor {
     // An unterminated last event stays unterminated: a client that would have dropped it still does.
     return replaceBytes(Buffer.from(`${out.join("\n")}${last ? "" : "\n\n"}`, "utf8"), this.secret.bytes);
   }
+}
+
+/**
+ * `parts` one after another: a view of their bytes where each part follows the one before in the same memory (events
+ * relayed as they came, out of one chunk), so what goes out as it came is not copied; else one copy of them all.
+ */
+function joined(parts: readonly Buffer[]): Buffer {
+  let first: Buffer | undefined;
+  let length = 0;
+  let adjacent = true;
+  for (const part of parts) {
+    if (part.length === 0) continue;
+    if (first === undefined) first = part;
+    else adjacent &&= part.buffer === first.buffer && part.byteOffset === first.byteOffset + length;
+    length += part.length;
+  }
+  if (first === undefined) return empty;
+  if (length === first.length) return first;
+  return adjacent ? Buffer.from(first.buffer, first.byteOffset, length) : Buffer.concat(parts, length);
 }
 
 /** An event's lines (line ends and the blank line after it dropped) and the values of its `data` lines, in order. */

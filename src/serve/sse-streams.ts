@@ -46,6 +46,12 @@ export interface SseStreams {
   ends(event: Record<string, unknown>, held: { id: string; template: Record<string, unknown> }): boolean;
   /** Whole SSE events (blank line included) that give `held` text and `tokens` back as the streams' own deltas, in order. */
   giveBack(held: readonly HeldText[], tokens?: readonly HeldTokens[]): string;
+  /**
+   * Top-level fields of an event that name no stream and end none (`slots`, `tokenSlots` and `ends` never read them):
+   * an id, a time, a sequence number, which differ from event to event, so a learnt shape leaves them open
+   * (src/serve/sse-shapes.ts).
+   */
+  identityFields: readonly string[];
 }
 
 /** The streams of a dialect's events. */
@@ -123,6 +129,7 @@ const chatStreams: SseStreams = {
     const chunk = { ...identity, object: identity.object ?? "chat.completion.chunk", choices: [...choices.values()].map((c) => ({ ...c, finish_reason: null })) };
     return `data: ${JSON.stringify(chunk)}\n\n`;
   },
+  identityFields: ["id", "created", "model", "system_fingerprint", "service_tier", "obfuscation"],
 };
 
 /**
@@ -209,6 +216,7 @@ const responsesStreams: SseStreams = {
     }
     return [...streams.values()].map((s) => `event: ${s.template.type as string}\ndata: ${JSON.stringify({ ...s.template, delta: s.delta, ...(s.logprobs === undefined ? {} : { logprobs: s.logprobs }) })}\n\n`).join("");
   },
+  identityFields: ["sequence_number", "obfuscation"],
 };
 
 // Messages: `content_block_delta`'s text, `input_json_delta`'s partial JSON and thinking, one stream per block and
@@ -249,4 +257,6 @@ const messagesStreams: SseStreams = {
       })
       .join("");
   },
+  // A Messages event carries nothing that differs from one delta of a block to the next but its text.
+  identityFields: [],
 };
