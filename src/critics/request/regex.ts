@@ -23,7 +23,8 @@ const FIELD = "reflect.regex";
  * `reflect.regex`: the reply text must match `pattern` (JavaScript syntax, `RegExp.prototype.test`, so unanchored
  * unless the pattern says `^…$`; tool calls are not matched). The pattern comes from an HTTP client and may
  * backtrack catastrophically: every match runs under {@link runWithin}'s watchdog (`limits.timeoutMs`, default
- * 100 ms), so the event loop is held for at most that long, and a match that runs out of time is "cannot judge"
+ * 100 ms), so the event loop is held for at most that long on the CPU (up to three times that of wall time on a
+ * loaded machine, where a descheduled match is run again), and a match that runs out of time is "cannot judge"
  * (`pass: null`) with the reason. Chosen over an RE2 port (a new dependency, and another syntax than the JavaScript
  * regexes clients write) and over V8's linear engine (a process-wide flag, and no back-references or lookaround).
  *
