@@ -433,6 +433,49 @@ describe("textworld-express: the process and its JVM end", () => {
 });
 
 /** The JVMs running the pinned jar, by pid. */
+describe("textworld-express: ExpeL's protocol through reflect eval", () => {
+  it("a train run's lessons (--data coin:train) are shown at trial 1 of a test run given its memory and --related-lessons 3; a fresh memory shows none", async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "twx-expel-"));
+    const lesson = "Walk through every room and take the coin as soon as you see it.";
+    // An OpenAI-compatible server (no model): an actor request (it offers the act tool) gives up at once, so the trial
+    // is lost; a lesson request (no tools) answers with the lesson.
+    const seen: { messages: { role: string; content: string | null }[]; tools?: unknown[] }[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        const request = JSON.parse(Buffer.concat(chunks).toString()) as (typeof seen)[number];
+        seen.push(request);
+        const content = request.tools === undefined ? lesson : "I give up.";
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    t.after(() => server.close());
+    const model = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1#m`;
+    const common = ["eval", "--task", "textworld-express", "--strategy", "agent", "--reflection", "model", "--model", model];
+    const train = await reflect([...common, "--data", "coin:train", "--limit", "2", "--turns", "2", "--out", path.join(dir, "train")]);
+    assert.equal(train.code, 0, train.stderr);
+    const trainEpisodes = readFileSync(path.join(dir, "train", "episodes.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { id: string; correct: boolean });
+    assert.deepEqual(trainEpisodes.map((e) => [e.id, e.correct]), [["coin-train-0", false], ["coin-train-1", false]]);
+
+    seen.length = 0;
+    const expel = await reflect([...common, "--data", "coin", "--limit", "1", "--turns", "1", "--memory", path.join(dir, "train", "memory.sqlite"), "--related-lessons", "3", "--out", path.join(dir, "expel")]);
+    assert.equal(expel.code, 0, expel.stderr);
+    const opening = seen[0]?.messages.at(-1)?.content ?? "";
+    assert.match(opening, new RegExp(`<notes>\\n1\\. \\(a similar problem\\) ${lesson.replace(/\./g, "\\.")}\\n`));
+    assert.doesNotMatch(opening, /\(this problem\)/);
+    assert.match(opening, /You are playing a text game \(TextWorldExpress coin\)/);
+
+    seen.length = 0;
+    const none = await reflect([...common, "--data", "coin", "--limit", "1", "--turns", "1", "--related-lessons", "0", "--out", path.join(dir, "no-lessons")]);
+    assert.equal(none.code, 0, none.stderr);
+    assert.doesNotMatch(seen[0]?.messages.at(-1)?.content ?? "", /<notes>/);
+  });
+});
+
 function jarJvms(): number[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
