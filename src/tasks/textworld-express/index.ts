@@ -52,7 +52,7 @@ export type TextworldExpressSplit = (typeof TEXTWORLD_EXPRESS_SPLITS)[number];
 export interface TextworldExpressRecord {
   game: TextworldExpressGame;
   params: string;
-  /** Absent in records written before the train split existed: the test split. */
+  /** Absent: the test split (test items never carry it, so their records are as they were before splits existed). */
   split?: TextworldExpressSplit;
   seed: number;
 }
