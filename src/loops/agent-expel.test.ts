@@ -26,9 +26,9 @@ async function trainEpisode(memory: LessonStore, runId: string, id: string, less
 }
 
 /** A held-out episode that wins at once; the messages of its first model call (trial 1's opening). */
-async function heldOut(memory: LessonStore | undefined, runId: string, id: string, relatedLessons: number): Promise<string> {
+async function heldOut(memory: LessonStore | undefined, runId: string, id: string, relatedLessons: number, relatedMemory?: LessonStore): Promise<string> {
   const model = scriptedModel([inc("x"), "ok", "done"]);
-  const episode = await agent({ model, task: counterTask(), item: { id, record: { target: 1 } }, ...(memory === undefined ? {} : { memory }), runId, turns: 2, relatedLessons });
+  const episode = await agent({ model, task: counterTask(), item: { id, record: { target: 1 } }, ...(memory === undefined ? {} : { memory }), ...(relatedMemory === undefined ? {} : { relatedMemory }), runId, turns: 2, relatedLessons });
   assert.equal(episode.correct, true);
   return (model.calls[0]?.messages ?? []).map((m) => m.content).join("\n");
 }
@@ -101,6 +101,30 @@ describe("agent: lessons of a training run shown on a held-out run (ExpeL's prot
       assert.match(shown, /Test lesson: inc\./);
     } finally {
       store.close();
+    }
+  });
+
+  it("with relatedMemory (--related-from), other items' lessons come from the training run's store only: the held-out run's own lessons stay in its memory and reach no other held-out item", async () => {
+    const trainFile = path.join(dir, "split", "train.sqlite");
+    const train = openLessonStore(trainFile);
+    await trainEpisode(train, "train", "counter-train-1", "Train lesson: inc.");
+    const own = openLessonStore(path.join(dir, "split", "expel.sqlite"));
+    try {
+      // A held-out item that fails its first trial writes a lesson of its own, into its own memory.
+      const model = scriptedModel([dec("a"), "ok", "done", "Test lesson: inc.", inc("b"), "ok", "done"]);
+      const first = await agent({ model, task: counterTask(), item: { id: "counter-test-1", record: { target: 1 } }, memory: own, relatedMemory: train, runId: "expel", turns: 2, relatedLessons: 3 });
+      assert.deepEqual([first.correct, first.attempts.length], [true, 2]);
+      assert.match(model.calls[4]?.messages.map((m) => m.content).join("\n") ?? "", /1\. \(this problem\) Test lesson: inc\.\n2\. \(a similar problem\) Train lesson: inc\./);
+      const second = await heldOut(own, "expel", "counter-test-2", 3, train);
+      assert.match(second, /1\. \(a similar problem\) Train lesson: inc\.\n<\/notes>/);
+      assert.doesNotMatch(second, /Test lesson/);
+      assert.deepEqual(train.recall({ task: "counter", runId: "x", itemId: "counter-test-1", question: "counter", sameItem: 5, related: 0 }).sameItem, [], "nothing was written to the training store");
+      assert.equal(own.recall({ task: "counter", runId: "x", itemId: "counter-test-1", question: "counter", sameItem: 5, related: 0 }).sameItem.length, 1);
+      // relatedLessons 0: the training store is not read at all.
+      assert.doesNotMatch(await heldOut(own, "expel", "counter-test-3", 0, train), /Train lesson/);
+    } finally {
+      train.close();
+      own.close();
     }
   });
 });
