@@ -4,17 +4,18 @@
 # other items (Reflexion's per-item memory alone).
 #   1. OUT_DIR/train: the first LIMIT_TRAIN (default 20) train seeds of GAME (default coin; `--data GAME:train`), with
 #      `--reflection model`, writing its lessons to OUT_DIR/train/memory.sqlite. Never scored: its items are for lessons.
-#   2. OUT_DIR/expel/seed-N: the first LIMIT (default 10) test items (`--data GAME`) with `--related-lessons 3`, its
-#      memory a copy of the train run's, made before the run starts. A copy, not the train file itself: the test run
-#      writes its own lessons into its memory, and in the train file they would reach the next seed's run of the same
-#      items as that item's own lessons (and a second run of this script).
+#   2. OUT_DIR/expel/seed-N: the first LIMIT (default 10) test items (`--data GAME`) with `--related-lessons 3`
+#      recalled from the train run's memory (`--related-from OUT_DIR/train/memory.sqlite`, only read). The run's own
+#      lessons go to its own memory (OUT_DIR/expel/seed-N/memory.sqlite): with `--memory` the train file instead, they
+#      would reach the run's later test items as related lessons, and the next seed's run of the same items as their own.
 #   3. OUT_DIR/no-lessons/seed-N: the same test items with `--related-lessons 0` and a fresh memory.
 # Sampled as bench/agent-evidence.sh samples (T = 0.7, top-p 0.8, `--seed N` over SEEDS, default 1; the train run
 # takes the first seed), TRIALS trials (default 2), STEPS actor steps (default: the game's 50). Resumable: a run with a
 # summary.json is not run again. Then Acc@t1 and final of both arms and their paired difference, by
 # bench/evidence-pool.mjs.
 # Departure from ExpeL: ExpeL distils insights and retrieves successful training trajectories; here the training run's
-# lessons (written after failed trials) are recalled by text relevance, and the test runs keep writing lessons of their own.
+# lessons (written after failed trials) are recalled by text relevance, and each test episode keeps Reflexion's lessons
+# of its own item between its trials, in both arms.
 # Usage: bash bench/agent-expel.sh [OUT_DIR] [MODEL] [EVAL FLAGS...]   (default bench/runs/agent/expel-coin-0.5b, qwen2.5-coder-0.5b)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,13 +39,7 @@ eval_run() { # DIR DATA LIMIT SEED [FLAGS...]
 eval_run "$out/train" "$game:train" "${LIMIT_TRAIN:-20}" "$first_seed" --memory "$out/train/memory.sqlite" --related-lessons 0 "$@"
 [ -f "$out/train/memory.sqlite" ] || { echo "agent-expel: the train run left no $out/train/memory.sqlite" >&2; exit 1; }
 for seed in $seeds; do
-  dir=$out/expel/seed-$seed
-  if [ ! -f "$dir/memory.sqlite" ]; then
-    mkdir -p "$dir"
-    cp "$out/train/memory.sqlite" "$dir/memory.sqlite"
-    [ ! -f "$out/train/memory.sqlite-wal" ] || cp "$out/train/memory.sqlite-wal" "$dir/memory.sqlite-wal"
-  fi
-  eval_run "$dir" "$game" "${LIMIT:-10}" "$seed" --memory "$dir/memory.sqlite" --related-lessons 3 "$@"
+  eval_run "$out/expel/seed-$seed" "$game" "${LIMIT:-10}" "$seed" --related-from "$out/train/memory.sqlite" --related-lessons 3 "$@"
   eval_run "$out/no-lessons/seed-$seed" "$game" "${LIMIT:-10}" "$seed" --related-lessons 0 "$@"
 done
 node bench/evidence-pool.mjs --dir "$out" --strategy "" --modes expel,no-lessons --seeds "$(echo $seeds | tr " " ,)" --against no-lessons
