@@ -469,6 +469,15 @@ describe("textworld-express: ExpeL's protocol through reflect eval", () => {
     assert.doesNotMatch(opening, /\(this problem\)/);
     assert.match(opening, /You are playing a text game \(TextWorldExpress coin\)/);
 
+    // --related-from: the same notes at trial 1, the train memory only read, the test run's lessons in its own memory.
+    seen.length = 0;
+    const trainFile = path.join(dir, "train", "memory.sqlite");
+    const before = readFileSync(trainFile);
+    const from = await reflect([...common, "--data", "coin", "--limit", "1", "--turns", "2", "--related-from", trainFile, "--related-lessons", "3", "--out", path.join(dir, "expel-from")]);
+    assert.equal(from.code, 0, from.stderr);
+    assert.match(seen[0]?.messages.at(-1)?.content ?? "", new RegExp(`<notes>\\n1\\. \\(a similar problem\\) ${lesson.replace(/\./g, "\\.")}\\n`));
+    assert.ok(readFileSync(trainFile).equals(before), "the train run's memory is only read");
+
     seen.length = 0;
     const none = await reflect([...common, "--data", "coin", "--limit", "1", "--turns", "1", "--related-lessons", "0", "--out", path.join(dir, "no-lessons")]);
     assert.equal(none.code, 0, none.stderr);
