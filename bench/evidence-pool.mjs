@@ -4,6 +4,7 @@
 // that resamples items (an item keeps all its seeds, so seeds of one item are not counted as independent).
 //
 // Usage: node bench/evidence-pool.mjs [--dir bench/runs/qwen/evidence-1.5b] [--strategy reflect-retry]
+//          (a mode's runs are DIR/STRATEGY-MODE/seed-N; with --strategy "", DIR/MODE/seed-N, as bench/agent-expel.sh lays them out)
 //          [--modes resample,model,placebo,none,placebo-other] [--seeds 1,2,3] [--against model] [--resamples 10000]
 // Reads each run's episodes.jsonl (one line an episode: `correct` the final answer by the scorer, `attempts[0]`'s
 // verdict the first). A run folder that is missing, or an episode line that does not parse, is an error naming it.
@@ -70,13 +71,13 @@ const pct = (x) => (100 * x).toFixed(1);
 function main() {
   const options = parseOptions(process.argv.slice(2));
   const runs = new Map();
-  for (const mode of options.modes) runs.set(mode, options.seeds.map((seed) => readRun(path.join(options.dir, `${options.strategy}-${mode}`, `seed-${seed}`))));
+  for (const mode of options.modes) runs.set(mode, options.seeds.map((seed) => readRun(path.join(options.dir, options.strategy === "" ? mode : `${options.strategy}-${mode}`, `seed-${seed}`))));
   const items = [...(runs.get(options.modes[0])?.[0]?.keys() ?? [])];
   for (const [mode, seeds] of runs) seeds.forEach((run, s) => {
     for (const id of items) if (!run.has(id)) throw new Error(`${mode} seed ${options.seeds[s]}: no episode of item ${id}, which the ${options.modes[0]} run has — the runs must cover the same items`);
   });
   const n = items.length * options.seeds.length;
-  console.log(`${items.length} items × ${options.seeds.length} seeds (${options.seeds.join(", ")}) = ${n} episodes a mode; ${options.strategy} under ${options.dir}\n`);
+  console.log(`${items.length} items × ${options.seeds.length} seeds (${options.seeds.join(", ")}) = ${n} episodes a mode; ${options.strategy || "runs"} under ${options.dir}\n`);
   console.log("| reflection | Acc@t1 | final [95% Wilson] | wrong→right / right→wrong | retries that changed the code | final by seed |");
   console.log("|---|---:|---:|---:|---:|---|");
   for (const [mode, seeds] of runs) {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
@@ -18,6 +19,7 @@ import { checkDonorModel, type DonorReflections } from "../loops/donor-reflectio
 import { readDonorRun } from "../eval/donor-run.js";
 import { resolveStrategy, runStrategy, strategies, strategyNames, StrategyOptionError, type ResolvedStrategy, type StrategyChoices, type StrategyName, type StrategyOption } from "../loops/strategies.js";
 import type { Episode, ReflectionMode } from "../loops/types.js";
+import type { LessonStore } from "../memory/lesson-store.js";
 import { openLessonStore } from "../memory/sqlite-lesson-store.js";
 import type { LanguageModel } from "../models/language-model.js";
 import { openModel } from "../models/open.js";
@@ -42,6 +44,7 @@ export interface EvalFlags extends TaskRunFlags {
   memory?: string;
   lessons: number;
   relatedLessons: number;
+  relatedFrom?: string;
   turns?: number;
   agent: string[];
   /** agent: most actor steps per user turn (absent: the task's own). */
@@ -94,6 +97,7 @@ export function registerEval(program: Command): void {
     .option("--memory <file>", "reflexion: the SQLite lesson memory, shared across runs (default <out>/memory.sqlite)")
     .option("--lessons <n>", "reflexion: lessons of the same item shown to an attempt", int(0), 3)
     .option("--related-lessons <n>", "reflexion: lessons of other items of the task, by relevance (0 is the paper's per-instance memory; recalling others cost the small model 8 points, see BENCHMARKS.md)", int(0), 0)
+    .option("--related-from <file>", "reflexion, agent: recall the --related-lessons from this lesson memory (another run's, e.g. a train split's), only read; --memory keeps this run's own")
     .option("--steps <n>", "agent: most actor steps (model calls) per user turn of an environment task (default: the task's own)", int(1))
     .option("--turns <n>", `most attempts per item (default ${shown.turns})`, int(1))
     .option("--agent <spec>", "debate: another agent's model (repeatable; the generator is the first agent)", (value: string, previous: string[]) => [...previous, value], [] as string[])
@@ -131,6 +135,7 @@ export function registerEval(program: Command): void {
     .action(async (flags: EvalFlags) => {
       checkLoraFlags(flags);
       if (flags.steps !== undefined && flags.strategy !== "agent") throw new UsageError("--steps is the agent strategy's step limit per user turn; pass --strategy agent or drop --steps");
+      checkRelatedFrom(flags);
       const resolved = resolveEvalStrategy(flags);
       const defaults = strategies[flags.strategy].defaults;
       const { turns, feedback } = resolved;
@@ -180,6 +185,7 @@ export function registerEval(program: Command): void {
         ...(resolved.resampleTemperature === undefined ? {} : { resample_temperature: resolved.resampleTemperature }),
         ...(Object.keys(budget).length === 0 ? {} : { budget }),
         ...(flags.strategy === "reflexion" || flags.strategy === "agent" ? { memory: memoryPath, lessons: flags.lessons, related_lessons: flags.relatedLessons } : {}),
+        ...(flags.relatedFrom === undefined ? {} : { related_from: path.resolve(flags.relatedFrom) }),
         ...(flags.strategy === "agent" && flags.steps !== undefined ? { steps: flags.steps } : {}),
         ...(flags.strategy === "debate" ? { agents: flags.agent, rounds: turns } : {}),
         ...(flags.strategy === "alternatives" ? { candidates: resolved.candidates, candidate_temperature: resolved.candidateTemperature } : {}),
@@ -201,9 +207,11 @@ export function registerEval(program: Command): void {
         ...((flags.otlpEndpoint ?? otlpEndpointFromEnv(process.env)) === undefined ? {} : { otlpEndpoint: (flags.otlpEndpoint ?? otlpEndpointFromEnv(process.env)) as string }),
       });
       const memory = memoryPath === undefined ? undefined : openLessonStore(memoryPath);
+      let relatedMemory: LessonStore | undefined;
       const interrupt = interruptSignal(outDir, "episodes");
       let bar: EpisodeProgress | undefined;
       try {
+        if (flags.relatedFrom !== undefined) relatedMemory = openLessonStore(path.resolve(flags.relatedFrom));
         const model = await open(flags.model);
         if (donors !== undefined) checkDonorModel(donors, model.modelId);
         // --lora-on retry: the first attempt on the base alone, a second instance of the model without the adapter.
@@ -258,6 +266,7 @@ export function registerEval(program: Command): void {
             ...(donors === undefined ? {} : { donors }),
             lessonsPerItem: flags.lessons,
             relatedLessons: flags.relatedLessons,
+            ...(relatedMemory === undefined ? {} : { relatedMemory }),
             ...(flags.steps === undefined ? {} : { steps: flags.steps }),
             ...(refiner === undefined ? {} : { refiner }),
             ...(memory === undefined ? {} : { memory }),
@@ -290,10 +299,24 @@ export function registerEval(program: Command): void {
         bar?.stop();
         interrupt.release();
         memory?.close();
+        relatedMemory?.close();
         await tracer.shutdown();
         for (const model of opened.values()) await model.close();
       }
     });
+}
+
+/**
+ * `--related-from FILE`: only with reflexion or agent, with `--related-lessons N ≥ 1`, a file that exists (it is only
+ * read: a missing file would be an empty memory made silently) and is not the run's own `--memory`.
+ */
+function checkRelatedFrom(flags: EvalFlags): void {
+  if (flags.relatedFrom === undefined) return;
+  if (flags.strategy !== "reflexion" && flags.strategy !== "agent") throw new UsageError("--related-from is a lesson memory of reflexion and agent; pass --strategy reflexion or agent, or drop --related-from");
+  if (flags.relatedLessons === 0) throw new UsageError("--related-from shows lessons of other items only with --related-lessons N (N ≥ 1); pass --related-lessons 3, or drop --related-from");
+  const file = path.resolve(flags.relatedFrom);
+  if (!existsSync(file)) throw new UsageError(`no lesson memory at ${file} — pass the memory.sqlite of the run whose lessons to recall (run it first), or drop --related-from`);
+  if (flags.memory !== undefined && path.resolve(flags.memory) === file) throw new UsageError("--related-from is the run's --memory: --related-lessons already recalls from it; drop --related-from, or pass another --memory");
 }
 
 /** The heading's description of the loop's shape: turns and feedback, a debate's agents and rounds, the candidates. */

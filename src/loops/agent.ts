@@ -55,7 +55,7 @@ export function agent<R>(options: AgentOptions<R>): Promise<Episode<R>> {
   const placebos: string[] = [];
   return withMode(runEpisode("agent", options, [isVerified()], async (run) => {
     const question = taskQuestion(task.prompt(item.record));
-    const { earlier, others } = recallNotes(memory, { task: task.name, runId, itemId: item.id, question, sameItem: perItem, related: options.relatedLessons ?? 0 });
+    const { earlier, others } = recallNotes(memory, { task: task.name, runId, itemId: item.id, question, sameItem: perItem, related: options.relatedLessons ?? 0 }, options.relatedMemory);
     try {
       for (let turn = 1; ; turn++) {
         run.beginAttempt(turn);

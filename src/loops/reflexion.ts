@@ -28,6 +28,12 @@ export interface ReflexionOptions<R> extends LoopOptions<R> {
    */
   relatedLessons?: number;
   /**
+   * Where the `relatedLessons` come from, when not from `memory`: a store another run wrote (ExpeL's protocol: the
+   * lessons of a training split), only read. This item's lessons are still recalled from, and the episode's stored in,
+   * `memory`, so the lessons this run writes never reach another item of it.
+   */
+  relatedMemory?: LessonStore;
+  /**
    * What follows a failed trial: `model` (default) — the model writes a lesson; `placebo` — a fixed generic lesson
    * (`placeboReflection`, the same texts as reflect-retry's placebo) takes the lesson's place in the notes, with no
    * model call; `none` — no lesson, the next trial sees the notes it had. Placebo lessons live for the episode only and
@@ -71,7 +77,7 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
     const { model, task, item, memory } = options;
     const taskPrompt = task.prompt(item.record);
     const question = taskQuestion(taskPrompt);
-    const { earlier, others } = recallNotes(memory, { task: task.name, runId, itemId: item.id, question, sameItem: perItem, related });
+    const { earlier, others } = recallNotes(memory, { task: task.name, runId, itemId: item.id, question, sameItem: perItem, related }, options.relatedMemory);
     try {
       for (let turn = 1; ; turn++) {
         run.beginAttempt(turn);
@@ -119,10 +125,18 @@ export function reflexion<R>(options: ReflexionOptions<R>): Promise<Episode<R>> 
   }), mode);
 }
 
-/** The texts of the lessons a store recalls for an episode: this item's (`earlier`) and other items' (`others`). */
-export function recallNotes(memory: LessonStore | undefined, query: Parameters<LessonStore["recall"]>[0]): { earlier: string[]; others: string[] } {
-  const recalled = memory?.recall(query) ?? { sameItem: [], related: [] };
-  return { earlier: recalled.sameItem.map((l) => l.text), others: recalled.related.map((l) => l.text) };
+/**
+ * The texts of the lessons recalled for an episode: this item's (`earlier`) from `memory`, and other items' (`others`)
+ * from `relatedMemory` when one is given, else from `memory`.
+ */
+export function recallNotes(memory: LessonStore | undefined, query: Parameters<LessonStore["recall"]>[0], relatedMemory?: LessonStore): { earlier: string[]; others: string[] } {
+  if (relatedMemory === undefined || relatedMemory === memory) {
+    const recalled = memory?.recall(query) ?? { sameItem: [], related: [] };
+    return { earlier: recalled.sameItem.map((l) => l.text), others: recalled.related.map((l) => l.text) };
+  }
+  const earlier = memory?.recall({ ...query, related: 0 }).sameItem ?? [];
+  const others = query.related === 0 ? [] : relatedMemory.recall({ ...query, sameItem: 0 }).related;
+  return { earlier: earlier.map((l) => l.text), others: others.map((l) => l.text) };
 }
 
 /** A reflection's lesson, cut by `lessonText`, kept among the episode's written lessons when any text is left. */

@@ -114,6 +114,8 @@ export interface StrategyParts<R> extends Omit<LoopOptions<R>, "turns" | "stopWh
   runId?: string;
   lessonsPerItem?: number;
   relatedLessons?: number;
+  /** Where other items' lessons come from when not from `memory` (reflexion, agent). */
+  relatedMemory?: LessonStore;
   agents?: readonly LanguageModel[];
   /** Most actor steps per user turn (agent); absent: the task's own. */
   steps?: number;
@@ -188,6 +190,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
         ...(parts.runId === undefined ? {} : { runId: parts.runId }),
         ...(parts.lessonsPerItem === undefined ? {} : { lessonsPerItem: parts.lessonsPerItem }),
         ...(parts.relatedLessons === undefined ? {} : { relatedLessons: parts.relatedLessons }),
+        ...(parts.relatedMemory === undefined ? {} : { relatedMemory: parts.relatedMemory }),
       }),
   },
   debate: {
@@ -218,6 +221,7 @@ export const strategies: Record<StrategyName, StrategyEntry> = {
         ...(parts.runId === undefined ? {} : { runId: parts.runId }),
         ...(parts.lessonsPerItem === undefined ? {} : { lessonsPerItem: parts.lessonsPerItem }),
         ...(parts.relatedLessons === undefined ? {} : { relatedLessons: parts.relatedLessons }),
+        ...(parts.relatedMemory === undefined ? {} : { relatedMemory: parts.relatedMemory }),
       }) as never,
   },
   alternatives: {
@@ -244,7 +248,7 @@ function resampling(resolved: ResolvedStrategy): { resampleTemperature?: number 
 
 /** The options every loop takes, from the resolved choices and the door's parts. */
 function loopOptions<R>(resolved: ResolvedStrategy, parts: StrategyParts<R>): LoopOptions<R> & { firstAttemptModel?: LanguageModel } {
-  const { critics: _critics, refiner: _refiner, memory: _memory, runId: _runId, lessonsPerItem: _lessons, relatedLessons: _related, agents: _agents, steps: _steps, ...loop } = parts;
+  const { critics: _critics, refiner: _refiner, memory: _memory, runId: _runId, lessonsPerItem: _lessons, relatedLessons: _related, relatedMemory: _relatedMemory, agents: _agents, steps: _steps, ...loop } = parts;
   return { ...loop, turns: resolved.turns, stopWhen: resolved.stopWhen };
 }
 

@@ -4,6 +4,7 @@ argv: the folders holding the unpacked textworld_express and py4j wheels (run wi
 one JVM on the package's jar through py4j (an auth token on its local port, no callback server) and gives each trial
 a game interface of its own in that JVM.
 Requests: {"id", "op": "seeds"|"reset"|"act"|"verdict"|"gold"|"close"|"jvm", ...}; answers: {"id", "ok", ...}.
+"seeds", "reset" and "gold" name a split ("train" or "test"; absent: "test"); a seed outside it is refused.
 A model's text reaches the game only as the command string of a step; nothing of it is evaluated.
 The process ends when its standard input closes (the parent went away), even while a request is stuck in the JVM,
 and takes the JVM with it; the JVM also ends by itself when this process dies (py4j's --die-on-broken-pipe).
@@ -44,9 +45,22 @@ def start_jvm():
     return gateway, proc
 
 
+# The splits a record may name: the jar's fold names. The dev split is not offered (nothing tunes on it).
+SPLITS = {"train": "getSeedsTrain", "test": "getSeedsTest"}
+
+
+def split_of(msg):
+    """The request's split, refused unless it is one of SPLITS (a request without one is the test split)."""
+    split = msg.get("split", "test")
+    if not isinstance(split, str) or split not in SPLITS:
+        raise ValueError(f"unknown split {str(split)[:100]!r}: one of {', '.join(SPLITS)}")
+    return split
+
+
 class Trial:
-    def __init__(self, game, seed):
+    def __init__(self, game, split, seed):
         self.game = game
+        self.split = split
         self.seed = seed
         self.moves = 0
         self.score = 0.0
@@ -73,25 +87,34 @@ class Environment:
         self.gateway = gateway
         self.proc = proc
         self.trials = {}
-        self.test_seeds = {}
+        self.split_seeds = {}
 
-    def split(self, server, game):
-        """The game's test-split seeds, as the jar lists them (read once per game: each element is a call into the JVM)."""
-        if game not in self.test_seeds:
-            self.test_seeds[game] = list(server.getSeedsTest())
-        return self.test_seeds[game]
+    def split(self, server, game, split):
+        """A split's seeds of the game, as the jar lists them (read once per game and split: each element is a call into
+        the JVM)."""
+        if (game, split) not in self.split_seeds:
+            self.split_seeds[(game, split)] = list(getattr(server, SPLITS[split])())
+        return self.split_seeds[(game, split)]
+
+    def checked_seed(self, server, msg, split):
+        """The request's seed, refused unless the jar lists it in the split (the jar itself generates a game of any seed
+        under any fold name)."""
+        seed = msg["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed not in set(self.split(server, msg["game"], split)):
+            raise ValueError(f"seed {str(seed)[:100]} is not in {msg['game']}'s {split} split")
+        return seed
 
     def seeds(self, msg):
+        split = split_of(msg)
         server = interface(self.gateway, msg["game"], msg["params"])
-        return {"seeds": self.split(server, msg["game"])}
+        return {"seeds": self.split(server, msg["game"], split)}
 
     def reset(self, msg):
+        split = split_of(msg)
         server = interface(self.gateway, msg["game"], msg["params"])
-        seed = msg["seed"]
-        if not isinstance(seed, int) or seed not in set(self.split(server, msg["game"])):
-            raise ValueError(f"seed {seed!r} is not in {msg['game']}'s test split")
-        infos = json.loads(server.generateNewGameJSON(seed, "test", False))
-        trial = Trial(msg["game"], seed)
+        seed = self.checked_seed(server, msg, split)
+        infos = json.loads(server.generateNewGameJSON(seed, split, False))
+        trial = Trial(msg["game"], split, seed)
         trial.last = infos["observation"]
         self.trials[msg["trial"]] = (trial, server)
         return {"task": server.getTaskDescription(), "observation": infos["observation"], "validActions": list(infos["validActions"])}
@@ -127,8 +150,9 @@ class Environment:
 
     def gold(self, msg):
         """The game's gold action sequence, from a game of its own generated with the same seed."""
+        split = split_of(msg)
         server = interface(self.gateway, msg["game"], msg["params"])
-        server.generateNewGameJSON(msg["seed"], "test", True)
+        server.generateNewGameJSON(self.checked_seed(server, msg, split), split, True)
         return {"actions": list(server.getGoldActionSequence())}
 
     def close(self, msg):

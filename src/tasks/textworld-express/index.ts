@@ -41,10 +41,19 @@ export const TEXTWORLD_EXPRESS_STEPS = 50;
 /** The longest command sent to a game; a longer one is answered as not understood without reaching the game. */
 export const TEXTWORLD_EXPRESS_COMMAND_CHARS = 1000;
 
-/** One game: the game, its fixed parameters and a seed of its test split. */
+/**
+ * The splits items come from: `test` (scored: `--data GAME`) and `train` (`--data GAME:train`, for lessons a later run
+ * on the test split recalls, never scored). The jar's dev split is not offered: nothing here is tuned on it.
+ */
+export const TEXTWORLD_EXPRESS_SPLITS = ["test", "train"] as const;
+export type TextworldExpressSplit = (typeof TEXTWORLD_EXPRESS_SPLITS)[number];
+
+/** One game: the game, its fixed parameters, a split and a seed of that split. */
 export interface TextworldExpressRecord {
   game: TextworldExpressGame;
   params: string;
+  /** Absent: the test split (test items never carry it, so their records are as they were before splits existed). */
+  split?: TextworldExpressSplit;
   seed: number;
 }
 
@@ -56,19 +65,51 @@ function isGame(name: unknown): name is TextworldExpressGame {
   return typeof name === "string" && Object.hasOwn(TEXTWORLD_EXPRESS_GAMES, name);
 }
 
+function isSplit(name: unknown): name is TextworldExpressSplit {
+  return typeof name === "string" && (TEXTWORLD_EXPRESS_SPLITS as readonly string[]).includes(name);
+}
+
+/** A record's split: absent is the test split. */
+export function splitOf(record: TextworldExpressRecord): TextworldExpressSplit {
+  return record.split ?? "test";
+}
+
 function unknownGame(name: string): UsageError {
   return new UsageError(`unknown TextWorldExpress game "${name}" — pass --data with one of: ${TEXTWORLD_EXPRESS_GAME_NAMES.join(", ")}`);
+}
+
+function unknownSplit(split: string): UsageError {
+  const shown = JSON.stringify(split.slice(0, 100));
+  return new UsageError(`unknown TextWorldExpress split ${shown} — pass --data GAME (the test split, scored) or GAME:train (the train split, for lessons), GAME one of: ${TEXTWORLD_EXPRESS_GAME_NAMES.join(", ")}; the dev split is not offered`);
+}
+
+/** `--data` as a game and a split: `coin` is coin's test split, `coin:train` its train split. */
+export function parseTextworldExpressData(data: string): { game: TextworldExpressGame; split: TextworldExpressSplit } {
+  const colon = data.indexOf(":");
+  const game = colon === -1 ? data : data.slice(0, colon);
+  if (!isGame(game)) throw unknownGame(game.slice(0, 100));
+  if (colon === -1) return { game, split: "test" };
+  const split = data.slice(colon + 1);
+  // `coin:test` is refused too: the test split's name is `coin`, so one run folder's --data means one thing.
+  if (split !== "train") throw unknownSplit(split);
+  return { game, split };
+}
+
+/** An item's id: `coin-20000` for a test seed (as before the train split existed), `coin-train-5` for a train seed. */
+export function textworldExpressItemId(record: Pick<TextworldExpressRecord, "game" | "split" | "seed">): string {
+  return record.split === "train" ? `${record.game}-train-${record.seed}` : `${record.game}-${record.seed}`;
 }
 
 /** Validates a record, or throws with the reason. The parameters are the game's fixed ones (filled in when absent). */
 export function parseTextworldExpressRecord(value: unknown): TextworldExpressRecord {
   if (!isObject(value)) throw new Error("a record must be a JSON object");
-  const { game, seed, params } = value;
+  const { game, seed, params, split } = value;
   if (!isGame(game)) throw new Error(`"game" must be one of ${TEXTWORLD_EXPRESS_GAME_NAMES.join(", ")}`);
   if (!Number.isSafeInteger(seed) || (seed as number) < 0) throw new Error('"seed" must be an integer ≥ 0');
   const fixed = TEXTWORLD_EXPRESS_GAMES[game];
   if (params !== undefined && params !== fixed) throw new Error(`"params" of ${game} are fixed: "${fixed}"`);
-  return { game, params: fixed, seed: seed as number };
+  if (split !== undefined && !isSplit(split)) throw new Error(`"split" must be one of ${TEXTWORLD_EXPRESS_SPLITS.join(", ")}`);
+  return { game, params: fixed, ...(split === undefined ? {} : { split }), seed: seed as number };
 }
 
 /** The one tool: a command typed into the game. */
@@ -231,6 +272,8 @@ export interface TextworldExpressTask extends EnvironmentTask<TextworldExpressRe
   worker(): Promise<TextworldExpressWorker>;
   /** A game's test-split seeds, as the jar lists them. */
   testSeeds(game: TextworldExpressGame): Promise<number[]>;
+  /** A game's seeds of a split, as the jar lists them (`getSeedsTest`, `getSeedsTrain`). */
+  seeds(game: TextworldExpressGame, split: TextworldExpressSplit): Promise<number[]>;
   /** A game's gold action sequence, from the jar (for replays; never shown to an actor). */
   goldActions(record: TextworldExpressRecord): Promise<string[]>;
   /** Ends the shared environment process and its JVM. */
@@ -245,10 +288,16 @@ export function textworldExpressTask(options: TextworldExpressPackageOptions = {
     current = new TextworldExpressWorker(await ensureTextworldExpressPackage(options), options.python);
     return current;
   };
+  const seeds = async (game: TextworldExpressGame, split: TextworldExpressSplit): Promise<number[]> => {
+    if (!isGame(game)) throw unknownGame(String(game));
+    if (!isSplit(split)) throw unknownSplit(String(split));
+    const answer = await (await worker()).request("seeds", { game, params: TEXTWORLD_EXPRESS_GAMES[game], split });
+    return answer.seeds as number[];
+  };
   return {
     name: "textworld-express",
     defaultSteps: TEXTWORLD_EXPRESS_STEPS,
-    prompt: (record) => [{ role: "user", content: `TextWorldExpress ${record.game}, test seed ${record.seed}: the game gives its opening when a session starts.` }],
+    prompt: (record) => [{ role: "user", content: `TextWorldExpress ${record.game}, ${splitOf(record)} seed ${record.seed}: the game gives its opening when a session starts.` }],
     verify: () => unjudgedText("textworld-express"),
     parseRecord: parseTextworldExpressRecord,
     // The gold action sequence lives in the game, not in the record; one of many winning sequences besides.
@@ -258,34 +307,38 @@ export function textworldExpressTask(options: TextworldExpressPackageOptions = {
       current?.kill();
       current = null;
     },
-    async testSeeds(game) {
-      if (!isGame(game)) throw unknownGame(String(game));
-      const answer = await (await worker()).request("seeds", { game, params: TEXTWORLD_EXPRESS_GAMES[game] });
-      return answer.seeds as number[];
-    },
+    testSeeds: (game) => seeds(game, "test"),
+    seeds,
     async goldActions(record) {
-      const answer = await (await worker()).request("gold", { game: record.game, params: record.params, seed: record.seed });
+      const answer = await (await worker()).request("gold", { game: record.game, params: record.params, split: splitOf(record), seed: record.seed });
       return answer.actions as string[];
     },
     async environment(record, opts) {
       const w = await worker();
       const trial = ++trialCounter;
-      const reset = (await w.request("reset", { trial, game: record.game, params: record.params, seed: record.seed }, opts?.signal)) as unknown as Parameters<typeof openingOf>[1];
+      const reset = (await w.request("reset", { trial, game: record.game, params: record.params, split: splitOf(record), seed: record.seed }, opts?.signal)) as unknown as Parameters<typeof openingOf>[1];
       return new TextworldExpressSession(w, trial, openingOf(record, reset), reset.validActions);
     },
   };
 }
 
-/** A game's items: one per seed of its test split, in the jar's order. */
-export async function loadTextworldExpress(game: string, task: TextworldExpressTask = textworldExpressTask()): Promise<TaskItem<TextworldExpressRecord>[]> {
-  if (!isGame(game)) throw unknownGame(game);
+/**
+ * A game's items (`data`: `coin`, or `coin:train`): one per seed of the split, in the jar's order. Test items keep the
+ * records and ids they had before splits existed (`coin-20000`, no `split` field); train items name their split in
+ * both (`coin-train-5`), so a lesson store, which keys lessons by item id, never takes a train lesson for a test item's own.
+ */
+export async function loadTextworldExpress(data: string, task: TextworldExpressTask = textworldExpressTask()): Promise<TaskItem<TextworldExpressRecord>[]> {
+  const { game, split } = parseTextworldExpressData(data);
   const params = TEXTWORLD_EXPRESS_GAMES[game];
-  return (await task.testSeeds(game)).map((seed) => ({ id: `${game}-${seed}`, record: { game, params, seed } }));
+  return (await task.seeds(game, split)).map((seed) => {
+    const record: TextworldExpressRecord = split === "test" ? { game, params, seed } : { game, params, split, seed };
+    return { id: textworldExpressItemId(record), record };
+  });
 }
 
 export const textworldExpressFamily: TaskFamily = {
   name: "textworld-express",
-  description: `TextWorldExpress text games (--data ${TEXTWORLD_EXPRESS_GAME_NAMES.join(", ")}; default ${TEXTWORLD_EXPRESS_DEFAULT_GAME}), one item per test seed, an environment of the pinned package's simulator, its success flag`,
+  description: `TextWorldExpress text games (--data ${TEXTWORLD_EXPRESS_GAME_NAMES.join(", ")}; default ${TEXTWORLD_EXPRESS_DEFAULT_GAME}), one item per test seed (GAME:train: per train seed, for lessons), an environment of the pinned package's simulator, its success flag`,
   scorer: "the game's own success flag",
   create: () => textworldExpressTask() as unknown as Task<unknown>,
   defaultNamed: TEXTWORLD_EXPRESS_DEFAULT_GAME,

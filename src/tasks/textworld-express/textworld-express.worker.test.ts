@@ -21,7 +21,9 @@ import {
   ensureTextworldExpressPackage,
   textworldExpressWorkerScript,
   loadTextworldExpress,
+  parseTextworldExpressData,
   parseTextworldExpressRecord,
+  textworldExpressItemId,
   textworldExpressTask,
   type TextworldExpressRecord,
 } from "./index.js";
@@ -135,6 +137,75 @@ describe("textworld-express: items and the registry", () => {
     assert.throws(() => parseTextworldExpressRecord([]), /JSON object/);
     await assert.rejects(task.environment(coin(5)), /seed 5 is not in coin's test split/);
     await assert.rejects(task.environment({ game: "coin", params: "bogus=1", seed: 20000 }), /Unrecognized property name \(bogus\)/);
+  });
+});
+
+describe("textworld-express: the train split (--data GAME:train)", () => {
+  const train = (seed: number): TextworldExpressRecord => ({ game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, split: "train", seed });
+
+  it("items are one per train seed as the jar lists them, ids naming the split, disjoint from the test items", async () => {
+    const family = findTaskFamily("textworld-express");
+    const items = (await taskItems(family, task, { data: "coin:train", seed: 1 })) as Awaited<ReturnType<typeof loadTextworldExpress>>;
+    assert.equal(items.length, 1000);
+    assert.deepEqual(items.map((i) => i.record.seed), await task.seeds("coin", "train"));
+    assert.deepEqual(items[0], { id: "coin-train-0", record: train(0) });
+    const test = await loadTextworldExpress("coin", task);
+    assert.deepEqual(test[0], { id: "coin-20000", record: coin(20000) }, "the test split's items are as before: no split field, the same ids");
+    const testSeeds = new Set(test.map((i) => i.record.seed));
+    assert.deepEqual(items.filter((i) => testSeeds.has(i.record.seed)), []);
+    const testIds = new Set(test.map((i) => i.id));
+    assert.deepEqual(items.filter((i) => testIds.has(i.id)), []);
+    // No train id is a test id of any game, whatever the seed: the store keys lessons by (task, item id).
+    assert.notEqual(textworldExpressItemId(train(20000)), textworldExpressItemId(coin(20000)));
+    assert.match(task.prompt(train(7))[0]?.content ?? "", /^TextWorldExpress coin, train seed 7:/);
+    assert.match(task.prompt(coin(20007))[0]?.content ?? "", /^TextWorldExpress coin, test seed 20007:/);
+    assert.deepEqual(parseTextworldExpressRecord({ game: "coin", split: "train", seed: 3 }), train(3));
+    assert.throws(() => parseTextworldExpressRecord({ game: "coin", split: "dev", seed: 10000 }), /"split" must be one of test, train/);
+  });
+
+  it("a train seed's gold sequence wins through the agent loop, and a game of each split plays", async () => {
+    for (const seed of [0, 1, 999]) {
+      const gold = await task.goldActions(train(seed));
+      assert.ok(gold.length > 0, `train ${seed}`);
+      assert.equal(await replay(train(seed), gold), true, `train ${seed}: ${gold.join(" | ")}`);
+    }
+    const gold = await task.goldActions(train(5));
+    const replies: ScriptedReply[] = gold.map((a, i) => ({ text: "", toolCalls: [act(a, `s${i}`)] }));
+    replies.push("I took the coin.");
+    const episode = await agent({ model: scriptedModel(replies), task, item: { id: "coin-train-5", record: train(5) }, turns: 1 });
+    assert.deepEqual([episode.correct, episode.stoppedBy], [true, "verified"]);
+    const simon = await task.goldActions({ game: "simonsays", params: "", split: "train", seed: 3 });
+    assert.equal(await replay({ game: "simonsays", params: "", split: "train", seed: 3 }, simon), true);
+  });
+
+  it("a seed of the other split is refused, for a game and for its gold sequence; so is a split the program does not know", async () => {
+    await assert.rejects(task.environment(train(20000)), /seed 20000 is not in coin's train split/);
+    await assert.rejects(task.environment(coin(5)), /seed 5 is not in coin's test split/);
+    await assert.rejects(task.environment(train(10000)), /seed 10000 is not in coin's train split/, "a dev seed is in neither split");
+    await assert.rejects(task.goldActions(train(20001)), /seed 20001 is not in coin's train split/);
+    await assert.rejects(task.goldActions(coin(1)), /seed 1 is not in coin's test split/);
+    // A record's split reaches the program only through parseRecord; past it, the program refuses on its own.
+    const w = await task.worker();
+    for (const split of ["dev", "TRAIN", "", "train\u0000", "__proto__", 7, null, ["train"], { train: 1 }])
+      await assert.rejects(w.request("reset", { trial: 999_001, game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, split, seed: 0 }), /unknown split .*: one of train, test/, JSON.stringify(split));
+    for (const seed of [true, "0", 0.5, -1, 2 ** 60])
+      await assert.rejects(w.request("reset", { trial: 999_002, game: "coin", params: TEXTWORLD_EXPRESS_GAMES.coin, split: "train", seed }), /is not in coin's train split/, JSON.stringify(seed));
+    assert.deepEqual(await task.environment(coin(20000)).then(async (s) => (await s.close(), "played")), "played", "the process still serves games");
+  });
+
+  it("hostile --data: an unknown split, the dev split, an empty one, a second colon, a test split named out, are usage errors listing the forms", async () => {
+    const family = findTaskFamily("textworld-express");
+    for (const data of ["coin:dev", "coin:", "coin:TRAIN", "coin:train:x", "coin:test", "coin:train ", "coin:__proto__", `coin:${"x".repeat(5000)}`, "coin:train\u202e"]) {
+      assert.throws(() => parseTextworldExpressData(data), UsageError, data);
+      await assert.rejects(taskItems(family, task, { data, seed: 0 }), (error: unknown) => {
+        const message = (error as Error).message;
+        return error instanceof UsageError && /unknown TextWorldExpress split .* pass --data GAME \(the test split, scored\) or GAME:train \(the train split, for lessons\), GAME one of: coin, mapreader, .*; the dev split is not offered/.test(message) && message.length < 600;
+      }, data);
+    }
+    for (const data of [":train", "zork:train", "constructor:train"])
+      await assert.rejects(taskItems(family, task, { data, seed: 0 }), (error: unknown) => error instanceof UsageError && /unknown TextWorldExpress game/.test((error as Error).message), data);
+    assert.deepEqual(parseTextworldExpressData("mapreader:train"), { game: "mapreader", split: "train" });
+    assert.deepEqual(parseTextworldExpressData("mapreader"), { game: "mapreader", split: "test" });
   });
 });
 
@@ -362,6 +433,58 @@ describe("textworld-express: the process and its JVM end", () => {
 });
 
 /** The JVMs running the pinned jar, by pid. */
+describe("textworld-express: ExpeL's protocol through reflect eval", () => {
+  it("a train run's lessons (--data coin:train) are shown at trial 1 of a test run given its memory and --related-lessons 3; a fresh memory shows none", async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "twx-expel-"));
+    const lesson = "Walk through every room and take the coin as soon as you see it.";
+    // An OpenAI-compatible server (no model): an actor request (it offers the act tool) gives up at once, so the trial
+    // is lost; a lesson request (no tools) answers with the lesson.
+    const seen: { messages: { role: string; content: string | null }[]; tools?: unknown[] }[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        const request = JSON.parse(Buffer.concat(chunks).toString()) as (typeof seen)[number];
+        seen.push(request);
+        const content = request.tools === undefined ? lesson : "I give up.";
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    t.after(() => server.close());
+    const model = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1#m`;
+    const common = ["eval", "--task", "textworld-express", "--strategy", "agent", "--reflection", "model", "--model", model];
+    const train = await reflect([...common, "--data", "coin:train", "--limit", "2", "--turns", "2", "--out", path.join(dir, "train")]);
+    assert.equal(train.code, 0, train.stderr);
+    const trainEpisodes = readFileSync(path.join(dir, "train", "episodes.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { id: string; correct: boolean });
+    assert.deepEqual(trainEpisodes.map((e) => [e.id, e.correct]), [["coin-train-0", false], ["coin-train-1", false]]);
+
+    seen.length = 0;
+    const expel = await reflect([...common, "--data", "coin", "--limit", "1", "--turns", "1", "--memory", path.join(dir, "train", "memory.sqlite"), "--related-lessons", "3", "--out", path.join(dir, "expel")]);
+    assert.equal(expel.code, 0, expel.stderr);
+    const opening = seen[0]?.messages.at(-1)?.content ?? "";
+    assert.match(opening, new RegExp(`<notes>\\n1\\. \\(a similar problem\\) ${lesson.replace(/\./g, "\\.")}\\n`));
+    assert.doesNotMatch(opening, /\(this problem\)/);
+    assert.match(opening, /You are playing a text game \(TextWorldExpress coin\)/);
+
+    // --related-from: the same notes at trial 1, the train memory only read, the test run's lessons in its own memory.
+    seen.length = 0;
+    const trainFile = path.join(dir, "train", "memory.sqlite");
+    const before = readFileSync(trainFile);
+    const from = await reflect([...common, "--data", "coin", "--limit", "1", "--turns", "2", "--related-from", trainFile, "--related-lessons", "3", "--out", path.join(dir, "expel-from")]);
+    assert.equal(from.code, 0, from.stderr);
+    assert.match(seen[0]?.messages.at(-1)?.content ?? "", new RegExp(`<notes>\\n1\\. \\(a similar problem\\) ${lesson.replace(/\./g, "\\.")}\\n`));
+    assert.ok(readFileSync(trainFile).equals(before), "the train run's memory is only read");
+
+    seen.length = 0;
+    const none = await reflect([...common, "--data", "coin", "--limit", "1", "--turns", "1", "--related-lessons", "0", "--out", path.join(dir, "no-lessons")]);
+    assert.equal(none.code, 0, none.stderr);
+    assert.doesNotMatch(seen[0]?.messages.at(-1)?.content ?? "", /<notes>/);
+  });
+});
+
 function jarJvms(): number[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
