@@ -27,6 +27,7 @@ import { scriptedModel, type ScriptedModel } from "./models/scripted.js";
 import type { RecordWriter } from "./record/record-writer.js";
 import { client, startTestGateway } from "./serve/serve-harness.js";
 import { parseGatewayKeys } from "./serve/tenants.js";
+import { sqliteUnavailable } from "./memory/sqlite.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "reflectkit-request-doors-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -123,7 +124,7 @@ function shape(episode: Episode<RequestRecord>, seededId: string) {
 }
 
 describe("the gateway and the AI SDK middleware run the same request episode", () => {
-  it("one request, the same episode through both doors: prompts, attempts, stop, decision, lessons recalled and learnt", async (t) => {
+  it("one request, the same episode through both doors: prompts, attempts, stop, decision, lessons recalled and learnt", { skip: sqliteUnavailable() }, async (t) => {
     const gateway = await viaGateway(t);
     const middleware = await viaMiddleware(t);
     assert.equal(gateway.answer, "42");

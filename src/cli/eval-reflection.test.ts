@@ -10,6 +10,7 @@ import type { Episode } from "../loops/types.js";
 import { placeboReflections, reflectionModes } from "../loops/reflection-control.js";
 import type { ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { assertExit, cli, jsonLines, startServer, tempDir, type FakeServer } from "./cli-harness.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 function evalArgs(server: FakeServer, out: string, extra: readonly string[]): string[] {
   return ["eval", "--task", "arithmetic", "--model", server.spec, "--out", out, "--limit", "4", "--turns", "2", "--json", ...extra];
@@ -83,7 +84,7 @@ describe("reflect eval --reflection", { timeout: 180_000 }, () => {
     assertExit(await cli(evalArgs(server, out, ["--reflection", "model"])), 0);
   });
 
-  it("reflexion takes the controls: placebo lessons in the notes with no lesson call, none with no lesson", async (t) => {
+  it("reflexion takes the controls: placebo lessons in the notes with no lesson call, none with no lesson", { skip: sqliteUnavailable() }, async (t) => {
     const server = await startServer(t);
     const dir = await tempDir(t);
     assertExit(await cli(evalArgs(server, path.join(dir, "placebo"), ["--strategy", "reflexion", "--reflection", "placebo"])), 0);

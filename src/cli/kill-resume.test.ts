@@ -15,6 +15,7 @@ import type { Episode } from "../loops/types.js";
 import { generateArithmetic, type ArithmeticRecord } from "../tasks/arithmetic/index.js";
 import { mulberry32, randomInt } from "../util/random.js";
 import { assertExit, cli, jsonLines, killRepeatedly, removeCacheDir, startServer, tempDir, withoutFields, type WrongRule } from "./cli-harness.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 const TEST_TIMEOUT_MS = 240_000;
 const SEED = process.env.REFLECTKIT_KILL_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.REFLECTKIT_KILL_SEED);
@@ -105,7 +106,7 @@ describe(`reflect eval killed with SIGKILL ${KILLS} times resumes to the uninter
     await compareWithUninterrupted(t, "reflect-retry", 2, SEED);
   });
 
-  it(`reflexion, its SQLite memory included (seed ${SEED})`, async (t) => {
+  it(`reflexion, its SQLite memory included (seed ${SEED})`, { skip: sqliteUnavailable() }, async (t) => {
     // One episode at a time: a Reflexion attempt recalls lessons of other items, so results depend on the order
     // episodes finish in — concurrency would make even two uninterrupted runs differ.
     const { uninterruptedOut, killedOut } = await compareWithUninterrupted(t, "reflexion", 1, SEED + 1);

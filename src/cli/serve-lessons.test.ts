@@ -9,11 +9,12 @@ import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import { DIGITS_LESSON as LESSON, digitsLessonScript as scripted, reply, startUpstream, UPSTREAM_MODEL } from "../serve/serve-harness.js";
 import { assertExit, cli, gatewayUrlOf, jsonLines, removeCacheDir, startCli, tempDir } from "./cli-harness.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 after(removeCacheDir);
 
 describe("reflect serve --memory", () => {
-  it("keeps lessons in the file across a restart, written before the gateway stops", async (t) => {
+  it("keeps lessons in the file across a restart, written before the gateway stops", { skip: sqliteUnavailable() }, async (t) => {
     const upstream = await startUpstream(t, reply(scripted));
     const dir = await tempDir(t);
     const file = path.join(dir, "lessons", "gateway.sqlite");

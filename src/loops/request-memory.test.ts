@@ -17,6 +17,7 @@ import { scriptedModel } from "../models/scripted.js";
 import { notesBlock, quoteNote } from "./reflexion.js";
 import { lessonsOf, RequestMemory, withRequestLessons } from "./request-memory.js";
 import type { Episode } from "./types.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "reflectkit-request-memory-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -51,7 +52,7 @@ describe("request memory", () => {
     assert.deepEqual(lessonsOf(episode), ["first lesson"]);
   });
 
-  it("gives the AI SDK middleware the same memory: a failed call's reflection shown to the next call with the key", async (t) => {
+  it("gives the AI SDK middleware the same memory: a failed call's reflection shown to the next call with the key", { skip: sqliteUnavailable() }, async (t) => {
     const memory = new RequestMemory({ store: openSqliteRequestLessons(path.join(root, "middleware.sqlite")) });
     t.after(() => memory.close());
     const digitsOnly = (output: string) => ({ source: "custom" as const, pass: /^\d+$/u.test(output), score: /^\d+$/u.test(output) ? 1 : 0, feedback: "answer with digits only" });
@@ -69,7 +70,7 @@ describe("request memory", () => {
     assert.deepEqual(await memory.store.recall({ tenant: LOCAL_TENANT, key: "arithmetic" }, "times", 3).then((l) => l.map((x) => x.text)), ["Write the number in digits."], "the middleware files under the local tenant by default");
   });
 
-  it("keeps the middleware's tenants apart under one key, and refuses a tenant that is not a tenant's name", async (t) => {
+  it("keeps the middleware's tenants apart under one key, and refuses a tenant that is not a tenant's name", { skip: sqliteUnavailable() }, async (t) => {
     const memory = new RequestMemory({ store: openSqliteRequestLessons(path.join(root, "middleware-tenants.sqlite")) });
     t.after(() => memory.close());
     const digitsOnly = (output: string) => ({ source: "custom" as const, pass: /^\d+$/u.test(output), score: /^\d+$/u.test(output) ? 1 : 0, feedback: "answer with digits only" });

@@ -15,6 +15,7 @@ import { InputError, ReflectkitError, UsageError } from "../errors.js";
 import { maxLessonChars, type Lesson, type LessonQuery, type LessonStore } from "./lesson-store.js";
 import { capLesson } from "./lesson-store.js";
 import { ftsQuery, openLessonStore } from "./sqlite-lesson-store.js";
+import { sqliteUnavailable } from "./sqlite.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "reflectkit-lessons-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -45,7 +46,7 @@ function query(fields: Partial<LessonQuery>): LessonQuery {
 
 const texts = (lessons: Lesson[]) => lessons.map((l) => l.text);
 
-describe("openLessonStore", () => {
+describe("openLessonStore", { skip: sqliteUnavailable() }, () => {
   it("creates the folders and the file, and keeps lessons across close and reopen as a notes block shows them", () => {
     const file = freshPath();
     const stored = [
@@ -80,7 +81,7 @@ describe("openLessonStore", () => {
   });
 });
 
-describe("recall: the same item", () => {
+describe("recall: the same item", { skip: sqliteUnavailable() }, () => {
   it("returns the last N lessons of the item, oldest first, and nothing of other items", () => {
     const store = openLessonStore(freshPath());
     addAll(store, [
@@ -128,7 +129,7 @@ describe("recall: the same item", () => {
   });
 });
 
-describe("recall: related lessons", () => {
+describe("recall: related lessons", { skip: sqliteUnavailable() }, () => {
   const corpus = [
     lesson({ itemId: "item-train", runId: "run-1", question: "A train travels 120 km in 2 hours. What is its average speed?", text: "Average speed is distance divided by time; divide the kilometres by the hours.", createdAt: 1 }),
     lesson({ itemId: "item-apples", runId: "run-1", question: "Sam has 5 apples and eats 2. How many are left?", text: "Subtract what was eaten from what there was.", createdAt: 2 }),
@@ -209,7 +210,7 @@ describe("recall: related lessons", () => {
   });
 });
 
-describe("addEpisode", () => {
+describe("addEpisode", { skip: sqliteUnavailable() }, () => {
   it("replaces the lessons stored earlier for the same task, run and item, and only those", () => {
     const store = openLessonStore(freshPath());
     const key = { task: "gsm8k", runId: "run-1", itemId: "item-b" };
@@ -266,7 +267,7 @@ describe("addEpisode", () => {
   });
 });
 
-describe("files that are not a usable lesson store", () => {
+describe("files that are not a usable lesson store", { skip: sqliteUnavailable() }, () => {
   /** Asserts opening `file` fails with an InputError naming it whose message matches `hint`, and leaves the file as it was. */
   function assertRejected(file: string, hint: RegExp): void {
     const before = readFileSync(file);
@@ -323,7 +324,7 @@ describe("files that are not a usable lesson store", () => {
   });
 });
 
-describe("two stores on one file", () => {
+describe("two stores on one file", { skip: sqliteUnavailable() }, () => {
   it("see each other's episodes while both are open", () => {
     const file = freshPath();
     const first = openLessonStore(file);

@@ -18,6 +18,7 @@ import { openLessonStore } from "./sqlite-lesson-store.js";
 import { openSqliteRequestLessons } from "./sqlite-request-lessons.js";
 import { openRequestLessonStore } from "./open-request-lessons.js";
 import { requestLessonStoreSuite } from "./request-lesson-store-suite.js";
+import { sqliteUnavailable } from "./sqlite.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "reflectkit-request-lessons-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -86,7 +87,7 @@ function versionOneFile(): string {
   return file;
 }
 
-describe("SQLite request lessons", () => {
+describe("SQLite request lessons", { skip: sqliteUnavailable() }, () => {
   requestLessonStoreSuite({ fresh: async () => freshPath() });
 
   it("keep lessons across closing and reopening the file", async () => {
@@ -154,7 +155,7 @@ describe("SQLite request lessons", () => {
   });
 });
 
-describe("SQLite request lessons opened by several processes at once", () => {
+describe("SQLite request lessons opened by several processes at once", { skip: sqliteUnavailable() }, () => {
   it("never mistakes a file another process is creating for a file of another kind", async () => {
     // Before, three processes opening one new file at once failed about one time in sixty: the format check's reads
     // saw another process's schema half-made ("not a reflectkit request-lessons file (application_id 0)"), or the

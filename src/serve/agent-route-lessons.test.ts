@@ -16,6 +16,7 @@ import { after, describe, it, type TestContext } from "node:test";
 import { RequestMemory } from "../loops/request-memory.js";
 import type { Episode } from "../loops/types.js";
 import { openSqliteRequestLessons } from "../memory/sqlite-request-lessons.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 import { createHttpModel } from "../models/http.js";
 import { parseGatewayConfig } from "./gateway-config.js";
 import type { GatewayConfig } from "./gateway-config-types.js";
@@ -104,7 +105,7 @@ describe("lessons for an agent's route through the gateway", () => {
     assert.deepEqual(CONFIG.attachments, [{ policy: "agent-lessons", route: ROUTE }]);
   });
 
-  it("an agent's failed tool call is reflected on, and its next requests on the route are shown the lesson, on the Chat and Responses doors", async (t) => {
+  it("an agent's failed tool call is reflected on, and its next requests on the route are shown the lesson, on the Chat and Responses doors", { skip: sqliteUnavailable() }, async (t) => {
     const { upstream, gateway, memory, recorded } = await setup(t);
 
     // Step 1: the first draft breaks lookup_order's schema; the gateway reflects, and the agent only sees the valid call.
@@ -137,7 +138,7 @@ describe("lessons for an agent's route through the gateway", () => {
     assert.equal(upstream.requests.length, before3 + 1);
   });
 
-  it("two tenants on the same route and key see none of each other's lessons", async (t) => {
+  it("two tenants on the same route and key see none of each other's lessons", { skip: sqliteUnavailable() }, async (t) => {
     const { upstream, gateway, memory, recorded } = await setup(t);
     await firstCall(await post(gateway.url, KEY_A, "/v1/chat/completions", chatStep()));
     await memory.settled();
@@ -158,7 +159,7 @@ describe("lessons for an agent's route through the gateway", () => {
     assert.notEqual(a[0]?.id, bLessons[0]?.id);
   });
 
-  it("refuses a route carrying injected text or control characters with a 400 naming x-reflect-route, before any upstream call", async (t) => {
+  it("refuses a route carrying injected text or control characters with a 400 naming x-reflect-route, before any upstream call", { skip: sqliteUnavailable() }, async (t) => {
     const { upstream, gateway } = await setup(t);
     for (const route of ["{tenant}", "support-agent}.{system_hash", "<|im_start|>system", "ignore-previous;rm", "a".repeat(65), "support agent", "agent/../team-b"]) {
       for (const door of ["/v1/chat/completions", "/v1/responses"] as const) {

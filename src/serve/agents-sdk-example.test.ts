@@ -13,6 +13,7 @@ import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { assertExit, gatewayUrlOf, removeCacheDir, startCli, tempDir } from "../cli/cli-harness.js";
 import type { Episode } from "../loops/types.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 import { ORDER_LESSON, orderAgentUpstream } from "./order-agent-harness.js";
 import { startUpstream, UPSTREAM_MODEL } from "./serve-harness.js";
 
@@ -22,7 +23,7 @@ const KEY = "agents-sdk-example-key-5b8e";
 describe("examples/agents-sdk.mjs through reflect serve", { timeout: 120_000 }, () => {
   after(() => removeCacheDir());
 
-  it("an Agents SDK agent's failed tool call is reflected on in the gateway; it executes only valid calls, and its next run is shown the lesson", async (t) => {
+  it("an Agents SDK agent's failed tool call is reflected on in the gateway; it executes only valid calls, and its next run is shown the lesson", { skip: sqliteUnavailable() }, async (t) => {
     const upstream = await startUpstream(t, orderAgentUpstream);
     const dir = await tempDir(t);
     const record = path.join(dir, "record");

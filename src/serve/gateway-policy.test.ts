@@ -21,6 +21,7 @@ import type { RequestOutcome } from "./observer.js";
 import { DIGITS_LESSON, digitsLessonScript, reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type Behaviour, type FakeUpstream } from "./serve-harness.js";
 import type { GatewayOptions, RunningGateway } from "./server.js";
 import { parseGatewayKeys } from "./tenants.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 const KEY_A = "ka-policy-7f3e9b1c";
 const KEY_B = "kb-policy-41d8c6e2";
@@ -103,7 +104,7 @@ async function errorOf(response: Response): Promise<{ message: string; param: st
 
 const contentOf = async (response: Response): Promise<string> => ((await response.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content ?? "";
 
-describe("gateway policies", () => {
+describe("gateway policies", { skip: sqliteUnavailable() }, () => {
   it("reflects a tenant's plain request under its policy, and relays another tenant's raw", async (t) => {
     const { upstream, gateway, outcomes, recorded, metrics } = await setup(t);
     const a = await post(gateway.url, KEY_A, chatBody());

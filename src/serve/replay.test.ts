@@ -17,6 +17,7 @@ import { openSqliteRequestLessons } from "../memory/sqlite-request-lessons.js";
 import { parseReflectOverride, replayOfEpisode, replayRecord } from "./replay.js";
 import { replayRequest } from "./replay-request.js";
 import { reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type FakeUpstream } from "./serve-harness.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 /** What the upstream answers, call by call: a draft failing `^\d+$`, a reflection, a passing draft; a JSON object; a word. */
 const SCRIPT = ["maybe forty-two", "I wrote words; digits only.", "42", '{"city": "Paris"}', "hello"];
@@ -179,7 +180,7 @@ describe("reflect replay", () => {
     assert.ok((report?.paired?.firstPass.mean ?? 0) > 0);
   });
 
-  it("carries a request's memory key into the replay, and --reflect changes the loop's options (a null removes one) but not its checks", async (t) => {
+  it("carries a request's memory key into the replay, and --reflect changes the loop's options (a null removes one) but not its checks", { skip: sqliteUnavailable() }, async (t) => {
     const dir = await tempDir(t);
     const upstream = await startUpstream(t, reply((_seen, i) => SCRIPT[i % 3] as string));
     const recorder = await openRecordWriter({ dir: path.join(dir, "first"), recordContent: true, config: { kind: "gateway" } });

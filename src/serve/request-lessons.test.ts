@@ -20,6 +20,7 @@ import { client, reply, startTestGateway, startUpstream, UPSTREAM_MODEL, type Fa
 import type { RunningGateway } from "./server.js";
 import { endRequestSpan } from "./request-span.js";
 import { createGatewayMetrics } from "./metrics.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "reflectkit-gateway-lessons-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -68,7 +69,7 @@ function ask(question: string, reflect: Record<string, unknown>): never {
   return { model: UPSTREAM_MODEL, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: question }], reflect } as never;
 }
 
-describe("request lessons in the gateway", () => {
+describe("request lessons in the gateway", { skip: sqliteUnavailable() }, () => {
   it("stores a failed draft's reflection under the key and shows it, quoted, to a later request with that key only", async (t) => {
     const { upstream, gateway, memory, store, recorded } = await setup(t);
     const openai = client(gateway.url);
