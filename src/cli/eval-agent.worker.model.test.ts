@@ -52,12 +52,14 @@ describe("reflect eval --strategy agent on a real model and real environments", 
     it(`SmolLM2 on ${name}: trials, trajectories, step spans, a lesson, resume`, async () => {
       const out = path.join(mkdtempSync(path.join(os.tmpdir(), "reflectkit-agent-model-")), "run");
       const args = [BIN, "eval", "--task", task, "--data", data, "--limit", "1", "--strategy", "agent", "--turns", "2", "--steps", perTurn];
-      args.push("--model", "smollm2-135m", "--max-tokens", "96", "--reflection-max-tokens", "48", "--threads", "2", "--out", out, "--json");
+      args.push("--model", "smollm2-135m", "--max-tokens", "96", "--reflection-max-tokens", "48", "--threads", "2", "--context-size", "8192", "--out", out, "--json");
       const { stdout } = await run(process.execPath, args, { timeout: 900_000, env: childEnv() });
       const summary = JSON.parse(stdout) as { n: number };
       assert.equal(summary.n, 1);
-      const [episode] = lines(path.join(out, "episodes.jsonl")) as { id: string; strategy: string; attempts: Attempt[]; correct: boolean }[];
+      const [episode] = lines(path.join(out, "episodes.jsonl")) as { id: string; strategy: string; attempts: Attempt[]; correct: boolean; stoppedBy: string; error?: unknown }[];
       assert.ok(episode !== undefined);
+      // BFCL's tools and a lesson fill more than 4,096 tokens of SmolLM2's context: the run asks for 8,192.
+      assert.notEqual(episode.stoppedBy, "error", JSON.stringify(episode.error));
       assert.equal(episode.id, id);
       assert.equal(episode.strategy, "agent");
       const trials = episode.attempts;
