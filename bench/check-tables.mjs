@@ -358,6 +358,7 @@ const MEASURED = [
   ["Lesson recall with 10,000 lessons across 100 tenants", "timings of bench/lesson-recall.mjs"],
   ["Reflection against its controls, the scorer out of the loop (MBPP, 50 items, three seeds)", "bench/evidence-pool.mjs over the committed runs under bench/runs/qwen/evidence-1.5b"],
   ["The harness against the published table (HumanEval, all 164 items, the 1.5B)", "the committed run's summary.json and the report's published figures"],
+  ["Reflexion over trajectories against its controls (TextWorldExpress coin, 10 games, the 0.5B)", "bench/evidence-pool.mjs over the committed runs under bench/runs/agent/twx-coin-0.5b"],
   ["What `reflectionMiddleware` adds to a call", "timings of bench/ai-sdk-middleware.mjs"],
   ["Adapters that survive quantisation", "shipped as", "export checks of bench/lora-export.sh (GGUF files not committed)"],
 ];
