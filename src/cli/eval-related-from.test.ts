@@ -9,6 +9,7 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { assertExit, cli, startServer, tempDir } from "./cli-harness.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 function lessonRows(file: string): { item_id: string; run_id: string }[] {
   const db = new Database(file, { readonly: true });
@@ -19,7 +20,7 @@ function lessonRows(file: string): { item_id: string; run_id: string }[] {
   }
 }
 
-describe("reflect eval --related-from", { timeout: 180_000 }, () => {
+describe("reflect eval --related-from", { timeout: 180_000, skip: sqliteUnavailable() }, () => {
   it("shows a training run's lessons as notes of similar problems, leaves its file as it was, and keeps this run's lessons in its own memory", async (t) => {
     const server = await startServer(t);
     const dir = await tempDir(t);

@@ -13,6 +13,7 @@ import { openLessonStore } from "../memory/sqlite-lesson-store.js";
 import { scriptedModel } from "../models/scripted.js";
 import { agent } from "./agent.js";
 import { counterTask, dec, inc } from "./agent-fixture.js";
+import { sqliteUnavailable } from "../memory/sqlite.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "agent-expel-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +34,7 @@ async function heldOut(memory: LessonStore | undefined, runId: string, id: strin
   return (model.calls[0]?.messages ?? []).map((m) => m.content).join("\n");
 }
 
-describe("agent: lessons of a training run shown on a held-out run (ExpeL's protocol)", () => {
+describe("agent: lessons of a training run shown on a held-out run (ExpeL's protocol)", { skip: sqliteUnavailable() }, () => {
   const file = path.join(dir, "train", "memory.sqlite");
 
   it("run A writes lessons on train items; run B, a later run with A's file, shows them at trial 1 as notes of similar problems", async () => {
